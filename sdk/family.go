@@ -1,0 +1,244 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
+)
+
+// Route says which kind of request a family is asked to check.
+type Route int
+
+const (
+	// Precheck is the free route: validation and assessability only.
+	Precheck Route = iota + 1
+	// Op is a paid operation: validation now, measurement after payment.
+	Op
+)
+
+// Outcome is what validation concluded.
+type Outcome int
+
+const (
+	// Accepted: the submission is valid (and, on an op, measurable).
+	Accepted Outcome = iota + 1
+	// Refused: a named free refusal (400).
+	Refused
+	// CouldNotMeasure: a signed could-not-measure answer (422), never charged.
+	CouldNotMeasure
+)
+
+// Request is one HTTP request as a family sees it: never a payment, never a
+// caller's address, only the route, the body and the host's clock.
+type Request struct {
+	Route Route
+	// Op is the paid op's name when Route is Op.
+	Op   string
+	Body []byte
+	// Now is the host's clock when the request arrived.
+	Now time.Time
+	// Adapters reaches format adapters through the host; nil when the host
+	// offers none.
+	Adapters AdapterCaller
+}
+
+// Checked is a family's answer to validation.
+type Checked struct {
+	Outcome Outcome
+	// Body holds the family's members of the answer: a pre-check answer, a
+	// refusal (see Refusal) or a could-not-measure answer. Nil for an
+	// accepted op, which answers with its report after Measure.
+	Body any
+	// Caller is the body's top-level caller member, when it is a string.
+	Caller    string
+	HasCaller bool
+	// Measure runs the paid measurement; set exactly when Route is Op and
+	// Outcome is Accepted. The parsed submission it closes over lives only
+	// as long as the request.
+	Measure func(ctx context.Context, clock func() time.Time) (Report, error)
+}
+
+// Report is a measured answer.
+type Report struct {
+	// Body holds the family's members of the report.
+	Body any
+	// Ledger holds the family's closed ledger fields for this answer.
+	Ledger map[string]any
+	// CheckEnd is the instant the check ended, as printed in the report.
+	CheckEnd time.Time
+}
+
+// Family is the contract of a criteria-family plugin, in plain Go: the SDK
+// turns it into the gRPC service, tests and benchmarks call it in process.
+type Family interface {
+	Describe() *pb.FamilyDescription
+	Check(ctx context.Context, req Request) Checked
+}
+
+// Refusal is the error member of a refusal answer: a code from the criteria
+// (or the family's ANNEX), a static message, and numeric facts.
+type Refusal struct {
+	Code    string
+	Message string
+	// Facts are numbers and published names only, never submission content.
+	Facts map[string]any
+}
+
+// MarshalJSON renders {"error":{"code":..,"message":..,facts...}}.
+func (r Refusal) MarshalJSON() ([]byte, error) {
+	inner := make(map[string]any, len(r.Facts)+2)
+	for k, v := range r.Facts {
+		inner[k] = v
+	}
+	inner["code"] = r.Code
+	inner["message"] = r.Message
+	return json.Marshal(map[string]any{"error": inner})
+}
+
+// FamilyPlugin is the go-plugin glue for the Family service. A plugin sets
+// Impl; the host leaves it nil and receives a *FamilyConn.
+type FamilyPlugin struct {
+	plugin.NetRPCUnsupportedPlugin
+	Impl Family
+}
+
+// GRPCServer registers the family service on the plugin's server.
+func (p *FamilyPlugin) GRPCServer(broker *plugin.GRPCBroker, s *grpc.Server) error {
+	pb.RegisterFamilyServer(s, &familyServer{impl: p.Impl, broker: broker})
+	return nil
+}
+
+// GRPCClient hands the host a connection to the family. ctx is cancelled by
+// go-plugin when the plugin process exits, which is how the host learns of
+// a crash without polling.
+func (p *FamilyPlugin) GRPCClient(ctx context.Context, broker *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	return &FamilyConn{Client: pb.NewFamilyClient(c), Broker: broker, Exited: ctx.Done()}, nil
+}
+
+// FamilyConn is the host's handle on one running family plugin.
+type FamilyConn struct {
+	Client pb.FamilyClient
+	Broker *plugin.GRPCBroker
+	// Exited is closed when the plugin process has gone.
+	Exited <-chan struct{}
+}
+
+type familyServer struct {
+	pb.UnimplementedFamilyServer
+	impl   Family
+	broker *plugin.GRPCBroker
+}
+
+func (s *familyServer) Describe(context.Context, *pb.DescribeRequest) (*pb.FamilyDescription, error) {
+	return s.impl.Describe(), nil
+}
+
+// Run serves one request's stream. A panic inside the family is recovered
+// here and reported as a static Internal error: the trace (which may hold
+// submission values) never leaves the function.
+func (s *familyServer) Run(stream grpc.BidiStreamingServer[pb.HostToFamily, pb.FamilyToHost]) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = status.Error(codes.Internal, "family panicked")
+		}
+	}()
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	start := first.GetStart()
+	if start == nil {
+		return status.Error(codes.InvalidArgument, "first message must be start")
+	}
+	req := Request{
+		Op:   start.GetOp(),
+		Body: start.GetBody(),
+		Now:  time.Unix(0, start.GetNowUnixNano()).UTC(),
+	}
+	switch start.GetRoute() {
+	case pb.Start_PRECHECK:
+		req.Route = Precheck
+	case pb.Start_OP:
+		req.Route = Op
+	default:
+		return status.Error(codes.InvalidArgument, "unknown route")
+	}
+	if id := start.GetHostServiceId(); id != 0 && s.broker != nil {
+		conn, err := s.broker.DialWithOptions(id, DialOptions()...)
+		if err != nil {
+			return status.Error(codes.Unavailable, "host service unreachable")
+		}
+		defer conn.Close()
+		req.Adapters = &hostAdapters{client: pb.NewHostClient(conn)}
+	}
+	ctx := stream.Context()
+	checked := s.impl.Check(ctx, req)
+	start.Body = nil // the family holds what it parsed; drop the raw bytes
+	v := &pb.Validated{
+		Outcome:          pb.Outcome(checked.Outcome),
+		Caller:           checked.Caller,
+		HasCaller:        checked.HasCaller,
+		CheckEndUnixNano: time.Now().UnixNano(),
+	}
+	if checked.Body != nil {
+		if v.Body, err = json.Marshal(checked.Body); err != nil {
+			return status.Error(codes.Internal, "answer not serialisable")
+		}
+	}
+	if err := stream.Send(&pb.FamilyToHost{Msg: &pb.FamilyToHost_Validated{Validated: v}}); err != nil {
+		return err
+	}
+	if checked.Measure == nil {
+		return nil
+	}
+	next, err := stream.Recv()
+	if errors.Is(err, io.EOF) {
+		return nil // the host declined (no payment): nothing to measure
+	}
+	if err != nil {
+		return err
+	}
+	if next.GetProceed() == nil {
+		return status.Error(codes.InvalidArgument, "expected proceed")
+	}
+	rep, err := checked.Measure(ctx, time.Now)
+	if err != nil {
+		if ctx.Err() != nil {
+			return status.FromContextError(ctx.Err()).Err()
+		}
+		return status.Error(codes.Internal, "measurement failed")
+	}
+	out := &pb.Report{CheckEndUnixNano: rep.CheckEnd.UnixNano()}
+	if out.Body, err = json.Marshal(rep.Body); err != nil {
+		return status.Error(codes.Internal, "report not serialisable")
+	}
+	if out.Ledger, err = json.Marshal(rep.Ledger); err != nil {
+		return status.Error(codes.Internal, "ledger fields not serialisable")
+	}
+	return stream.Send(&pb.FamilyToHost{Msg: &pb.FamilyToHost_Report{Report: out}})
+}
+
+// AdapterCaller reaches a format adapter through the host.
+type AdapterCaller interface {
+	Adapt(ctx context.Context, req *pb.AdaptRequest) (*pb.AdaptResponse, error)
+}
+
+type hostAdapters struct{ client pb.HostClient }
+
+func (h *hostAdapters) Adapt(ctx context.Context, req *pb.AdaptRequest) (*pb.AdaptResponse, error) {
+	resp, err := h.client.Adapt(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("adapt through host: %w", err)
+	}
+	return resp, nil
+}

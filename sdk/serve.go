@@ -1,0 +1,40 @@
+package sdk
+
+import (
+	"os"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+)
+
+// ServeFamily is the whole main of a family plugin: it speaks the handshake
+// on stdout and serves f until the host shuts it down.
+func ServeFamily(f Family) {
+	serve(plugin.PluginSet{FamilyPluginName: &FamilyPlugin{Impl: f}})
+}
+
+// ServeAdapter is the whole main of a format-adapter plugin.
+func ServeAdapter(a Adapter) {
+	serve(plugin.PluginSet{AdapterPluginName: &AdapterPlugin{Impl: a}})
+}
+
+func serve(set plugin.PluginSet) {
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig:  Handshake,
+		VersionedPlugins: map[int]plugin.PluginSet{ProtocolVersion: set},
+		GRPCServer:       grpcServer,
+		Logger:           Logger(),
+	})
+}
+
+// Logger is the logger a plugin should use: hclog JSON on stderr, which the
+// host parses line by line. Log metadata only (sizes, counts, durations,
+// codes): whatever a plugin logs lands in the host's log.
+func Logger() hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{
+		Name:       "plugin",
+		Level:      hclog.Info,
+		Output:     os.Stderr,
+		JSONFormat: true,
+	})
+}
