@@ -110,7 +110,9 @@ const freshCaller = () => base58(randomBytes(32));
 // ---------------------------------------------------------------- HTTP
 
 let loopbackTarget = false;
-let nextSource = 0;
+// Start at a random point so successive runs against one long-running host
+// do not reuse the same sequence of source addresses.
+let nextSource = randomBytes(2).readUInt16BE(0) % (254 * 254);
 // A new loopback source address per request: 127.0.x.y, x and y in 1..254.
 function nextLoopbackSource() {
   const n = nextSource++;
@@ -164,6 +166,11 @@ function describeDiff(p, expected, actual) {
   if (isShortScalar(expected)) {
     const act = isShortScalar(actual) ? JSON.stringify(actual) : showValue(actual);
     return `${p}: expected ${JSON.stringify(expected)}, actual ${act}`;
+  }
+  if (typeof expected === 'string' && typeof actual === 'string') {
+    let i = 0;
+    while (i < expected.length && i < actual.length && expected[i] === actual[i]) i++;
+    return `${p}: expected <string, ${expected.length} chars>, actual <string, ${actual.length} chars>, first difference at character ${i}`;
   }
   const shape = (v) => (v === undefined ? '<absent>' : v === null ? 'null' : Array.isArray(v) ? `<array, ${v.length} items>` : typeof v === 'string' ? `<string, ${v.length} chars>` : typeof v === 'object' ? '<object>' : `<${typeof v}>`);
   return `${p}: expected ${shape(expected)}, actual ${shape(actual)}`;
@@ -348,6 +355,7 @@ async function startHost(binary) {
       rmSync(dataDir, { recursive: true, force: true });
     },
     tail: () => tail,
+    exitedEarly: () => exited,
   };
   cleanup = () => host.stop();
   const deadline = Date.now() + HEALTH_TIMEOUT_MS;
@@ -439,7 +447,10 @@ async function main() {
       }
     }
   } finally {
-    if (host) await host.stop();
+    if (host) {
+      if (host.exitedEarly()) fail('host', `the spawned host exited during the run (${JSON.stringify(host.exitedEarly())})\n--- host output (tail) ---\n${host.tail()}`);
+      await host.stop();
+    }
     cleanup = null;
   }
   console.log(`${passed} passed, ${failed} failed`);

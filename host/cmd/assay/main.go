@@ -1,0 +1,290 @@
+// Command assay is the Assay host: `assay serve` runs it; `assay keys
+// rotate`, `assay verify` and `assay plugins pin` are the operator's tools.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/assay-audit/assay/host/config"
+	"github.com/assay-audit/assay/host/payment"
+	"github.com/assay-audit/assay/host/pluginhost"
+	"github.com/assay-audit/assay/host/server"
+	"github.com/assay-audit/assay/host/signing"
+)
+
+const usage = `usage:
+  assay serve [--config FILE] [--listen ADDR] [--data-dir DIR] [--payments off]
+  assay keys rotate [--data-dir DIR]
+  assay verify [--keys JWKS-FILE-OR-URL] <answer.json|->
+  assay plugins pin [--dir DIR]
+`
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "assay:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return errors.New("no command\n" + usage)
+	}
+	switch args[0] {
+	case "serve":
+		return serve(args[1:], stderr)
+	case "keys":
+		if len(args) < 2 || args[1] != "rotate" {
+			return errors.New("keys: only `assay keys rotate`\n" + usage)
+		}
+		return rotate(args[2:], stdout)
+	case "verify":
+		return verify(args[1:], stdout)
+	case "plugins":
+		if len(args) < 2 || args[1] != "pin" {
+			return errors.New("plugins: only `assay plugins pin`\n" + usage)
+		}
+		return pin(args[2:], stdout)
+	case "-h", "--help", "help":
+		_, err := io.WriteString(stdout, usage)
+		return err
+	}
+	return fmt.Errorf("unknown command %q\n%s", args[0], usage)
+}
+
+func serve(args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	cfgPath := fs.String("config", "", "HCL config file (default: assay.hcl beside the binary, if present)")
+	listen := fs.String("listen", "", "listen address (default 127.0.0.1:8402)")
+	dataDir := fs.String("data-dir", "", "data directory (default ./var)")
+	payments := fs.String("payments", "", "off | local | <facilitator URL>")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *cfgPath == "" {
+		*cfgPath = config.DefaultPath()
+	}
+	cfg, err := config.Load(*cfgPath)
+	if err != nil {
+		return err
+	}
+	for flagValue, field := range map[*string]*string{listen: &cfg.Listen, dataDir: &cfg.DataDir, payments: &cfg.Payments} {
+		if *flagValue != "" {
+			*field = *flagValue
+		}
+	}
+	log := hclog.New(&hclog.LoggerOptions{Name: "assay", Level: hclog.LevelFromString(cfg.LogLevel), Output: stderr})
+	timeout, err := cfg.Timeout()
+	if err != nil {
+		return err
+	}
+	if cfg.Payments != "off" {
+		return fmt.Errorf("payments %q: this build serves payments off only (private deployments)", cfg.Payments)
+	}
+	keys, err := signing.Open(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	var services []server.Service
+	var families []*pluginhost.Family
+	defer func() {
+		for _, f := range families {
+			f.Close()
+		}
+	}()
+	seen := map[string]bool{}
+	for _, p := range cfg.Plugins {
+		if p.Kind != "family" {
+			continue // adapters are loaded by the families that need them
+		}
+		f, err := pluginhost.StartFamily(ctx, pluginhost.Spec{Name: p.Name, Path: p.Path, SHA256: p.SHA256},
+			pluginhost.Options{Logger: log, Dir: cfg.PluginDir, Env: pluginEnv()})
+		if err != nil {
+			return err
+		}
+		families = append(families, f)
+		d := f.Description()
+		if seen[d.GetService()] {
+			return fmt.Errorf("plugin %s: service %q is already loaded", p.Name, d.GetService())
+		}
+		seen[d.GetService()] = true
+		services = append(services, server.Service{Desc: d, Backend: server.FamilyBackend{Family: f}})
+		log.Info("family loaded", "plugin", p.Name, "service", d.GetService(), "criteria", d.GetCriteriaId())
+	}
+	if len(services) == 0 {
+		return errors.New("no family plugin configured: run `make build` (it writes bin/assay.hcl) or pass --config")
+	}
+	handler := server.New(server.Config{Services: services, Keys: keys, Payments: payment.Off{}, Logger: log, CallTimeout: timeout})
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		WriteTimeout:      timeout + time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	log.Info("listening", "url", "http://"+ln.Addr().String(), "data_dir", cfg.DataDir, "payments", cfg.Payments)
+	for {
+		select {
+		case err := <-served:
+			return fmt.Errorf("serve: %w", err)
+		case <-hup:
+			if err := keys.Reload(); err != nil {
+				log.Error("signing keys not reloaded", "error", err)
+			} else {
+				log.Info("signing keys reloaded", "active", keys.ActiveID())
+			}
+		case <-ctx.Done():
+			log.Info("shutting down")
+			sctx, cancel := context.WithTimeout(context.Background(), timeout+5*time.Second)
+			defer cancel()
+			if err := srv.Shutdown(sctx); err != nil {
+				return fmt.Errorf("shutdown: %w", err)
+			}
+			return nil
+		}
+	}
+}
+
+// pluginEnv is the little a plugin needs from the host's environment.
+func pluginEnv() []string {
+	var env []string
+	for _, k := range []string{"PATH", "TMPDIR", "GORACE", "GOCOVERDIR"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+func rotate(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("keys rotate", flag.ContinueOnError)
+	dataDir := fs.String("data-dir", config.Defaults().DataDir, "data directory")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	k, err := signing.Open(*dataDir)
+	if err != nil {
+		return err
+	}
+	kid, err := k.Rotate()
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "active signing key: %s (a running host picks it up on SIGHUP or restart)\n", kid)
+	return err
+}
+
+func verify(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
+	keysRef := fs.String("keys", "http://127.0.0.1:8402/keys", "JWKS file or URL")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return errors.New("verify: name one answer file, or - for standard input")
+	}
+	var answer []byte
+	var err error
+	if fs.Arg(0) == "-" {
+		answer, err = io.ReadAll(io.LimitReader(os.Stdin, 64<<20))
+	} else {
+		answer, err = os.ReadFile(fs.Arg(0))
+	}
+	if err != nil {
+		return fmt.Errorf("verify: read answer: %w", err)
+	}
+	jwks, err := readKeys(*keysRef)
+	if err != nil {
+		return err
+	}
+	kid, err := signing.Verify(answer, jwks)
+	if err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	_, err = fmt.Fprintf(stdout, "signature valid: key %s\n", kid)
+	return err
+}
+
+func readKeys(ref string) ([]byte, error) {
+	if strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://") {
+		client := &http.Client{Timeout: 10 * time.Second}
+		resp, err := client.Get(ref)
+		if err != nil {
+			return nil, fmt.Errorf("verify: fetch keys: %w", err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("verify: fetch keys: status %d", resp.StatusCode)
+		}
+		return io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	}
+	raw, err := os.ReadFile(ref)
+	if err != nil {
+		return nil, fmt.Errorf("verify: read keys: %w", err)
+	}
+	return raw, nil
+}
+
+// pin writes the config that pins every plugin binary in dir: make build
+// runs it so the default config always matches the binaries just built.
+func pin(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("plugins pin", flag.ContinueOnError)
+	dir := fs.String("dir", "bin", "plugin directory")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(*dir)
+	if err != nil {
+		return fmt.Errorf("plugins pin: %w", err)
+	}
+	var names []string
+	for _, e := range entries {
+		if n := e.Name(); strings.HasPrefix(n, "assay-") && !e.IsDir() && filepath.Ext(n) == "" {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	b.WriteString("# Written by `assay plugins pin`: every plugin beside the host, pinned by SHA-256.\n")
+	for _, n := range names {
+		sum, err := pluginhost.PinOf(filepath.Join(*dir, n))
+		if err != nil {
+			return err
+		}
+		kind, name := "family", strings.TrimPrefix(n, "assay-")
+		if strings.HasPrefix(name, "adapter-") {
+			kind, name = "adapter", strings.TrimPrefix(name, "adapter-")
+		}
+		fmt.Fprintf(&b, "\nplugin %q {\n  kind   = %q\n  path   = %q\n  sha256 = %q\n}\n", name, kind, n, sum)
+	}
+	_, err = io.WriteString(stdout, b.String())
+	return err
+}

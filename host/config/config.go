@@ -1,0 +1,113 @@
+// Package config reads the host's optional HCL configuration file; command
+// line flags override what it says.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hashicorp/hcl/v2/hclsimple"
+)
+
+// Config is the host's whole configuration.
+type Config struct {
+	Listen   string `hcl:"listen,optional"`
+	DataDir  string `hcl:"data_dir,optional"`
+	Payments string `hcl:"payments,optional"`
+	// PluginDir is where plugin binaries live; relative plugin paths resolve
+	// against it, and no plugin path may leave it. Relative to the config
+	// file's folder.
+	PluginDir   string   `hcl:"plugin_dir,optional"`
+	CallTimeout string   `hcl:"call_timeout,optional"`
+	LogLevel    string   `hcl:"log_level,optional"`
+	Plugins     []Plugin `hcl:"plugin,block"`
+}
+
+// Plugin is one plugin block: plugin "<name>" { kind, path, sha256 }.
+type Plugin struct {
+	Name   string `hcl:"name,label"`
+	Kind   string `hcl:"kind,optional"`
+	Path   string `hcl:"path"`
+	SHA256 string `hcl:"sha256"`
+}
+
+// Defaults are the embedded defaults `make run` relies on.
+func Defaults() Config {
+	return Config{
+		Listen:      "127.0.0.1:8402",
+		DataDir:     "./var",
+		Payments:    "off",
+		CallTimeout: "30s",
+		LogLevel:    "info",
+	}
+}
+
+// Load reads path over the defaults. An empty path means the defaults alone.
+func Load(path string) (Config, error) {
+	c := Defaults()
+	if path == "" {
+		return c, nil
+	}
+	var f Config
+	if err := hclsimple.DecodeFile(path, nil, &f); err != nil {
+		return c, fmt.Errorf("config %s: %w", path, err)
+	}
+	if f.Listen != "" {
+		c.Listen = f.Listen
+	}
+	if f.DataDir != "" {
+		c.DataDir = f.DataDir
+	}
+	if f.Payments != "" {
+		c.Payments = f.Payments
+	}
+	if f.CallTimeout != "" {
+		c.CallTimeout = f.CallTimeout
+	}
+	if f.LogLevel != "" {
+		c.LogLevel = f.LogLevel
+	}
+	c.PluginDir = filepath.Dir(path)
+	if f.PluginDir != "" {
+		c.PluginDir = f.PluginDir
+		if !filepath.IsAbs(c.PluginDir) {
+			c.PluginDir = filepath.Join(filepath.Dir(path), f.PluginDir)
+		}
+	}
+	c.Plugins = f.Plugins
+	for i, p := range c.Plugins {
+		if p.Kind == "" {
+			c.Plugins[i].Kind = "family"
+		}
+		if k := c.Plugins[i].Kind; k != "family" && k != "adapter" {
+			return c, fmt.Errorf("config %s: plugin %q: kind must be family or adapter", path, p.Name)
+		}
+	}
+	return c, nil
+}
+
+// Timeout parses CallTimeout.
+func (c Config) Timeout() (time.Duration, error) {
+	d, err := time.ParseDuration(c.CallTimeout)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("call_timeout %q: must be a positive duration", c.CallTimeout)
+	}
+	return d, nil
+}
+
+// DefaultPath is the config `make build` writes beside the binary, used
+// when no --config is given and it exists.
+func DefaultPath() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	p := filepath.Join(filepath.Dir(exe), "assay.hcl")
+	if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+		return ""
+	}
+	return p
+}

@@ -1,0 +1,109 @@
+// Package selfcheck is the host's last look at an answer before it is
+// settled or signed: the family's declared tripwires, applied to the whole
+// JSON answer. A failing answer is never issued.
+package selfcheck
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
+)
+
+// ErrTripped is wrapped by every failure; the text says which rule, never
+// which value.
+var ErrTripped = errors.New("answer failed the pre-signing self-check")
+
+// Checker applies one family's tripwires.
+type Checker struct {
+	phrases  *regexp.Regexp
+	exempt   map[string]bool
+	members  map[string]bool
+	absent   []string
+	estimate *regexp.Regexp
+}
+
+// New compiles a family's tripwires.
+func New(t *pb.Tripwires) *Checker {
+	c := &Checker{exempt: map[string]bool{}, members: map[string]bool{}, estimate: regexp.MustCompile(`^est:~[0-9]+(\.[0-9]{2}%)?$`)}
+	if t == nil {
+		return c
+	}
+	if len(t.GetForbiddenPhrases()) > 0 {
+		quoted := make([]string, len(t.GetForbiddenPhrases()))
+		for i, p := range t.GetForbiddenPhrases() {
+			quoted[i] = regexp.QuoteMeta(p)
+		}
+		c.phrases = regexp.MustCompile(`(?i)\b(` + strings.Join(quoted, "|") + `)\b`)
+	}
+	for _, s := range t.GetExemptSentences() {
+		c.exempt[s] = true
+	}
+	for _, m := range t.GetForbiddenMembers() {
+		c.members[strings.ToLower(m)] = true
+	}
+	c.absent = t.GetAbsentTokens()
+	return c
+}
+
+// Check walks a decoded JSON answer.
+func (c *Checker) Check(answer any) error {
+	return c.walk(answer, "")
+}
+
+func (c *Checker) walk(v any, key string) error {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, child := range x {
+			if c.members[strings.ToLower(k)] {
+				return fmt.Errorf("%w: forbidden member name", ErrTripped)
+			}
+			if err := c.walk(child, k); err != nil {
+				return err
+			}
+		}
+		return c.notZeroedToken(x)
+	case []any:
+		for _, child := range x {
+			if err := c.walk(child, key); err != nil {
+				return err
+			}
+		}
+	case string:
+		if c.exempt[x] {
+			return nil
+		}
+		if c.phrases != nil && c.phrases.MatchString(x) {
+			return fmt.Errorf("%w: forbidden wording", ErrTripped)
+		}
+		if strings.HasPrefix(x, "est:") && !c.estimate.MatchString(x) {
+			return fmt.Errorf("%w: malformed estimate", ErrTripped)
+		}
+	}
+	return nil
+}
+
+// notZeroedToken: an object that states a cannot-be-stated token must not
+// also carry a number, and must give a reason.
+func (c *Checker) notZeroedToken(m map[string]any) error {
+	val, ok := m["value"].(string)
+	if !ok {
+		return nil
+	}
+	for _, tok := range c.absent {
+		if val != tok {
+			continue
+		}
+		if r, _ := m["reason"].(string); strings.TrimSpace(r) == "" {
+			return fmt.Errorf("%w: %s without a reason", ErrTripped, tok)
+		}
+		for _, other := range m {
+			if _, isNum := other.(float64); isNum {
+				return fmt.Errorf("%w: %s beside a number", ErrTripped, tok)
+			}
+		}
+	}
+	return nil
+}

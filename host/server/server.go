@@ -1,0 +1,368 @@
+// Package server is the host's HTTP surface: per-service routes, the body
+// pre-gate, the request's life across the family plugin, the payment gate,
+// the pre-signing self-check and signing. It never interprets a record.
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/assay-audit/assay/host/payment"
+	"github.com/assay-audit/assay/host/pluginhost"
+	"github.com/assay-audit/assay/host/selfcheck"
+	"github.com/assay-audit/assay/host/signing"
+	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
+)
+
+// Session is one request's conversation with a family.
+type Session interface {
+	Start(*pb.Start) (*pb.Validated, error)
+	Proceed() (*pb.Report, error)
+	Close()
+}
+
+// Backend opens sessions with one family; pluginhost.Family is one.
+type Backend interface {
+	Open(ctx context.Context) (Session, error)
+}
+
+// FamilyBackend adapts a supervised plugin to Backend.
+type FamilyBackend struct{ *pluginhost.Family }
+
+// Open opens a stream to the plugin.
+func (b FamilyBackend) Open(ctx context.Context) (Session, error) {
+	s, err := b.Family.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Service is one loaded family.
+type Service struct {
+	Desc    *pb.FamilyDescription
+	Backend Backend
+}
+
+// Config is everything the server needs.
+type Config struct {
+	Services []Service
+	Keys     *signing.Keyring
+	Payments payment.Gate
+	Logger   hclog.Logger
+	// CallTimeout bounds one request's time inside its plugin.
+	CallTimeout time.Duration
+	// Now is the host's clock.
+	Now func() time.Time
+}
+
+// Server is the HTTP handler.
+type Server struct {
+	cfg      Config
+	mux      *http.ServeMux
+	services map[string]*service
+}
+
+type service struct {
+	Service
+	check *selfcheck.Checker
+	ops   map[string]*pb.Op
+}
+
+// New builds the handler.
+func New(cfg Config) *Server {
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.CallTimeout == 0 {
+		cfg.CallTimeout = 30 * time.Second
+	}
+	if cfg.Payments == nil {
+		cfg.Payments = payment.Off{}
+	}
+	s := &Server{cfg: cfg, mux: http.NewServeMux(), services: map[string]*service{}}
+	for _, svc := range cfg.Services {
+		sv := &service{Service: svc, check: selfcheck.New(svc.Desc.GetTripwires()), ops: map[string]*pb.Op{}}
+		for _, op := range svc.Desc.GetOps() {
+			sv.ops[op.GetName()] = op
+		}
+		s.services[svc.Desc.GetService()] = sv
+		s.mount("/"+svc.Desc.GetService(), sv)
+		if len(cfg.Services) == 1 {
+			s.mount("", sv) // a one-service host answers at the root too
+		}
+	}
+	s.mux.HandleFunc("GET /healthz", s.healthz)
+	s.mux.HandleFunc("GET /keys", s.keys)
+	s.mux.HandleFunc("GET /{$}", s.catalog)
+	s.mux.HandleFunc("/", notCovered)
+	return s
+}
+
+func (s *Server) mount(prefix string, sv *service) {
+	s.mux.HandleFunc("GET "+prefix+"/criteria", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(sv.Desc.GetCriteriaDocument())
+	})
+	s.mux.HandleFunc("POST "+prefix+"/precheck", func(w http.ResponseWriter, r *http.Request) {
+		s.handle(w, r, sv, nil)
+	})
+	for _, op := range sv.Desc.GetOps() {
+		s.mux.HandleFunc("POST "+prefix+"/"+op.GetName(), func(w http.ResponseWriter, r *http.Request) {
+			s.handle(w, r, sv, op)
+		})
+	}
+}
+
+// ServeHTTP serves the mux.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// notCovered is every path the host does not serve: a static body, nothing
+// echoed.
+func notCovered(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusNotFound)
+	_, _ = io.WriteString(w, "NOT COVERED")
+}
+
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = io.WriteString(w, `{"status":"ok"}`)
+}
+
+func (s *Server) keys(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/jwk-set+json")
+	_ = json.NewEncoder(w).Encode(s.cfg.Keys.JWKS())
+}
+
+// Host-side refusal codes (the families' own codes come from their criteria).
+const (
+	codeBodyCap     = "body_bytes_cap"
+	codeUnavailable = "plugin_unavailable"
+	codeDeadline    = "deadline_exceeded"
+	codeInternal    = "internal_error"
+	codeSelfCheck   = "self_check_failed"
+)
+
+var hostMessages = map[string]string{
+	codeBodyCap:     "request body exceeds the published cap",
+	codeUnavailable: "the service stopped while handling this request; nothing was charged; send it again",
+	codeDeadline:    "the check did not finish within the host's deadline; nothing was charged",
+	codeInternal:    "the service failed to handle this request; nothing was charged",
+	codeSelfCheck:   "the answer failed the host's pre-signing checks and was not issued; nothing was charged",
+}
+
+// request is one request's state as the handler moves it along.
+type request struct {
+	w     http.ResponseWriter
+	r     *http.Request
+	sv    *service
+	op    *pb.Op // nil on the pre-check
+	start time.Time
+}
+
+func (q *request) opName() string {
+	if q.op == nil {
+		return "precheck"
+	}
+	return q.op.GetName()
+}
+
+func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op *pb.Op) {
+	q := &request{w: w, r: r, sv: sv, op: op, start: s.cfg.Now()}
+	limit := sv.Desc.GetBodyBytes()
+	if r.ContentLength > limit {
+		s.hostRefusal(q, http.StatusRequestEntityTooLarge, codeBodyCap, map[string]any{"cap": limit})
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		s.cfg.Logger.Warn("request body read failed", "service", sv.Desc.GetService())
+		return
+	}
+	if int64(len(body)) > limit {
+		s.hostRefusal(q, http.StatusRequestEntityTooLarge, codeBodyCap, map[string]any{"cap": limit})
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.CallTimeout)
+	defer cancel()
+	sess, err := sv.Backend.Open(ctx)
+	if err != nil {
+		s.boundaryFailure(q, err)
+		return
+	}
+	defer sess.Close()
+	start := &pb.Start{Route: pb.Start_PRECHECK, Body: body, NowUnixNano: q.start.UnixNano()}
+	if op != nil {
+		start.Route, start.Op = pb.Start_OP, op.GetName()
+	}
+	v, err := sess.Start(start)
+	body, start.Body = nil, nil
+	if err != nil {
+		s.boundaryFailure(q, err)
+		return
+	}
+	switch v.GetOutcome() {
+	case pb.Outcome_REFUSED:
+		s.familyAnswer(q, http.StatusBadRequest, "refusal", v.GetBody(), v.GetCheckEndUnixNano(), nil)
+		return
+	case pb.Outcome_COULD_NOT_MEASURE:
+		s.familyAnswer(q, http.StatusUnprocessableEntity, "could_not_measure", v.GetBody(), v.GetCheckEndUnixNano(), nil)
+		return
+	case pb.Outcome_ACCEPTED:
+	default:
+		s.boundaryFailure(q, pluginhost.ErrFailed)
+		return
+	}
+	if op == nil {
+		s.familyAnswer(q, http.StatusOK, "precheck", v.GetBody(), v.GetCheckEndUnixNano(), nil)
+		return
+	}
+	adm, ok := s.cfg.Payments.Admit(w, r, payment.Price{USDCUnits: op.GetPriceUsdcUnits(), Label: op.GetPriceLabel(), Basis: op.GetPriceBasis()})
+	if !ok {
+		return
+	}
+	rep, err := sess.Proceed()
+	if err != nil {
+		s.boundaryFailure(q, err)
+		return
+	}
+	answer, err := s.assemble(q, "report", rep.GetBody(), rep.GetCheckEndUnixNano(), adm.Facts)
+	if err != nil {
+		s.selfCheckFailure(q, err)
+		return
+	}
+	if _, err := s.cfg.Payments.Settle(ctx, adm); err != nil {
+		s.boundaryFailure(q, err)
+		return
+	}
+	s.send(q, http.StatusOK, answer)
+}
+
+// assemble merges the host's common members with the family's body and
+// runs the self-check.
+func (s *Server) assemble(q *request, kind string, familyBody []byte, checkEnd int64, paymentFacts map[string]any) (map[string]any, error) {
+	answer := map[string]any{}
+	if len(familyBody) > 0 {
+		var members map[string]json.RawMessage
+		if err := json.Unmarshal(familyBody, &members); err != nil {
+			return nil, errors.New("family body is not a JSON object")
+		}
+		for k, v := range members {
+			answer[k] = v
+		}
+	}
+	issued := q.start
+	if checkEnd != 0 {
+		issued = time.Unix(0, checkEnd)
+	}
+	common := s.common(q, kind, issued)
+	if q.op != nil {
+		if paymentFacts == nil {
+			paymentFacts = s.cfg.Payments.UnchargedFacts()
+		}
+		common["payment"] = paymentFacts
+	}
+	for k, v := range common {
+		if _, clash := answer[k]; clash {
+			return nil, errors.New("family body overrides a common member")
+		}
+		answer[k] = v
+	}
+	var decoded any
+	raw, err := json.Marshal(answer)
+	if err != nil {
+		return nil, errors.New("answer not serialisable")
+	}
+	if err := json.Unmarshal(raw, &decoded); err != nil {
+		return nil, errors.New("answer not serialisable")
+	}
+	if err := q.sv.check.Check(decoded); err != nil {
+		return nil, err
+	}
+	return answer, nil
+}
+
+func (s *Server) common(q *request, kind string, issued time.Time) map[string]any {
+	d := q.sv.Desc
+	return map[string]any{
+		"service":         d.GetService(),
+		"service_version": d.GetServiceVersion(),
+		"criteria":        map[string]any{"id": d.GetCriteriaId(), "revision": d.GetCriteriaRevision()},
+		"corpus":          map[string]any{"id": d.GetCorpusId(), "sha256": d.GetCorpusSha256()},
+		"op":              q.opName(),
+		"kind":            kind,
+		"issued_at":       issued.UTC().Truncate(time.Second).Format("2006-01-02T15:04:05Z"),
+	}
+}
+
+func (s *Server) familyAnswer(q *request, status int, kind string, body []byte, checkEnd int64, paymentFacts map[string]any) {
+	answer, err := s.assemble(q, kind, body, checkEnd, paymentFacts)
+	if err != nil {
+		s.selfCheckFailure(q, err)
+		return
+	}
+	s.send(q, status, answer)
+}
+
+func (s *Server) hostRefusal(q *request, status int, code string, facts map[string]any) {
+	inner := map[string]any{"code": code, "message": hostMessages[code]}
+	for k, v := range facts {
+		inner[k] = v
+	}
+	answer := s.common(q, "refusal", s.cfg.Now())
+	answer["error"] = inner
+	if q.op != nil {
+		answer["payment"] = s.cfg.Payments.UnchargedFacts()
+	}
+	if status == http.StatusServiceUnavailable {
+		q.w.Header().Set("Retry-After", "1")
+	}
+	s.send(q, status, answer)
+}
+
+func (s *Server) boundaryFailure(q *request, err error) {
+	switch {
+	case errors.Is(err, pluginhost.ErrDeadline):
+		s.cfg.Logger.Warn("plugin call deadline exceeded", "service", q.sv.Desc.GetService(), "op", q.opName())
+		s.hostRefusal(q, http.StatusServiceUnavailable, codeDeadline, nil)
+	case errors.Is(err, pluginhost.ErrUnavailable), errors.Is(err, pluginhost.ErrClosed):
+		s.cfg.Logger.Warn("plugin unavailable during request", "service", q.sv.Desc.GetService(), "op", q.opName())
+		s.hostRefusal(q, http.StatusServiceUnavailable, codeUnavailable, nil)
+	default:
+		s.cfg.Logger.Error("plugin failed a request", "service", q.sv.Desc.GetService(), "op", q.opName())
+		s.hostRefusal(q, http.StatusInternalServerError, codeInternal, nil)
+	}
+}
+
+func (s *Server) selfCheckFailure(q *request, err error) {
+	// err names the rule only (selfcheck never quotes a value)
+	s.cfg.Logger.Error("answer withheld by self-check", "service", q.sv.Desc.GetService(), "op", q.opName(), "rule", err.Error())
+	s.hostRefusal(q, http.StatusInternalServerError, codeSelfCheck, nil)
+}
+
+func (s *Server) send(q *request, status int, answer map[string]any) {
+	signed, err := s.cfg.Keys.Sign(answer)
+	if err != nil {
+		s.cfg.Logger.Error("signing failed", "service", q.sv.Desc.GetService())
+		http.Error(q.w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	h := q.w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(signed)))
+	h.Set("Cache-Control", "no-store")
+	q.w.WriteHeader(status)
+	_, _ = q.w.Write(signed)
+	s.cfg.Logger.Debug("answered", "service", q.sv.Desc.GetService(), "op", q.opName(), "status", status, "bytes", len(signed), "ms", time.Since(q.start).Milliseconds())
+}

@@ -1,0 +1,297 @@
+// Package signing owns the host's report-signing keys: an Ed25519 keyring in
+// the data dir, RFC 8785 (JCS) canonical bytes, signatures over them, the
+// public JWKS, and offline verification.
+package signing
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/gowebpki/jcs"
+)
+
+// Alg is the signature algorithm named in every answer.
+const Alg = "Ed25519"
+
+// FileName is the keyring's file inside the data dir.
+const FileName = "signing-keys.json"
+
+var b64url = base64.RawURLEncoding
+
+type storedKey struct {
+	KID     string    `json:"kid"`
+	Created time.Time `json:"created"`
+	Seed    string    `json:"seed"`
+}
+
+type stored struct {
+	Active string      `json:"active"`
+	Keys   []storedKey `json:"keys"`
+}
+
+type key struct {
+	kid  string
+	priv ed25519.PrivateKey
+}
+
+// Keyring holds every key ever made for this data dir; one is active and
+// signs, all are published so older answers still verify.
+type Keyring struct {
+	path   string
+	mu     sync.RWMutex
+	keys   []key
+	active int
+}
+
+// Open loads the keyring in dir, creating it with one fresh key (file mode
+// 0600) on first use.
+func Open(dir string) (*Keyring, error) {
+	k := &Keyring{path: filepath.Join(dir, FileName)}
+	if err := k.Reload(); err == nil {
+		return k, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("signing: data dir: %w", err)
+	}
+	if _, err := k.Rotate(); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// Reload re-reads the keyring file (after `assay keys rotate` by another
+// process).
+func (k *Keyring) Reload() error {
+	raw, err := os.ReadFile(k.path)
+	if err != nil {
+		return fmt.Errorf("signing: read keyring: %w", err)
+	}
+	var s stored
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return fmt.Errorf("signing: keyring is not valid JSON: %w", err)
+	}
+	keys := make([]key, 0, len(s.Keys))
+	active := -1
+	for i, sk := range s.Keys {
+		seed, err := base64.StdEncoding.DecodeString(sk.Seed)
+		if err != nil || len(seed) != ed25519.SeedSize {
+			return fmt.Errorf("signing: key %d has a malformed seed", i)
+		}
+		priv := ed25519.NewKeyFromSeed(seed)
+		kid := Thumbprint(priv.Public().(ed25519.PublicKey))
+		if kid != sk.KID {
+			return fmt.Errorf("signing: key %d does not match its kid", i)
+		}
+		keys = append(keys, key{kid: kid, priv: priv})
+		if kid == s.Active {
+			active = len(keys) - 1
+		}
+	}
+	if active < 0 {
+		return fmt.Errorf("signing: keyring names no active key")
+	}
+	k.mu.Lock()
+	k.keys, k.active = keys, active
+	k.mu.Unlock()
+	return nil
+}
+
+// Rotate adds a fresh key, makes it active, and writes the keyring
+// atomically with mode 0600. It returns the new key's id.
+func (k *Keyring) Rotate() (string, error) {
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return "", fmt.Errorf("signing: generate key: %w", err)
+	}
+	var s stored
+	if raw, err := os.ReadFile(k.path); err == nil {
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", fmt.Errorf("signing: keyring is not valid JSON: %w", err)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("signing: read keyring: %w", err)
+	}
+	kid := Thumbprint(priv.Public().(ed25519.PublicKey))
+	s.Keys = append(s.Keys, storedKey{KID: kid, Created: time.Now().UTC(), Seed: base64.StdEncoding.EncodeToString(priv.Seed())})
+	s.Active = kid
+	raw, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return "", fmt.Errorf("signing: encode keyring: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(k.path), ".keys-*")
+	if err != nil {
+		return "", fmt.Errorf("signing: write keyring: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return "", fmt.Errorf("signing: keyring mode: %w", err)
+	}
+	if _, err := tmp.Write(raw); err != nil {
+		tmp.Close()
+		return "", fmt.Errorf("signing: write keyring: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return "", fmt.Errorf("signing: write keyring: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), k.path); err != nil {
+		return "", fmt.Errorf("signing: install keyring: %w", err)
+	}
+	return kid, k.Reload()
+}
+
+// ActiveID is the id of the key that signs.
+func (k *Keyring) ActiveID() string {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	return k.keys[k.active].kid
+}
+
+// Thumbprint is the RFC 7638 JWK thumbprint of an Ed25519 public key,
+// base64url without padding: the key id.
+func Thumbprint(pub ed25519.PublicKey) string {
+	sum := sha256.Sum256([]byte(`{"crv":"Ed25519","kty":"OKP","x":"` + b64url.EncodeToString(pub) + `"}`))
+	return b64url.EncodeToString(sum[:])
+}
+
+// JWK is one public key as published at /keys.
+type JWK struct {
+	Kty string `json:"kty"`
+	Crv string `json:"crv"`
+	X   string `json:"x"`
+	Kid string `json:"kid"`
+	Alg string `json:"alg"`
+	Use string `json:"use"`
+}
+
+// JWKS is the published key set.
+type JWKS struct {
+	Keys []JWK `json:"keys"`
+}
+
+// JWKS returns every key, the active one first.
+func (k *Keyring) JWKS() JWKS {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	out := JWKS{Keys: make([]JWK, 0, len(k.keys))}
+	order := append([]int{k.active}, indexesExcept(len(k.keys), k.active)...)
+	for _, i := range order {
+		pub := k.keys[i].priv.Public().(ed25519.PublicKey)
+		out.Keys = append(out.Keys, JWK{Kty: "OKP", Crv: "Ed25519", X: b64url.EncodeToString(pub), Kid: k.keys[i].kid, Alg: "EdDSA", Use: "sig"})
+	}
+	return out
+}
+
+func indexesExcept(n, skip int) []int {
+	out := make([]int, 0, n)
+	for i := 0; i < n; i++ {
+		if i != skip {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// Signature is the signature member of every answer.
+type Signature struct {
+	Alg   string `json:"alg"`
+	KeyID string `json:"key_id"`
+	Value string `json:"value"`
+}
+
+// Canonical returns the RFC 8785 bytes of v's JSON form.
+func Canonical(v any) ([]byte, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("signing: encode: %w", err)
+	}
+	out, err := jcs.Transform(raw)
+	if err != nil {
+		return nil, fmt.Errorf("signing: canonicalize: %w", err)
+	}
+	return out, nil
+}
+
+// Sign signs answer (which must not carry "signature") with the active key
+// and returns the canonical bytes of the answer with its signature member.
+func (k *Keyring) Sign(answer map[string]any) ([]byte, error) {
+	if _, ok := answer["signature"]; ok {
+		return nil, errors.New("signing: answer already carries a signature")
+	}
+	payload, err := Canonical(answer)
+	if err != nil {
+		return nil, err
+	}
+	k.mu.RLock()
+	active := k.keys[k.active]
+	k.mu.RUnlock()
+	sig := Signature{Alg: Alg, KeyID: active.kid, Value: b64url.EncodeToString(ed25519.Sign(active.priv, payload))}
+	answer["signature"] = sig
+	defer delete(answer, "signature")
+	return Canonical(answer)
+}
+
+// Verification errors.
+var (
+	ErrNoSignature = errors.New("answer carries no signature member")
+	ErrUnknownKey  = errors.New("signature key_id is not in the key set")
+	ErrBadSig      = errors.New("signature does not verify")
+)
+
+// Verify checks a signed answer against a JWKS document and returns the id
+// of the key that signed it.
+func Verify(answer, jwks []byte) (string, error) {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(answer, &members); err != nil {
+		return "", fmt.Errorf("answer is not a JSON object: %w", err)
+	}
+	rawSig, ok := members["signature"]
+	if !ok {
+		return "", ErrNoSignature
+	}
+	var sig Signature
+	if err := json.Unmarshal(rawSig, &sig); err != nil || sig.Alg != Alg {
+		return "", fmt.Errorf("signature member: %w", ErrBadSig)
+	}
+	var set JWKS
+	if err := json.Unmarshal(jwks, &set); err != nil {
+		return "", fmt.Errorf("key set is not valid JSON: %w", err)
+	}
+	var pub ed25519.PublicKey
+	for _, j := range set.Keys {
+		if j.Kid == sig.KeyID && j.Kty == "OKP" && j.Crv == "Ed25519" {
+			x, err := b64url.DecodeString(j.X)
+			if err != nil || len(x) != ed25519.PublicKeySize {
+				return "", fmt.Errorf("key %s: malformed x", j.Kid)
+			}
+			pub = x
+		}
+	}
+	if pub == nil {
+		return "", ErrUnknownKey
+	}
+	value, err := b64url.DecodeString(sig.Value)
+	if err != nil {
+		return "", ErrBadSig
+	}
+	delete(members, "signature")
+	payload, err := Canonical(members)
+	if err != nil {
+		return "", err
+	}
+	if !ed25519.Verify(pub, payload, value) {
+		return "", ErrBadSig
+	}
+	return sig.KeyID, nil
+}
