@@ -401,3 +401,14 @@ func PinOf(path string) (string, error) {
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:]), nil
 }
+
+// PID is the running plugin process's id (0 while restarting): for
+// operators' diagnostics and the crash tests.
+func (f *Family) PID() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if rc := f.client.ReattachConfig(); rc != nil {
+		return rc.Pid
+	}
+	return 0
+}

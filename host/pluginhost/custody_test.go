@@ -1,0 +1,44 @@
+package pluginhost
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+type sink struct{ strings.Builder }
+
+func (s *sink) Write(p []byte) (int, error) { return s.Builder.Write(p) }
+
+func TestStderrIsReducedBeforeTheHostLog(t *testing.T) {
+	var out sink
+	host := hclog.New(&hclog.LoggerOptions{Output: &out, Level: hclog.Trace})
+	l := clientLogger{host}.Named("plugin-x") // what go-plugin does for stderr
+	secret := "SECRET-VALUE-123"
+	l.Debug("printed " + secret)                  // a bare line
+	l.Info("structured", "field", secret, "n", 3) // an hclog JSON entry
+	l.Error("panic: " + secret)
+	l.Error("")
+	l.Error("goroutine 7 [running]:")
+	l.Error("main.(*family).Check.func1({0xc000012345, 0x10})")
+	l.Error("\t/src/main.go:42 +0x1d")
+	l.Error("github.com/x/y.Run(...)")
+	got := out.String()
+	if strings.Contains(got, secret) {
+		t.Fatalf("secret reached the log:\n%s", got)
+	}
+	for _, want := range []string{"plugin panicked", "main.(*family).Check.func1", "github.com/x/y.Run", "plugin wrote unstructured stderr", "n=3", "16 bytes"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("log lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "0xc000012345") || strings.Contains(got, "main.go:42") {
+		t.Errorf("frame arguments or paths kept:\n%s", got)
+	}
+	// go-plugin's own lifecycle messages pass unchanged
+	clientLogger{host}.Info("starting plugin", "path", "/bin/p")
+	if !strings.Contains(out.String(), "path=/bin/p") {
+		t.Error("lifecycle message altered")
+	}
+}

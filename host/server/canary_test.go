@@ -1,0 +1,145 @@
+package server_test
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/assay-audit/assay/host/internal/testhost"
+)
+
+// canary is a unique string planted in every submitted field; forms are
+// every way it could leak: itself, its base64 (three alphabets) and its
+// SHA-256 in hex and base64.
+type canary struct {
+	value string
+	forms map[string]string
+}
+
+func newCanary(t *testing.T) canary {
+	b := make([]byte, 12)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	c := canary{value: "CANARY" + hex.EncodeToString(b), forms: map[string]string{}}
+	c.add("raw", []byte(c.value))
+	return c
+}
+
+// add registers a submitted byte string and its derived forms.
+func (c canary) add(label string, b []byte) {
+	sum := sha256.Sum256(b)
+	c.forms[label] = string(b)
+	c.forms[label+" base64"] = base64.StdEncoding.EncodeToString(b)
+	c.forms[label+" base64url"] = base64.RawURLEncoding.EncodeToString(b)
+	c.forms[label+" sha256 hex"] = hex.EncodeToString(sum[:])
+	c.forms[label+" sha256 base64"] = base64.StdEncoding.EncodeToString(sum[:])
+	c.forms[label+" sha256 base64url"] = base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+func (c canary) find(t *testing.T, surface string, data []byte) {
+	t.Helper()
+	for label, form := range c.forms {
+		if len(form) >= 8 && bytes.Contains(data, []byte(form)) {
+			t.Errorf("canary (%s) found in %s", label, surface)
+		}
+	}
+}
+
+func TestCanaryNeverLeaks(t *testing.T) {
+	scratch := t.TempDir()
+	t.Setenv("TMPDIR", scratch)
+	c := newCanary(t)
+	h := testhost.Start(t, testhost.Options{Env: []string{"TMPDIR=" + scratch}, CallTimeout: 5 * time.Second}, sdPkg, testPkg)
+
+	artefact := []byte("stream " + c.value + " end")
+	other := []byte("stream " + c.value + " END")
+	c.add("artefact", artefact)
+	c.add("other artefact", other)
+	b64 := base64.StdEncoding.EncodeToString
+	sd := func(streamed, reference []any, extra map[string]any) []byte {
+		m := map[string]any{
+			"streamed_capture": map[string]any{"chunks": streamed, c.value: c.value},
+			"reference_output": map[string]any{"chunks": reference},
+			c.value:            c.value,
+		}
+		for k, v := range extra {
+			m[k] = v
+		}
+		body, _ := json.Marshal(m)
+		c.add("body "+string(rune('A'+len(c.forms)%26)), body)
+		return body
+	}
+	good := sd([]any{b64(artefact[:9]), b64(artefact[9:])}, []any{b64(other)}, map[string]any{"caller": c.value})
+	type call struct {
+		name, path string
+		body       []byte
+		status     int
+	}
+	calls := []call{
+		{"precheck assessable", "/stream-divergence/precheck", good, 200},
+		{"compare report", "/stream-divergence/compare", good, 200},
+		{"compare equal", "/stream-divergence/compare", sd([]any{b64(artefact)}, []any{b64(artefact)}, nil), 200},
+		{"root compare", "/compare", good, 404}, // two families loaded: no root routes
+		{"chunk not base64", "/stream-divergence/precheck", sd([]any{c.value}, []any{}, nil), 400},
+		{"chunk not string", "/stream-divergence/compare", sd([]any{map[string]any{c.value: 1}}, []any{}, nil), 400},
+		{"reference missing", "/stream-divergence/compare", []byte(`{"streamed_capture":{"chunks":["` + b64(artefact) + `"]},"` + c.value + `":1}`), 400},
+		{"not an object", "/stream-divergence/precheck", []byte(`["` + c.value + `"]`), 400},
+		{"not json", "/stream-divergence/compare", []byte(c.value), 400},
+		{"body over cap", "/stream-divergence/compare", bytes.Repeat([]byte(c.value), 262144/len(c.value)+1), 413},
+		{"uncovered op", "/stream-divergence/" + c.value, good, 404},
+		{"test family refusal", "/test-family/measure", []byte(`{"refuse":true,"pad":"` + c.value + `"}`), 400},
+		{"panic in check", "/test-family/measure", []byte(`{"panic_in_check":"` + c.value + `"}`), 500},
+		{"panic in a goroutine", "/test-family/measure", []byte(`{"goroutine_panic":"` + c.value + `"}`), 503},
+		{"plugin exits mid-measure", "/test-family/measure", []byte(`{"exit_in_measure":true,"pad":"` + c.value + `"}`), 503},
+		{"self-check failure", "/test-family/measure", []byte(`{"forbidden_word":true,"pad":"` + c.value + `"}`), 500},
+	}
+	for _, k := range calls {
+		var r reply
+		for try := 0; try < 50; try++ { // a crashed plugin is restarting
+			r = do(t, http.MethodPost, h.URL+k.path+"?q="+c.value, k.body, map[string]string{"X-Note": c.value})
+			if r.status != 503 || k.status == 503 {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if r.status != k.status {
+			t.Errorf("%s: status %d, want %d (%.300s)", k.name, r.status, k.status, r.raw)
+		}
+		c.find(t, "the answer to "+k.name, r.raw)
+		for name, vals := range r.header {
+			c.find(t, "header "+name+" of "+k.name, []byte(strings.Join(vals, " ")))
+		}
+	}
+	// plugin stderr reached the host log through go-plugin; give it a moment
+	time.Sleep(300 * time.Millisecond)
+	logText := h.Log.String()
+	if !strings.Contains(logText, "plugin panicked") {
+		t.Error("the goroutine panic was not reported (reduced) in the host log")
+	}
+	c.find(t, "the host log", []byte(logText))
+	if os.Getenv("DUMPLOG") != "" {
+		t.Log(logText)
+	}
+	for _, dir := range []string{h.DataDir, scratch} {
+		_ = filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
+			if err != nil || info.IsDir() || info.Size() > 64<<20 || strings.HasPrefix(filepath.Base(path), "assay-") {
+				return nil
+			}
+			data, err := os.ReadFile(path)
+			if err == nil {
+				c.find(t, "file "+path, data)
+			}
+			return nil
+		})
+	}
+}

@@ -1,0 +1,245 @@
+package server_test
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/assay-audit/assay/host/internal/testhost"
+	"github.com/assay-audit/assay/host/signing"
+)
+
+const (
+	sdPkg   = "plugins/stream-divergence"
+	testPkg = "host/internal/testfamily"
+)
+
+type reply struct {
+	status int
+	header http.Header
+	raw    []byte
+	json   map[string]any
+}
+
+func do(t testing.TB, method, url string, body []byte, header map[string]string) reply {
+	t.Helper()
+	req, err := http.NewRequest(method, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := reply{status: resp.StatusCode, header: resp.Header, raw: raw}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		_ = json.Unmarshal(raw, &r.json)
+	}
+	return r
+}
+
+func post(t testing.TB, url string, body []byte) reply { return do(t, "POST", url, body, nil) }
+
+func errorCode(r reply) string {
+	e, _ := r.json["error"].(map[string]any)
+	s, _ := e["code"].(string)
+	return s
+}
+
+// verified checks an answer's signature against the host's published keys.
+func verified(t testing.TB, h *testhost.Host, r reply) {
+	t.Helper()
+	jwks := do(t, "GET", h.URL+"/keys", nil, nil)
+	if _, err := signing.Verify(r.raw, jwks.raw); err != nil {
+		t.Fatalf("answer does not verify against /keys: %v", err)
+	}
+}
+
+func sdBody(streamed, reference []string) []byte {
+	enc := func(parts []string) []string {
+		out := make([]string, len(parts))
+		for i, p := range parts {
+			out[i] = base64.StdEncoding.EncodeToString([]byte(p))
+		}
+		return out
+	}
+	b, _ := json.Marshal(map[string]any{
+		"streamed_capture": map[string]any{"chunks": enc(streamed)},
+		"reference_output": map[string]any{"chunks": enc(reference)},
+	})
+	return b
+}
+
+func TestStreamDivergenceThroughRealPlugin(t *testing.T) {
+	h := testhost.Start(t, testhost.Options{}, sdPkg)
+
+	pre := post(t, h.URL+"/stream-divergence/precheck", sdBody([]string{"ab", "cd"}, []string{"abcd"}))
+	if pre.status != 200 || pre.json["kind"] != "precheck" || pre.json["assessable"] != true {
+		t.Fatalf("precheck: %d %s", pre.status, pre.raw)
+	}
+	if _, ok := pre.json["byte_equal"]; ok {
+		t.Error("the pre-check must not compare")
+	}
+	verified(t, h, pre)
+
+	// same bytes, different chunking: equal, graded exactly so
+	rep := post(t, h.URL+"/stream-divergence/compare", sdBody([]string{"ab", "cd"}, []string{"abcd"}))
+	if rep.status != 200 || rep.json["kind"] != "report" || rep.json["byte_equal"] != true {
+		t.Fatalf("compare: %d %s", rep.status, rep.raw)
+	}
+	verified(t, h, rep)
+	at, _ := rep.json["issued_at"].(string)
+	want := "STREAM-CAPTURE DIVERGENCE — byte-equal: YES · streamed chunks: 2 · reference chunks: 1 · first divergence: NONE · differing spans: 0 — " + at
+	if rep.json["verdict_line"] != want || len(at) != len("2026-11-29T15:47:22Z") || !strings.HasSuffix(at, "Z") {
+		t.Errorf("verdict line %q (issued_at %q)", rep.json["verdict_line"], at)
+	}
+	if p, _ := rep.json["payment"].(map[string]any); p["mode"] != "off" {
+		t.Errorf("payment member %v", rep.json["payment"])
+	}
+	for k, v := range map[string]any{"service": "stream-divergence", "op": "compare", "service_version": "1.0.0"} {
+		if rep.json[k] != v {
+			t.Errorf("%s = %v", k, rep.json[k])
+		}
+	}
+
+	ref := post(t, h.URL+"/stream-divergence/compare", []byte(`{"streamed_capture":{"chunks":[]}}`))
+	if ref.status != 400 || errorCode(ref) != "reference_output_required" || ref.json["kind"] != "refusal" {
+		t.Errorf("refusal: %d %s", ref.status, ref.raw)
+	}
+	verified(t, h, ref)
+
+	// one family loaded: its routes answer at the root too
+	if r := post(t, h.URL+"/compare", sdBody([]string{"a"}, []string{"b"})); r.status != 200 || r.json["byte_equal"] != false {
+		t.Errorf("root compare: %d", r.status)
+	}
+	for _, path := range []string{"/stream-divergence/verify", "/anything", "/stream-divergence/precheck/x"} {
+		if r := post(t, h.URL+path, nil); r.status != 404 || string(r.raw) != "NOT COVERED" {
+			t.Errorf("POST %s: %d %q", path, r.status, r.raw)
+		}
+	}
+
+	crit := do(t, "GET", h.URL+"/stream-divergence/criteria", nil, nil)
+	onDisk, err := os.ReadFile("../../criteria/stream-divergence/criteria.json")
+	if err != nil || !bytes.Equal(crit.raw, onDisk) {
+		t.Errorf("criteria not served byte for byte (%v)", err)
+	}
+	if r := do(t, "GET", h.URL+"/healthz", nil, nil); r.status != 200 {
+		t.Errorf("healthz %d", r.status)
+	}
+	cat := do(t, "GET", h.URL+"/", nil, nil)
+	if svcs, _ := cat.json["services"].([]any); cat.status != 200 || len(svcs) != 1 {
+		t.Errorf("catalog: %s", cat.raw)
+	}
+	page := do(t, "GET", h.URL+"/", nil, map[string]string{"Accept": "text/html"})
+	if !strings.Contains(string(page.raw), "POST /stream-divergence/compare") {
+		t.Errorf("catalog page lacks the paid route")
+	}
+}
+
+func TestBodyCapCountsRawBytes(t *testing.T) {
+	h := testhost.Start(t, testhost.Options{}, sdPkg)
+	valid := []byte(`{"streamed_capture":{"chunks":[]},"reference_output":{"chunks":[]}}`)
+	exact := append(append([]byte{}, valid...), bytes.Repeat([]byte(" "), 262144-len(valid))...)
+	if r := post(t, h.URL+"/stream-divergence/compare", exact); r.status != 200 {
+		t.Errorf("exactly the cap: %d %s", r.status, r.raw)
+	}
+	over := append(exact, ' ')
+	r := post(t, h.URL+"/stream-divergence/precheck", over)
+	e, _ := r.json["error"].(map[string]any)
+	if r.status != 413 || e["code"] != "body_bytes_cap" || e["cap"] != float64(262144) {
+		t.Errorf("one over: %d %s", r.status, r.raw)
+	}
+	verified(t, h, r)
+}
+
+func TestFiveMiBBodyCrossesTheBoundary(t *testing.T) {
+	h := testhost.Start(t, testhost.Options{}, testPkg)
+	const cap5 = 5 << 20
+	prefix := []byte(`{"pad":"`)
+	body := append(append(prefix, bytes.Repeat([]byte("x"), cap5-len(prefix)-2)...), '"', '}')
+	for _, route := range []string{"precheck", "measure"} {
+		r := post(t, h.URL+"/test-family/"+route, body)
+		if r.status != 200 || r.json["body_bytes"] != float64(cap5) {
+			t.Fatalf("%s of 5 MiB: %d %.200s", route, r.status, r.raw)
+		}
+	}
+	if r := post(t, h.URL+"/test-family/precheck", append(body, ' ')); r.status != 413 {
+		t.Errorf("5 MiB + 1: %d", r.status)
+	}
+}
+
+func TestPluginKilledWhileRequestsAreInFlight(t *testing.T) {
+	h := testhost.Start(t, testhost.Options{}, testPkg)
+	fam := h.Families["test-family"]
+	pid := fam.PID()
+	const inflight = 4
+	var wg sync.WaitGroup
+	replies := make([]reply, inflight)
+	for i := range inflight {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			replies[i] = post(t, h.URL+"/test-family/measure", []byte(`{"sleep_ms":5000}`))
+		}()
+	}
+	time.Sleep(400 * time.Millisecond) // let every request reach Measure
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	for i, r := range replies {
+		if r.status != 503 || errorCode(r) != "plugin_unavailable" || r.header.Get("Retry-After") == "" {
+			t.Errorf("in-flight request %d: %d %s", i, r.status, r.raw)
+		}
+		verified(t, h, r)
+	}
+	// the next request works, after exactly one restart
+	if r := post(t, h.URL+"/test-family/measure", []byte(`{}`)); r.status != 200 {
+		t.Fatalf("after restart: %d %s", r.status, r.raw)
+	}
+	if n := fam.Restarts(); n != 1 {
+		t.Errorf("restarts = %d, want 1", n)
+	}
+	if fam.PID() == pid {
+		t.Error("plugin was not replaced")
+	}
+}
+
+func TestCallDeadline(t *testing.T) {
+	h := testhost.Start(t, testhost.Options{CallTimeout: 300 * time.Millisecond}, testPkg)
+	r := post(t, h.URL+"/test-family/measure", []byte(`{"sleep_ms":5000}`))
+	if r.status != 503 || errorCode(r) != "deadline_exceeded" {
+		t.Fatalf("deadline: %d %s", r.status, r.raw)
+	}
+	if r := post(t, h.URL+"/test-family/measure", []byte(`{}`)); r.status != 200 {
+		t.Errorf("next request: %d", r.status)
+	}
+}
+
+func TestSelfCheckWithholdsAForbiddenReport(t *testing.T) {
+	h := testhost.Start(t, testhost.Options{}, testPkg)
+	r := post(t, h.URL+"/test-family/measure", []byte(`{"forbidden_word":true}`))
+	if r.status != 500 || errorCode(r) != "self_check_failed" {
+		t.Fatalf("self-check: %d %s", r.status, r.raw)
+	}
+	if bytes.Contains(r.raw, []byte("score")) {
+		t.Error("the withheld report leaked into the answer")
+	}
+}
