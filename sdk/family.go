@@ -184,16 +184,9 @@ func (s *familyServer) Run(stream grpc.BidiStreamingServer[pb.HostToFamily, pb.F
 	ctx := stream.Context()
 	checked := s.impl.Check(ctx, req)
 	start.Body = nil // the family holds what it parsed; drop the raw bytes
-	v := &pb.Validated{
-		Outcome:          pb.Outcome(checked.Outcome),
-		Caller:           checked.Caller,
-		HasCaller:        checked.HasCaller,
-		CheckEndUnixNano: time.Now().UnixNano(),
-	}
-	if checked.Body != nil {
-		if v.Body, err = json.Marshal(checked.Body); err != nil {
-			return status.Error(codes.Internal, "answer not serialisable")
-		}
+	v, err := validatedOf(checked)
+	if err != nil {
+		return err
 	}
 	if err := stream.Send(&pb.FamilyToHost{Msg: &pb.FamilyToHost_Validated{Validated: v}}); err != nil {
 		return err
@@ -211,21 +204,47 @@ func (s *familyServer) Run(stream grpc.BidiStreamingServer[pb.HostToFamily, pb.F
 	if next.GetProceed() == nil {
 		return status.Error(codes.InvalidArgument, "expected proceed")
 	}
+	out, err := measure(ctx, checked)
+	if err != nil {
+		return err
+	}
+	return stream.Send(&pb.FamilyToHost{Msg: &pb.FamilyToHost_Report{Report: out}})
+}
+
+// validatedOf is a validation as it crosses the wire.
+func validatedOf(checked Checked) (*pb.Validated, error) {
+	v := &pb.Validated{
+		Outcome:          pb.Outcome(checked.Outcome),
+		Caller:           checked.Caller,
+		HasCaller:        checked.HasCaller,
+		CheckEndUnixNano: time.Now().UnixNano(),
+	}
+	if checked.Body != nil {
+		var err error
+		if v.Body, err = json.Marshal(checked.Body); err != nil {
+			return nil, status.Error(codes.Internal, "answer not serialisable")
+		}
+	}
+	return v, nil
+}
+
+// measure runs an accepted op's measurement and renders it for the wire.
+func measure(ctx context.Context, checked Checked) (*pb.Report, error) {
 	rep, err := checked.Measure(ctx, time.Now)
 	if err != nil {
 		if ctx.Err() != nil {
-			return status.FromContextError(ctx.Err()).Err()
+			return nil, status.FromContextError(ctx.Err()).Err()
 		}
-		return status.Error(codes.Internal, "measurement failed")
+		return nil, status.Error(codes.Internal, "measurement failed")
 	}
 	out := &pb.Report{CheckEndUnixNano: rep.CheckEnd.UnixNano()}
 	if out.Body, err = json.Marshal(rep.Body); err != nil {
-		return status.Error(codes.Internal, "report not serialisable")
+		return nil, status.Error(codes.Internal, "report not serialisable")
 	}
 	if out.Ledger, err = json.Marshal(rep.Ledger); err != nil {
-		return status.Error(codes.Internal, "ledger fields not serialisable")
+		return nil, status.Error(codes.Internal, "ledger fields not serialisable")
 	}
-	return stream.Send(&pb.FamilyToHost{Msg: &pb.FamilyToHost_Report{Report: out}})
+	return out, nil
 }
 
 // AdapterCaller reaches a format adapter through the host.

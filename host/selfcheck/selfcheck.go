@@ -4,6 +4,7 @@
 package selfcheck
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -100,7 +101,8 @@ func (c *Checker) notZeroedToken(m map[string]any) error {
 			return fmt.Errorf("%w: %s without a reason", ErrTripped, tok)
 		}
 		for _, other := range m {
-			if _, isNum := other.(float64); isNum {
+			switch other.(type) {
+			case float64, int, int64, json.Number:
 				return fmt.Errorf("%w: %s beside a number", ErrTripped, tok)
 			}
 		}

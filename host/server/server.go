@@ -254,13 +254,12 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 func (s *Server) assemble(q *request, kind string, familyBody []byte, checkEnd int64, paymentFacts map[string]any) (map[string]any, error) {
 	answer := map[string]any{}
 	if len(familyBody) > 0 {
-		var members map[string]json.RawMessage
-		if err := json.Unmarshal(familyBody, &members); err != nil {
+		tree, err := signing.Decode(familyBody)
+		members, ok := tree.(map[string]any)
+		if err != nil || !ok {
 			return nil, errors.New("family body is not a JSON object")
 		}
-		for k, v := range members {
-			answer[k] = v
-		}
+		answer = members
 	}
 	issued := q.start
 	if checkEnd != 0 {
@@ -279,15 +278,7 @@ func (s *Server) assemble(q *request, kind string, familyBody []byte, checkEnd i
 		}
 		answer[k] = v
 	}
-	var decoded any
-	raw, err := json.Marshal(answer)
-	if err != nil {
-		return nil, errors.New("answer not serialisable")
-	}
-	if err := json.Unmarshal(raw, &decoded); err != nil {
-		return nil, errors.New("answer not serialisable")
-	}
-	if err := q.sv.check.Check(decoded); err != nil {
+	if err := q.sv.check.Check(answer); err != nil {
 		return nil, err
 	}
 	return answer, nil

@@ -4,6 +4,7 @@
 package signing
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/sha256"
@@ -13,10 +14,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
-
-	"github.com/gowebpki/jcs"
 )
 
 // Alg is the signature algorithm named in every answer.
@@ -210,36 +210,52 @@ type Signature struct {
 	Value string `json:"value"`
 }
 
-// Canonical returns the RFC 8785 bytes of v's JSON form.
-func Canonical(v any) ([]byte, error) {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("signing: encode: %w", err)
-	}
-	out, err := jcs.Transform(raw)
-	if err != nil {
-		return nil, fmt.Errorf("signing: canonicalize: %w", err)
-	}
-	return out, nil
-}
-
 // Sign signs answer (which must not carry "signature") with the active key
 // and returns the canonical bytes of the answer with its signature member.
+// Each top-level member is canonicalized once and reused for both the
+// signed payload and the final bytes.
 func (k *Keyring) Sign(answer map[string]any) ([]byte, error) {
 	if _, ok := answer["signature"]; ok {
 		return nil, errors.New("signing: answer already carries a signature")
 	}
-	payload, err := Canonical(answer)
-	if err != nil {
-		return nil, err
+	keys := make([]string, 0, len(answer)+1)
+	parts := make(map[string][]byte, len(answer)+1)
+	for name, v := range answer {
+		c, err := Canonical(v)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, name)
+		parts[name] = c
 	}
+	slices.SortFunc(keys, compareUTF16)
+	payload := joinMembers(keys, parts)
 	k.mu.RLock()
 	active := k.keys[k.active]
 	k.mu.RUnlock()
-	sig := Signature{Alg: Alg, KeyID: active.kid, Value: b64url.EncodeToString(ed25519.Sign(active.priv, payload))}
-	answer["signature"] = sig
-	defer delete(answer, "signature")
-	return Canonical(answer)
+	sig, err := Canonical(map[string]any{"alg": Alg, "key_id": active.kid, "value": b64url.EncodeToString(ed25519.Sign(active.priv, payload))})
+	if err != nil {
+		return nil, err
+	}
+	parts["signature"] = sig
+	keys = append(keys, "signature")
+	slices.SortFunc(keys, compareUTF16)
+	return joinMembers(keys, parts), nil
+}
+
+func joinMembers(keys []string, parts map[string][]byte) []byte {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		writeString(&b, k)
+		b.WriteByte(':')
+		b.Write(parts[k])
+	}
+	b.WriteByte('}')
+	return b.Bytes()
 }
 
 // Verification errors.
@@ -252,16 +268,23 @@ var (
 // Verify checks a signed answer against a JWKS document and returns the id
 // of the key that signed it.
 func Verify(answer, jwks []byte) (string, error) {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(answer, &members); err != nil {
-		return "", fmt.Errorf("answer is not a JSON object: %w", err)
+	tree, err := Decode(answer)
+	if err != nil {
+		return "", fmt.Errorf("answer: %w", err)
 	}
-	rawSig, ok := members["signature"]
+	members, ok := tree.(map[string]any)
+	if !ok {
+		return "", errors.New("answer is not a JSON object")
+	}
+	sigMember, ok := members["signature"].(map[string]any)
 	if !ok {
 		return "", ErrNoSignature
 	}
-	var sig Signature
-	if err := json.Unmarshal(rawSig, &sig); err != nil || sig.Alg != Alg {
+	sig := Signature{}
+	sig.Alg, _ = sigMember["alg"].(string)
+	sig.KeyID, _ = sigMember["key_id"].(string)
+	sig.Value, _ = sigMember["value"].(string)
+	if sig.Alg != Alg {
 		return "", fmt.Errorf("signature member: %w", ErrBadSig)
 	}
 	var set JWKS

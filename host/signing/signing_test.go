@@ -97,3 +97,37 @@ func TestThumbprintRFC7638(t *testing.T) {
 		t.Errorf("thumbprint %s", got)
 	}
 }
+
+func TestCanonicalRFC8785(t *testing.T) {
+	// RFC 8785 §3.2.3: members sorted by UTF-16 code units (the emoji's
+	// surrogate pair sorts before U+FB33).
+	in := []byte(`{"\u20ac":"Euro Sign","\r":"Carriage Return","\ufb33":"Hebrew Letter Dalet With Dagesh","1":"One","\ud83d\ude00":"Emoji: Grinning Face","\u0080":"Control","\u00f6":"Latin Small Letter O With Diaeresis"}`)
+	tree, err := Decode(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Canonical(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "{\"\\r\":\"Carriage Return\",\"1\":\"One\",\"\u0080\":\"Control\",\"\u00f6\":\"Latin Small Letter O With Diaeresis\",\"\u20ac\":\"Euro Sign\",\"\U0001F600\":\"Emoji: Grinning Face\",\"\ufb33\":\"Hebrew Letter Dalet With Dagesh\"}"
+	if string(got) != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	// ECMAScript number forms (RFC 8785 appendix B and §3.2.2.3)
+	numbers := map[string]string{
+		"1e30": "1e+30", "4.50": "4.5", "2e-3": "0.002", "0.000001": "0.000001", "1e-7": "1e-7",
+		"1e21": "1e+21", "123e18": "123000000000000000000", "-0": "0", "-0.0": "0", "333333333.33333329": "333333333.3333333",
+		"9007199254740993": "9007199254740992", "17": "17", "-17": "-17", "1.5e300": "1.5e+300",
+	}
+	for lit, want := range numbers {
+		got, err := Canonical(json.Number(lit))
+		if err != nil || string(got) != want {
+			t.Errorf("%s -> %s (%v), want %s", lit, got, err, want)
+		}
+	}
+	esc, _ := Canonical("a\"\\\b\f\n\r\t\x01\x1f\u007f<>&\u2028")
+	if string(esc) != "\"a\\\"\\\\\\b\\f\\n\\r\\t\\u0001\\u001f\u007f<>&\u2028\"" {
+		t.Errorf("escapes %s", esc)
+	}
+}

@@ -19,12 +19,16 @@ import (
 	"github.com/assay-audit/assay/host/pluginhost"
 	"github.com/assay-audit/assay/host/server"
 	"github.com/assay-audit/assay/host/signing"
+	"github.com/assay-audit/assay/sdk"
 )
 
 var (
 	buildMu  sync.Mutex
 	built    = map[string]string{}
 	buildDir string
+	// baseTemp is TMPDIR as the process started: tests that point TMPDIR
+	// at a scratch dir they inspect must not find (or delete) the builds.
+	baseTemp = os.TempDir()
 )
 
 // Plugin returns the path of a plugin binary built from pkg (a module-
@@ -45,7 +49,7 @@ func Plugin(tb testing.TB, pkg string) string {
 		}
 	}
 	if buildDir == "" {
-		d, err := os.MkdirTemp("", "assay-plugins-")
+		d, err := os.MkdirTemp(baseTemp, "assay-plugins-")
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -152,3 +156,27 @@ func Start(tb testing.TB, opts Options, pkgs ...string) *Host {
 
 // String names the host for failure messages.
 func (h *Host) String() string { return fmt.Sprintf("host at %s", h.URL) }
+
+type localBackend struct{ f sdk.Family }
+
+func (b localBackend) Open(ctx context.Context) (server.Session, error) {
+	return &sdk.LocalSession{Family: b.f, Ctx: ctx}, nil
+}
+
+// InProcess is a host whose families run in the test's own process, behind
+// the same server: the baseline for the plugin boundary's cost.
+func InProcess(tb testing.TB, fams ...sdk.Family) *Host {
+	tb.Helper()
+	h := &Host{DataDir: tb.TempDir(), Log: &Log{}}
+	keys, err := signing.Open(h.DataDir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	h.Keys = keys
+	var services []server.Service
+	for _, f := range fams {
+		services = append(services, server.Service{Desc: f.Describe(), Backend: localBackend{f}})
+	}
+	h.Server = server.New(server.Config{Services: services, Keys: keys})
+	return h
+}

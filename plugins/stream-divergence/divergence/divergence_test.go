@@ -268,3 +268,37 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkMaxSizeCompare is the engine alone at the caps: parse, compare
+// and render two 64 KiB artefacts of 1,024 chunks each that differ at every
+// other byte.
+func BenchmarkMaxSizeCompare(b *testing.B) {
+	chunks := func(flip bool) []any {
+		out := make([]any, 1024)
+		for i := range out {
+			c := make([]byte, 64)
+			for j := range c {
+				c[j] = byte(i + j)
+				if flip && j%2 == 1 {
+					c[j] ^= 0xff
+				}
+			}
+			out[i] = base64.StdEncoding.EncodeToString(c)
+		}
+		return out
+	}
+	raw := body(chunks(false), chunks(true))
+	f, err := New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	for b.Loop() {
+		c := f.Check(context.Background(), sdk.Request{Route: sdk.Op, Op: "compare", Body: raw})
+		rep, err := c.Measure(context.Background(), time.Now)
+		if err != nil || len(rep.Body.(reportBody).DifferingSpans) != 32768 {
+			b.Fatal("unexpected report")
+		}
+	}
+}

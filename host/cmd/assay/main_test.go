@@ -1,0 +1,82 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/assay-audit/assay/host/signing"
+)
+
+func TestKeysRotateThenVerifyOffline(t *testing.T) {
+	dir := t.TempDir()
+	k, err := signing.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := k.ActiveID()
+	answer, _ := k.Sign(map[string]any{"kind": "report", "n": 1})
+
+	var out bytes.Buffer
+	if err := run([]string{"keys", "rotate", "--data-dir", dir}, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "active signing key: ") || strings.Contains(out.String(), first) {
+		t.Fatalf("rotate said %q", out.String())
+	}
+	again, _ := signing.Open(dir)
+	jwks, _ := json.Marshal(again.JWKS())
+	keys := filepath.Join(t.TempDir(), "jwks.json")
+	answerFile := filepath.Join(t.TempDir(), "answer.json")
+	_ = os.WriteFile(keys, jwks, 0o600)
+	_ = os.WriteFile(answerFile, answer, 0o600)
+
+	out.Reset()
+	if err := run([]string{"verify", "--keys", keys, answerFile}, &out, &out); err != nil {
+		t.Fatalf("verify an answer signed before the rotation: %v", err)
+	}
+	if !strings.Contains(out.String(), first) {
+		t.Errorf("verify named %q", out.String())
+	}
+	tampered := bytes.Replace(answer, []byte(`"n":1`), []byte(`"n":2`), 1)
+	_ = os.WriteFile(answerFile, tampered, 0o600)
+	if err := run([]string{"verify", "--keys", keys, answerFile}, &out, &out); err == nil {
+		t.Error("a tampered answer verified")
+	}
+}
+
+func TestPluginsPinWritesALoadableConfig(t *testing.T) {
+	dir := t.TempDir()
+	_ = os.WriteFile(filepath.Join(dir, "assay"), []byte("host"), 0o755)
+	_ = os.WriteFile(filepath.Join(dir, "assay-stream-divergence"), []byte("abc"), 0o755)
+	_ = os.WriteFile(filepath.Join(dir, "assay-adapter-letta-af"), []byte("def"), 0o755)
+	var out bytes.Buffer
+	if err := run([]string{"plugins", "pin", "--dir", dir}, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	// sha256("abc") from FIPS 180-2's example
+	for _, want := range []string{
+		`plugin "stream-divergence"`, `kind   = "family"`,
+		`sha256 = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"`,
+		`plugin "letta-af"`, `kind   = "adapter"`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("pin output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, `plugin "assay"`) {
+		t.Error("the host pinned itself")
+	}
+}
+
+func TestServeRefusesPaymentModesThisBuildLacks(t *testing.T) {
+	var out bytes.Buffer
+	err := run([]string{"serve", "--data-dir", t.TempDir(), "--payments", "local"}, &out, &out)
+	if err == nil || !strings.Contains(err.Error(), "payments off only") {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -1,0 +1,87 @@
+// Package family is the host tests' family: it can be told (through its
+// request body) to sleep, crash, panic, or issue a report the self-check must
+// stop. Its body cap is 5 MiB, the largest any criteria publishes, so tests
+// prove a max-size body crosses the real boundary.
+package family
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"time"
+
+	"github.com/assay-audit/assay/sdk"
+	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
+)
+
+const document = `{"criteria_id":"test-family/v1","criteria_revision":"0.0.1","service":"test-family","version":"0.0.1","ops":["measure"],"corpus":{"id":"test-family-corpus/v1","sha256":"0000000000000000000000000000000000000000000000000000000000000000"},"price":{"usdc_units_per_call":1,"label":"$0.000001","basis":"per test"},"free_tier":{"per_day":100,"min_interval_ms":5000},"input_contract":{"caps":{"body_bytes":5242880}}}`
+
+// Family is the test family.
+type Family struct{ desc *pb.FamilyDescription }
+
+// instructions is what a test asks for; every other member is padding.
+type instructions struct {
+	SleepMS        int    `json:"sleep_ms"`
+	ExitInMeasure  bool   `json:"exit_in_measure"`
+	PanicInCheck   string `json:"panic_in_check"`
+	GoroutinePanic string `json:"goroutine_panic"`
+	ForbiddenWord  bool   `json:"forbidden_word"`
+	Refuse         bool   `json:"refuse"`
+	Caller         string `json:"caller"`
+}
+
+// Describe describes.
+func (f *Family) Describe() *pb.FamilyDescription { return f.desc }
+
+// Check follows the body's instructions.
+func (f *Family) Check(ctx context.Context, req sdk.Request) sdk.Checked {
+	var in instructions
+	if json.Unmarshal(req.Body, &in) != nil {
+		return sdk.Checked{Outcome: sdk.Refused, Body: sdk.Refusal{Code: "body_not_object", Message: "request body is not a JSON object"}}
+	}
+	if in.PanicInCheck != "" {
+		panic(in.PanicInCheck)
+	}
+	if in.Refuse {
+		return sdk.Checked{Outcome: sdk.Refused, Body: sdk.Refusal{Code: "refused", Message: "refused on request", Facts: map[string]any{"n": 1}}}
+	}
+	n := len(req.Body)
+	out := sdk.Checked{Outcome: sdk.Accepted, Caller: in.Caller, HasCaller: in.Caller != ""}
+	if req.Route == sdk.Precheck {
+		out.Body = map[string]any{"assessable": true, "body_bytes": n}
+		return out
+	}
+	out.Measure = func(ctx context.Context, clock func() time.Time) (sdk.Report, error) {
+		if in.GoroutinePanic != "" {
+			done := make(chan struct{})
+			go func() { defer close(done); panic(in.GoroutinePanic) }()
+			<-done
+		}
+		if in.ExitInMeasure {
+			os.Exit(3)
+		}
+		if in.SleepMS > 0 {
+			select {
+			case <-time.After(time.Duration(in.SleepMS) * time.Millisecond):
+			case <-ctx.Done():
+				return sdk.Report{}, ctx.Err()
+			}
+		}
+		body := map[string]any{"body_bytes": n}
+		if in.ForbiddenWord {
+			body["score"] = 7
+		}
+		return sdk.Report{Body: body, Ledger: map[string]any{"op": "measure"}, CheckEnd: clock()}, nil
+	}
+	return out
+}
+
+// New builds the test family.
+func New() (*Family, error) {
+	d, err := sdk.DescribeFromCriteria([]byte(document))
+	if err != nil {
+		return nil, err
+	}
+	d.Tripwires = &pb.Tripwires{ForbiddenMembers: []string{"score"}, ForbiddenPhrases: []string{"verified"}}
+	return &Family{desc: d}, nil
+}

@@ -1,0 +1,113 @@
+package server_test
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/assay-audit/assay/host/internal/testfamily/family"
+	"github.com/assay-audit/assay/host/internal/testhost"
+	"github.com/assay-audit/assay/plugins/stream-divergence/divergence"
+)
+
+// serve runs one request through the host's handler (no TCP) and fails the
+// benchmark on an unexpected status.
+func serve(b *testing.B, h http.Handler, path string, body []byte) {
+	req := httptest.NewRequest("POST", path, bytes.NewReader(body))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != 200 {
+		b.Fatalf("%s: %d %.200s", path, rec.Code, rec.Body.Bytes())
+	}
+}
+
+// BenchmarkPrecheckRoundTrip: a small stream-divergence pre-check through
+// the whole host and the plugin process, against the same family in process.
+func BenchmarkPrecheckRoundTrip(b *testing.B) {
+	body := sdBody([]string{"hello ", "world"}, []string{"hello world"})
+	fam, err := divergence.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		h    *testhost.Host
+	}{
+		{"plugin", testhost.Start(b, testhost.Options{}, sdPkg)},
+		{"in-process", testhost.InProcess(b, fam)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				serve(b, c.h.Server, "/stream-divergence/precheck", body)
+			}
+		})
+	}
+}
+
+// BenchmarkFiveMiBBody: a 5 MiB body validated and measured through the
+// plugin boundary, against the same work in process.
+func BenchmarkFiveMiBBody(b *testing.B) {
+	const cap5 = 5 << 20
+	prefix := []byte(`{"pad":"`)
+	body := append(append(prefix, bytes.Repeat([]byte("x"), cap5-len(prefix)-2)...), '"', '}')
+	fam, err := family.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		h    *testhost.Host
+	}{
+		{"plugin", testhost.Start(b, testhost.Options{}, testPkg)},
+		{"in-process", testhost.InProcess(b, fam)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(cap5)
+			b.ReportAllocs()
+			for b.Loop() {
+				serve(b, c.h.Server, "/test-family/measure", body)
+			}
+		})
+	}
+}
+
+// maxCompareBody is the largest compare the criteria allow: two 64 KiB
+// artefacts in 1,024 chunks each, differing at every other byte (32,768
+// spans: the largest report).
+func maxCompareBody() []byte {
+	chunks := func(flip bool) []string {
+		out := make([]string, 1024)
+		for i := range out {
+			c := make([]byte, 64)
+			for j := range c {
+				c[j] = byte(i + j)
+				if flip && j%2 == 1 {
+					c[j] ^= 0xff
+				}
+			}
+			out[i] = base64.StdEncoding.EncodeToString(c)
+		}
+		return out
+	}
+	body, _ := json.Marshal(map[string]any{
+		"streamed_capture": map[string]any{"chunks": chunks(false)},
+		"reference_output": map[string]any{"chunks": chunks(true)},
+	})
+	return body
+}
+
+// BenchmarkMaxSizeCompare: the paid compare at the caps through the host
+// and the plugin.
+func BenchmarkMaxSizeCompare(b *testing.B) {
+	body := maxCompareBody()
+	h := testhost.Start(b, testhost.Options{}, sdPkg)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		serve(b, h.Server, "/stream-divergence/compare", body)
+	}
+}

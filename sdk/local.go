@@ -1,0 +1,39 @@
+package sdk
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
+)
+
+// LocalSession runs one request against a Family in the caller's process,
+// with the same messages the plugin boundary carries. Tests and benchmarks
+// use it to compare the in-process cost with the cross-process one.
+type LocalSession struct {
+	Family  Family
+	Ctx     context.Context
+	checked Checked
+}
+
+// Start validates.
+func (l *LocalSession) Start(s *pb.Start) (*pb.Validated, error) {
+	req := Request{Op: s.GetOp(), Body: s.GetBody(), Now: time.Unix(0, s.GetNowUnixNano()).UTC(), Route: Precheck}
+	if s.GetRoute() == pb.Start_OP {
+		req.Route = Op
+	}
+	l.checked = l.Family.Check(l.Ctx, req)
+	return validatedOf(l.checked)
+}
+
+// Proceed measures.
+func (l *LocalSession) Proceed() (*pb.Report, error) {
+	if l.checked.Measure == nil {
+		return nil, errors.New("nothing to measure")
+	}
+	return measure(l.Ctx, l.checked)
+}
+
+// Close drops the parsed submission.
+func (l *LocalSession) Close() { l.checked = Checked{} }
