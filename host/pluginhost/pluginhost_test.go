@@ -104,5 +104,7 @@ func TestMain(m *testing.M) {
 		fmt.Println(f.PID())
 		select {} // wait to be killed
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	testhost.Cleanup()
+	os.Exit(code)
 }

@@ -65,6 +65,18 @@ func Plugin(tb testing.TB, pkg string) string {
 	return out
 }
 
+// Cleanup removes the plugins this process built; a package's TestMain
+// calls it after m.Run.
+func Cleanup() {
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if buildDir != "" {
+		_ = os.RemoveAll(buildDir)
+		buildDir = ""
+		built = map[string]string{}
+	}
+}
+
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 func moduleRoot(tb testing.TB) string {

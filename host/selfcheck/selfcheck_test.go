@@ -1,0 +1,54 @@
+package selfcheck
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
+)
+
+func decode(t *testing.T, s string) any {
+	var v any
+	d := json.NewDecoder(strings.NewReader(s))
+	d.UseNumber()
+	if err := d.Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestTripwires(t *testing.T) {
+	c := New(&pb.Tripwires{
+		AbsentTokens:     []string{"NOT-ASSESSABLE"},
+		ForbiddenPhrases: []string{"verified", "correct"},
+		ExemptSentences:  []string{"The report does not establish which output is correct."},
+		ForbiddenMembers: []string{"score"},
+	})
+	cases := []struct {
+		name, answer string
+		ok           bool
+	}{
+		{"plain facts", `{"count":3,"share":"est:~12.50%","tokens":"est:~40","rows":[{"n":1}]}`, true},
+		{"exempt sentence", `{"scope_text":"The report does not establish which output is correct."}`, true},
+		{"forbidden word", `{"note":"the stream was Verified"}`, false},
+		{"forbidden word in an array", `{"notes":["fine","correct output"]}`, false},
+		{"word inside another word", `{"note":"incorrectly"}`, true},
+		{"forbidden member deep", `{"a":{"b":[{"Score":1}]}}`, false},
+		{"token with reason", `{"f":{"value":"NOT-ASSESSABLE","reason":"zero denominator"}}`, true},
+		{"token without reason", `{"f":{"value":"NOT-ASSESSABLE","reason":""}}`, false},
+		{"token beside a zero", `{"f":{"value":"NOT-ASSESSABLE","reason":"x","n":0}}`, false},
+		{"malformed estimate", `{"t":"est:~12.5%"}`, false},
+		{"estimate with spaces", `{"t":"est: ~12"}`, false},
+	}
+	for _, k := range cases {
+		err := c.Check(decode(t, k.answer))
+		if (err == nil) != k.ok {
+			t.Errorf("%s: err = %v", k.name, err)
+		}
+		if err != nil && !errors.Is(err, ErrTripped) {
+			t.Errorf("%s: error does not wrap ErrTripped", k.name)
+		}
+	}
+}
