@@ -1,0 +1,244 @@
+// Package store is the host's memory: the ledger and its amendment rows,
+// the free-tier counters, settled transaction ids and delivery markers, on
+// SQLite (one host, the embedded default) or PostgreSQL (several hosts
+// sharing one database). One SQL implementation serves both through a small
+// dialect; every statement that decides something (an admission, a claim)
+// is a single atomic statement, so several hosts agree exactly.
+//
+// Nothing submitted is ever passed to this package: it stores identifiers
+// (keyed digests of free-tier callers, payer wallets, transaction ids),
+// counts, prices and the families' closed ledger fields.
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx"
+	_ "modernc.org/sqlite"             // registers "sqlite"
+)
+
+// Store is one database.
+type Store struct {
+	db   *sql.DB
+	d    dialect
+	desc string
+}
+
+type dialect struct {
+	name     string
+	autoinc  string
+	boolType string
+	rebind   func(string) string
+}
+
+var sqliteDialect = dialect{
+	name:     "sqlite",
+	autoinc:  "INTEGER PRIMARY KEY AUTOINCREMENT",
+	boolType: "INTEGER",
+	rebind:   func(q string) string { return q },
+}
+
+var postgresDialect = dialect{
+	name:     "postgres",
+	autoinc:  "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
+	boolType: "BOOLEAN",
+	rebind: func(q string) string {
+		var b strings.Builder
+		n := 0
+		for _, c := range q {
+			if c == '?' {
+				n++
+				fmt.Fprintf(&b, "$%d", n)
+				continue
+			}
+			b.WriteRune(c)
+		}
+		return b.String()
+	},
+}
+
+// Open opens the store a spec names: "" or "sqlite" for dataDir/assay.db,
+// "sqlite:PATH", or a postgres:// / postgresql:// URL.
+func Open(ctx context.Context, spec, dataDir string) (*Store, error) {
+	switch {
+	case spec == "" || spec == "sqlite":
+		return OpenSQLite(ctx, filepath.Join(dataDir, "assay.db"))
+	case strings.HasPrefix(spec, "sqlite:"):
+		return OpenSQLite(ctx, strings.TrimPrefix(spec, "sqlite:"))
+	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
+		return OpenPostgres(ctx, spec)
+	}
+	return nil, errors.New("store: expected sqlite, sqlite:PATH or a postgres:// URL")
+}
+
+// OpenSQLite opens (creating) a SQLite database in WAL mode.
+func OpenSQLite(ctx context.Context, path string) (*Store, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("store: data dir: %w", err)
+	}
+	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store: open sqlite: %w", err)
+	}
+	// One connection: SQLite has one writer anyway, and a single connection
+	// turns would-be SQLITE_BUSY races into an orderly queue.
+	db.SetMaxOpenConns(1)
+	s := &Store{db: db, d: sqliteDialect, desc: "sqlite"}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: db mode: %w", err)
+	}
+	return s, nil
+}
+
+// OpenPostgres connects to PostgreSQL. A search_path parameter in the URL
+// selects the schema (created when missing).
+func OpenPostgres(ctx context.Context, url string) (*Store, error) {
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		return nil, fmt.Errorf("store: open postgres: %w", err)
+	}
+	db.SetMaxOpenConns(16)
+	db.SetConnMaxIdleTime(time.Minute)
+	s := &Store{db: db, d: postgresDialect, desc: "postgres"}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Dialect is "sqlite" or "postgres".
+func (s *Store) Dialect() string { return s.desc }
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+func (s *Store) q(query string) string { return s.d.rebind(query) }
+
+// migrations are applied in order, each once, each in its own transaction.
+func (s *Store) migrations() []string {
+	ai, bt := s.d.autoinc, s.d.boolType
+	appendOnly := []string{}
+	if s.d.name == "sqlite" {
+		for _, t := range []string{"ledger", "ledger_amendments"} {
+			for _, op := range []string{"UPDATE", "DELETE"} {
+				appendOnly = append(appendOnly, fmt.Sprintf(
+					"CREATE TRIGGER %s_no_%s BEFORE %s ON %s BEGIN SELECT RAISE(ABORT, 'append-only table'); END",
+					t, strings.ToLower(op), op, t))
+			}
+		}
+	} else {
+		appendOnly = append(appendOnly,
+			`CREATE FUNCTION assay_append_only() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'append-only table'; END $$`,
+			`CREATE TRIGGER ledger_append_only BEFORE UPDATE OR DELETE ON ledger FOR EACH ROW EXECUTE FUNCTION assay_append_only()`,
+			`CREATE TRIGGER ledger_amendments_append_only BEFORE UPDATE OR DELETE ON ledger_amendments FOR EACH ROW EXECUTE FUNCTION assay_append_only()`)
+	}
+	v1 := strings.Join(append([]string{
+		`CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL)`,
+		`CREATE TABLE free_tier (key TEXT PRIMARY KEY, day TEXT NOT NULL, count BIGINT NOT NULL, last_ns BIGINT NOT NULL)`,
+		`CREATE TABLE free_use (service TEXT NOT NULL, day TEXT NOT NULL, n BIGINT NOT NULL, PRIMARY KEY (service, day))`,
+		`CREATE TABLE ledger (
+			id ` + ai + `,
+			service TEXT NOT NULL, criteria_id TEXT NOT NULL, criteria_revision TEXT NOT NULL,
+			ts_ns BIGINT NOT NULL, day TEXT NOT NULL,
+			payer TEXT, price_usdc_units BIGINT NOT NULL,
+			tx_id TEXT, fee_lamports BIGINT,
+			house ` + bt + ` NOT NULL,
+			cad_rate TEXT, cad_rate_date TEXT, cad_basis TEXT, cad_pending ` + bt + ` NOT NULL,
+			family_fields TEXT NOT NULL)`,
+		`CREATE UNIQUE INDEX ledger_tx ON ledger (tx_id) WHERE tx_id IS NOT NULL`,
+		`CREATE TABLE ledger_amendments (
+			id ` + ai + `,
+			line_id BIGINT NOT NULL REFERENCES ledger (id),
+			kind TEXT NOT NULL, ts_ns BIGINT NOT NULL,
+			cad_rate TEXT, cad_rate_date TEXT, cad_basis TEXT,
+			refund_usdc_units BIGINT)`,
+		`CREATE TABLE settled_tx (tx_id TEXT PRIMARY KEY, ts_ns BIGINT NOT NULL)`,
+	}, appendOnly...), ";\n")
+	return []string{v1}
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: migrate: %w", err)
+	}
+	defer tx.Rollback()
+	if s.d.name == "postgres" {
+		// hosts starting together migrate one at a time
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(4021977)`); err != nil {
+			return fmt.Errorf("store: migrate lock: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY)`); err != nil {
+		return fmt.Errorf("store: migrate: %w", err)
+	}
+	var have int
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
+		return fmt.Errorf("store: migrate: %w", err)
+	}
+	for i, m := range s.migrations() {
+		v := i + 1
+		if v <= have {
+			continue
+		}
+		for _, stmt := range splitStatements(m) {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("store: migration %d: %w", v, err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO schema_migrations (version) VALUES (?)`), v); err != nil {
+			return fmt.Errorf("store: migration %d: %w", v, err)
+		}
+	}
+	secret := make([]byte, 32)
+	if _, err := rand.Read(secret); err != nil {
+		return fmt.Errorf("store: secret: %w", err)
+	}
+	// the deployment's key for free-tier digests: one per database, so
+	// every host on it derives the same keys
+	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO settings (name, value) VALUES ('freetier_key', ?) ON CONFLICT (name) DO NOTHING`), hex.EncodeToString(secret)); err != nil {
+		return fmt.Errorf("store: settings: %w", err)
+	}
+	return tx.Commit()
+}
+
+// splitStatements splits a migration on ";\n" (no statement here contains
+// that sequence, dollar-quoted bodies included).
+func splitStatements(m string) []string {
+	var out []string
+	for _, s := range strings.Split(m, ";\n") {
+		if strings.TrimSpace(s) != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// FreeTierKey is the deployment's secret for keying free-tier callers.
+func (s *Store) FreeTierKey(ctx context.Context) ([]byte, error) {
+	var v string
+	if err := s.db.QueryRowContext(ctx, `SELECT value FROM settings WHERE name = 'freetier_key'`).Scan(&v); err != nil {
+		return nil, fmt.Errorf("store: free-tier key: %w", err)
+	}
+	return hex.DecodeString(v)
+}
+
+// DB exposes the database handle to tests that must prove what the schema
+// refuses.
+func (s *Store) DB() *sql.DB { return s.db }
