@@ -24,9 +24,10 @@ func Day(t time.Time) string { return t.UTC().Format("2006-01-02") }
 
 // AdmitFree admits or refuses one free call for key at now: at most perDay
 // per UTC day, at least minInterval after the key's last admitted call
-// (across midnight too). One conditional upsert decides, so concurrent
+// (across midnight too); usage names the free-use counter the call adds to.
+// One conditional upsert decides, so concurrent
 // calls on one host or many are admitted exactly.
-func (s *Store) AdmitFree(ctx context.Context, service, key string, now time.Time, perDay int64, minInterval time.Duration) (Admission, error) {
+func (s *Store) AdmitFree(ctx context.Context, usage, key string, now time.Time, perDay int64, minInterval time.Duration) (Admission, error) {
 	day, ns := Day(now), now.UnixNano()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -47,7 +48,7 @@ func (s *Store) AdmitFree(ctx context.Context, service, key string, now time.Tim
 	case err == nil:
 		if _, err := tx.ExecContext(ctx, s.q(`
 			INSERT INTO free_use (service, day, n) VALUES (?, ?, 1)
-			ON CONFLICT (service, day) DO UPDATE SET n = free_use.n + 1`), service, day); err != nil {
+			ON CONFLICT (service, day) DO UPDATE SET n = free_use.n + 1`), usage, day); err != nil {
 			return Admission{}, fmt.Errorf("store: free use: %w", err)
 		}
 		if err := tx.Commit(); err != nil {
@@ -75,9 +76,9 @@ type DayCount struct {
 	N   int64
 }
 
-// FreeUse is a service's admitted free calls per day, oldest first.
-func (s *Store) FreeUse(ctx context.Context, service string) ([]DayCount, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT day, n FROM free_use WHERE service = ? ORDER BY day`), service)
+// FreeUse is a usage scope's admitted free calls per day, oldest first.
+func (s *Store) FreeUse(ctx context.Context, usage string) ([]DayCount, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT day, n FROM free_use WHERE service = ? ORDER BY day`), usage)
 	if err != nil {
 		return nil, fmt.Errorf("store: free use: %w", err)
 	}
