@@ -59,7 +59,12 @@ type Checked struct {
 	// refusal (see Refusal) or a could-not-measure answer. Nil for an
 	// accepted op, which answers with its report after Measure.
 	Body any
-	// Caller is the body's top-level caller member, when it is a string.
+	// Code is the refusal code or could-not-measure kind. Left empty with a
+	// Refusal body, the SDK takes the Refusal's code.
+	Code string
+	// Caller is the body's top-level caller member when it is a string;
+	// HasCaller says the member is present at all. A family may leave both
+	// unset: on the pre-check the SDK reads them from the body itself.
 	Caller    string
 	HasCaller bool
 	// Measure runs the paid measurement; set exactly when Route is Op and
@@ -183,6 +188,9 @@ func (s *familyServer) Run(stream grpc.BidiStreamingServer[pb.HostToFamily, pb.F
 	}
 	ctx := stream.Context()
 	checked := s.impl.Check(ctx, req)
+	if req.Route == Precheck && !checked.HasCaller {
+		checked.Caller, checked.HasCaller = CallerOf(req.Body)
+	}
 	start.Body = nil // the family holds what it parsed; drop the raw bytes
 	v, err := validatedOf(checked)
 	if err != nil {
@@ -218,6 +226,15 @@ func validatedOf(checked Checked) (*pb.Validated, error) {
 		Caller:           checked.Caller,
 		HasCaller:        checked.HasCaller,
 		CheckEndUnixNano: time.Now().UnixNano(),
+		Code:             checked.Code,
+	}
+	if v.Code == "" {
+		switch r := checked.Body.(type) {
+		case Refusal:
+			v.Code = r.Code
+		case *Refusal:
+			v.Code = r.Code
+		}
 	}
 	if checked.Body != nil {
 		var err error
@@ -245,6 +262,19 @@ func measure(ctx context.Context, checked Checked) (*pb.Report, error) {
 		return nil, status.Error(codes.Internal, "ledger fields not serialisable")
 	}
 	return out, nil
+}
+
+// CallerOf reads a body's top-level caller member: present says the member
+// exists (whatever its type), caller is its value when it is a string.
+func CallerOf(body []byte) (caller string, present bool) {
+	var top struct {
+		Caller *json.RawMessage `json:"caller"`
+	}
+	if json.Unmarshal(body, &top) != nil || top.Caller == nil {
+		return "", false
+	}
+	_ = json.Unmarshal(*top.Caller, &caller)
+	return caller, true
 }
 
 // AdapterCaller reaches a format adapter through the host.

@@ -24,6 +24,9 @@ func (l *LocalSession) Start(s *pb.Start) (*pb.Validated, error) {
 		req.Route = Op
 	}
 	l.checked = l.Family.Check(l.Ctx, req)
+	if req.Route == Precheck && !l.checked.HasCaller {
+		l.checked.Caller, l.checked.HasCaller = CallerOf(req.Body)
+	}
 	return validatedOf(l.checked)
 }
 

@@ -20,10 +20,24 @@ type Config struct {
 	// PluginDir is where plugin binaries live; relative plugin paths resolve
 	// against it, and no plugin path may leave it. Relative to the config
 	// file's folder.
-	PluginDir   string   `hcl:"plugin_dir,optional"`
-	CallTimeout string   `hcl:"call_timeout,optional"`
-	LogLevel    string   `hcl:"log_level,optional"`
-	Plugins     []Plugin `hcl:"plugin,block"`
+	PluginDir   string `hcl:"plugin_dir,optional"`
+	CallTimeout string `hcl:"call_timeout,optional"`
+	LogLevel    string `hcl:"log_level,optional"`
+	// Store is "sqlite" (data_dir/assay.db, the default), "sqlite:PATH", or
+	// a postgres:// URL shared by several hosts.
+	Store string `hcl:"store,optional"`
+	// HouseWallets are the operator's own wallets: their payments are house
+	// proofs and never start Day-0.
+	HouseWallets []string `hcl:"house_wallets,optional"`
+	// FMV is the CAD fair-market-value source.
+	FMV     *FMV     `hcl:"fmv,block"`
+	Plugins []Plugin `hcl:"plugin,block"`
+}
+
+// FMV names the operator's USD/CAD rates file and the basis it states.
+type FMV struct {
+	RatesFile string `hcl:"rates_file"`
+	Basis     string `hcl:"basis"`
 }
 
 // Plugin is one plugin block: plugin "<name>" { kind, path, sha256 }.
@@ -40,6 +54,7 @@ func Defaults() Config {
 		Listen:      "127.0.0.1:8402",
 		DataDir:     "./var",
 		Payments:    "off",
+		Store:       "sqlite",
 		CallTimeout: "30s",
 		LogLevel:    "info",
 	}
@@ -69,6 +84,17 @@ func Load(path string) (Config, error) {
 	}
 	if f.LogLevel != "" {
 		c.LogLevel = f.LogLevel
+	}
+	if f.Store != "" {
+		c.Store = f.Store
+	}
+	c.HouseWallets = f.HouseWallets
+	if f.FMV != nil {
+		fmv := *f.FMV
+		if !filepath.IsAbs(fmv.RatesFile) {
+			fmv.RatesFile = filepath.Join(filepath.Dir(path), fmv.RatesFile)
+		}
+		c.FMV = &fmv
 	}
 	c.PluginDir = filepath.Dir(path)
 	if f.PluginDir != "" {

@@ -37,7 +37,7 @@ func BenchmarkPrecheckRoundTrip(b *testing.B) {
 		h    *testhost.Host
 	}{
 		{"plugin", testhost.Start(b, testhost.Options{}, sdPkg)},
-		{"in-process", testhost.InProcess(b, fam)},
+		{"in-process", testhost.InProcess(b, testhost.Options{NoFreeTier: true}, fam)},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -63,7 +63,7 @@ func BenchmarkFiveMiBBody(b *testing.B) {
 		h    *testhost.Host
 	}{
 		{"plugin", testhost.Start(b, testhost.Options{}, testPkg)},
-		{"in-process", testhost.InProcess(b, fam)},
+		{"in-process", testhost.InProcess(b, testhost.Options{NoFreeTier: true}, fam)},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(cap5)

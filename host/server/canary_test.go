@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"bytes"
+	"database/sql"
+	"fmt"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -11,9 +13,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/assay-audit/assay/host/internal/storetest"
 	"github.com/assay-audit/assay/host/internal/testhost"
 )
 
@@ -56,10 +60,18 @@ func (c canary) find(t *testing.T, surface string, data []byte) {
 }
 
 func TestCanaryNeverLeaks(t *testing.T) {
+	for _, kind := range storetest.Kinds {
+		t.Run(kind, func(t *testing.T) { canaryRun(t, kind) })
+	}
+}
+
+func canaryRun(t *testing.T, kind string) {
+	spec, _ := storetest.Spec(t, kind)
 	scratch := t.TempDir()
 	t.Setenv("TMPDIR", scratch)
 	c := newCanary(t)
-	h := testhost.Start(t, testhost.Options{Env: []string{"TMPDIR=" + scratch}, CallTimeout: 5 * time.Second}, sdPkg, testPkg)
+	clock := &steppingClock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), step: 6 * time.Second}
+	h := testhost.Start(t, testhost.Options{Env: []string{"TMPDIR=" + scratch}, CallTimeout: 5 * time.Second, Now: clock.Now, Store: spec}, sdPkg, testPkg)
 
 	artefact := []byte("stream " + c.value + " end")
 	other := []byte("stream " + c.value + " END")
@@ -80,13 +92,15 @@ func TestCanaryNeverLeaks(t *testing.T) {
 		return body
 	}
 	good := sd([]any{b64(artefact[:9]), b64(artefact[9:])}, []any{b64(other)}, map[string]any{"caller": c.value})
+	wallet := sd([]any{b64(artefact)}, []any{b64(other)}, map[string]any{"caller": "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"})
 	type call struct {
 		name, path string
 		body       []byte
 		status     int
 	}
 	calls := []call{
-		{"precheck assessable", "/stream-divergence/precheck", good, 200},
+		{"precheck, canary as caller", "/stream-divergence/precheck", good, 400},
+		{"precheck assessable", "/stream-divergence/precheck", wallet, 200},
 		{"compare report", "/stream-divergence/compare", good, 200},
 		{"compare equal", "/stream-divergence/compare", sd([]any{b64(artefact)}, []any{b64(artefact)}, nil), 200},
 		{"root compare", "/compare", good, 404}, // two families loaded: no root routes
@@ -102,8 +116,15 @@ func TestCanaryNeverLeaks(t *testing.T) {
 		{"panic in a goroutine", "/test-family/measure", []byte(`{"goroutine_panic":"` + c.value + `"}`), 503},
 		{"plugin exits mid-measure", "/test-family/measure", []byte(`{"exit_in_measure":true,"pad":"` + c.value + `"}`), 503},
 		{"self-check failure", "/test-family/measure", []byte(`{"forbidden_word":true,"pad":"` + c.value + `"}`), 500},
+		{"ledger line refused", "/test-family/measure", []byte(`{"bad_ledger":true,"pad":"` + c.value + `"}`), 500},
+		{"test family report", "/test-family/measure", []byte(`{"pad":"` + c.value + `"}`), 200},
+		{"test family precheck", "/test-family/precheck", []byte(`{"pad":"` + c.value + `"}`), 200},
+		{"free interval", "/test-family/precheck", []byte(`{"pad":"` + c.value + `"}`), 429},
 	}
 	for _, k := range calls {
+		if k.status == 429 {
+			clock.hold(true)
+		}
 		var r reply
 		for try := 0; try < 50; try++ { // a crashed plugin is restarting
 			r = do(t, http.MethodPost, h.URL+k.path+"?q="+c.value, k.body, map[string]string{"X-Note": c.value})
@@ -115,10 +136,26 @@ func TestCanaryNeverLeaks(t *testing.T) {
 		if r.status != k.status {
 			t.Errorf("%s: status %d, want %d (%.300s)", k.name, r.status, k.status, r.raw)
 		}
+		clock.hold(false)
 		c.find(t, "the answer to "+k.name, r.raw)
 		for name, vals := range r.header {
 			c.find(t, "header "+name+" of "+k.name, []byte(strings.Join(vals, " ")))
 		}
+	}
+	for _, path := range []string{"/metrics", "/stream-divergence/metrics", "/test-family/metrics"} {
+		m := do(t, "GET", h.URL+path, nil, nil)
+		if m.status != 200 || !strings.Contains(string(m.raw), "assay_requests_total") {
+			t.Errorf("GET %s: %d", path, m.status)
+		}
+		c.find(t, "GET "+path, m.raw)
+	}
+	rows := dumpTables(t, h.Store.DB(), kind)
+	if !strings.Contains(rows, "stream-divergence/v1") || !strings.Contains(rows, "test-family/v1") {
+		t.Error("the ledger holds no line from the paid calls above")
+	}
+	c.find(t, "the "+kind+" store's rows", []byte(rows))
+	if err := h.Store.Close(); err != nil { // flush SQLite's WAL into the files searched below
+		t.Fatal(err)
 	}
 	// plugin stderr reached the host log through go-plugin; give it a moment
 	time.Sleep(300 * time.Millisecond)
@@ -142,4 +179,72 @@ func TestCanaryNeverLeaks(t *testing.T) {
 			return nil
 		})
 	}
+}
+
+// steppingClock advances by step on every reading, so every free pre-check
+// falls outside the previous one's interval, unless held.
+type steppingClock struct {
+	mu   sync.Mutex
+	t    time.Time
+	step time.Duration
+	held bool
+}
+
+func (c *steppingClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.held {
+		c.t = c.t.Add(c.step)
+	}
+	return c.t
+}
+
+func (c *steppingClock) hold(h bool) {
+	c.mu.Lock()
+	c.held = h
+	c.mu.Unlock()
+}
+
+// dumpTables renders every row of every table in the store as text.
+func dumpTables(t *testing.T, db *sql.DB, kind string) string {
+	q := `SELECT name FROM sqlite_master WHERE type = 'table'`
+	if kind == "postgres" {
+		q = `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`
+	}
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tables []string
+	for rows.Next() {
+		var n string
+		_ = rows.Scan(&n)
+		tables = append(tables, n)
+	}
+	rows.Close()
+	var out strings.Builder
+	for _, table := range tables {
+		r, err := db.Query(`SELECT * FROM ` + table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, _ := r.Columns()
+		for r.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			_ = r.Scan(ptrs...)
+			fmt.Fprintf(&out, "%s %v\n", table, vals)
+			for _, v := range vals {
+				if b, ok := v.([]byte); ok {
+					out.Write(b)
+					out.WriteByte('\n')
+				}
+			}
+		}
+		r.Close()
+	}
+	return out.String()
 }

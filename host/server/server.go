@@ -8,12 +8,16 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/assay-audit/assay/host/freetier"
+	"github.com/assay-audit/assay/host/ledger"
+	"github.com/assay-audit/assay/host/metrics"
 	"github.com/assay-audit/assay/host/payment"
 	"github.com/assay-audit/assay/host/pluginhost"
 	"github.com/assay-audit/assay/host/selfcheck"
@@ -56,6 +60,9 @@ type Config struct {
 	Services []Service
 	Keys     *signing.Keyring
 	Payments payment.Gate
+	FreeTier *freetier.Gate
+	Ledger   *ledger.Writer
+	Metrics  *metrics.Metrics
 	Logger   hclog.Logger
 	// CallTimeout bounds one request's time inside its plugin.
 	CallTimeout time.Duration
@@ -90,6 +97,9 @@ func New(cfg Config) *Server {
 	if cfg.Payments == nil {
 		cfg.Payments = payment.Off{}
 	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = metrics.New()
+	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), services: map[string]*service{}}
 	for _, svc := range cfg.Services {
 		sv := &service{Service: svc, check: selfcheck.New(svc.Desc.GetTripwires()), ops: map[string]*pb.Op{}}
@@ -102,23 +112,49 @@ func New(cfg Config) *Server {
 			s.mount("", sv) // a one-service host answers at the root too
 		}
 	}
-	s.mux.HandleFunc("GET /healthz", s.healthz)
-	s.mux.HandleFunc("GET /keys", s.keys)
-	s.mux.HandleFunc("GET /{$}", s.catalog)
-	s.mux.HandleFunc("/", notCovered)
+	s.route("GET /healthz", "", "healthz", s.healthz)
+	s.route("GET /keys", "", "keys", s.keys)
+	s.route("GET /{$}", "", "catalog", s.catalog)
+	s.route("GET /metrics", "", "metrics", cfg.Metrics.Handler("").ServeHTTP)
+	s.route("/", "", "unmatched", notCovered)
 	return s
 }
 
+// route registers a handler and counts its requests under a label set the
+// host owns: the service and the route template, never the path.
+func (s *Server) route(pattern, service, label string, h http.HandlerFunc) {
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		start := time.Now()
+		h(rec, r)
+		s.cfg.Metrics.Request(service, label, rec.status, time.Since(start))
+	})
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
 func (s *Server) mount(prefix string, sv *service) {
-	s.mux.HandleFunc("GET "+prefix+"/criteria", func(w http.ResponseWriter, r *http.Request) {
+	name := sv.Desc.GetService()
+	s.route("GET "+prefix+"/criteria", name, "criteria", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(sv.Desc.GetCriteriaDocument())
 	})
-	s.mux.HandleFunc("POST "+prefix+"/precheck", func(w http.ResponseWriter, r *http.Request) {
+	if prefix != "" {
+		s.route("GET "+prefix+"/metrics", name, "metrics", s.cfg.Metrics.Handler(name).ServeHTTP)
+	}
+	s.route("POST "+prefix+"/precheck", name, "precheck", func(w http.ResponseWriter, r *http.Request) {
 		s.handle(w, r, sv, nil)
 	})
 	for _, op := range sv.Desc.GetOps() {
-		s.mux.HandleFunc("POST "+prefix+"/"+op.GetName(), func(w http.ResponseWriter, r *http.Request) {
+		s.route("POST "+prefix+"/"+op.GetName(), name, op.GetName(), func(w http.ResponseWriter, r *http.Request) {
 			s.handle(w, r, sv, op)
 		})
 	}
@@ -152,6 +188,10 @@ const (
 	codeDeadline    = "deadline_exceeded"
 	codeInternal    = "internal_error"
 	codeSelfCheck   = "self_check_failed"
+	codeCaller      = "caller_invalid"
+	codeInterval    = "free_interval"
+	codeSpent       = "free_allowance_spent"
+	codeFreeDown    = "free_tier_unavailable"
 )
 
 var hostMessages = map[string]string{
@@ -160,6 +200,10 @@ var hostMessages = map[string]string{
 	codeDeadline:    "the check did not finish within the host's deadline; nothing was charged",
 	codeInternal:    "the service failed to handle this request; nothing was charged",
 	codeSelfCheck:   "the answer failed the host's pre-signing checks and was not issued; nothing was charged",
+	codeCaller:      "caller must be a Solana address (base58, 32 bytes)",
+	codeInterval:    "free pre-checks from one caller must be at least the published interval apart",
+	codeSpent:       "the caller's free pre-checks for this UTC day are spent",
+	codeFreeDown:    "the free tier's store is unavailable; try again",
 }
 
 // request is one request's state as the handler moves it along.
@@ -167,8 +211,9 @@ type request struct {
 	w     http.ResponseWriter
 	r     *http.Request
 	sv    *service
-	op    *pb.Op // nil on the pre-check
-	start time.Time
+	op    *pb.Op    // nil on the pre-check
+	start time.Time // the host clock's (injectable) instant of arrival
+	began time.Time // wall clock, for the log's duration
 }
 
 func (q *request) opName() string {
@@ -179,7 +224,7 @@ func (q *request) opName() string {
 }
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op *pb.Op) {
-	q := &request{w: w, r: r, sv: sv, op: op, start: s.cfg.Now()}
+	q := &request{w: w, r: r, sv: sv, op: op, start: s.cfg.Now(), began: time.Now()}
 	limit := sv.Desc.GetBodyBytes()
 	if r.ContentLength > limit {
 		s.hostRefusal(q, http.StatusRequestEntityTooLarge, codeBodyCap, map[string]any{"cap": limit})
@@ -212,11 +257,16 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 		s.boundaryFailure(q, err)
 		return
 	}
+	if op == nil && !s.admitFree(q, v) {
+		return
+	}
 	switch v.GetOutcome() {
 	case pb.Outcome_REFUSED:
+		s.cfg.Metrics.Refusal(sv.Desc.GetService(), v.GetCode())
 		s.familyAnswer(q, http.StatusBadRequest, "refusal", v.GetBody(), v.GetCheckEndUnixNano(), nil)
 		return
 	case pb.Outcome_COULD_NOT_MEASURE:
+		s.cfg.Metrics.CouldNotMeasure(sv.Desc.GetService(), v.GetCode())
 		s.familyAnswer(q, http.StatusUnprocessableEntity, "could_not_measure", v.GetBody(), v.GetCheckEndUnixNano(), nil)
 		return
 	case pb.Outcome_ACCEPTED:
@@ -242,11 +292,90 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 		s.selfCheckFailure(q, err)
 		return
 	}
-	if _, err := s.cfg.Payments.Settle(ctx, adm); err != nil {
+	fields, err := ledger.CheckFields(sv.Desc.GetLedgerFields(), rep.GetLedger())
+	if err != nil {
+		// checked before settlement: a line that cannot be written is never charged
+		s.cfg.Metrics.LedgerLineRefused(sv.Desc.GetService())
+		s.selfCheckFailure(q, err)
+		return
+	}
+	receipt, err := s.cfg.Payments.Settle(ctx, adm)
+	if err != nil {
 		s.boundaryFailure(q, err)
 		return
 	}
-	s.send(q, http.StatusOK, answer)
+	signed, ok := s.sign(q, answer)
+	if !ok {
+		return
+	}
+	s.writeLedger(q, receipt, fields, s.cfg.Now())
+	s.cfg.Metrics.Paid(sv.Desc.GetService())
+	s.write(q, http.StatusOK, signed)
+}
+
+// writeLedger appends the answer's line. The report is already settled and
+// signed, so a store failure does not withhold it: it is logged (with the
+// transaction id, never the submission) and counted for the operator.
+func (s *Server) writeLedger(q *request, r *payment.Receipt, fields string, at time.Time) {
+	if s.cfg.Ledger == nil {
+		return
+	}
+	e := ledger.Entry{Desc: q.sv.Desc, At: at, Payer: r.Payer, PriceUnits: r.USDCUnits, TxID: r.TransactionID,
+		FeeLamports: r.FeeLamports, House: r.House, Fields: fields}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := s.cfg.Ledger.Append(ctx, e); err != nil {
+		s.cfg.Metrics.LedgerWriteFailed(q.sv.Desc.GetService())
+		s.cfg.Logger.Error("ledger line not written", "service", q.sv.Desc.GetService(), "tx", r.TransactionID, "error", err)
+	}
+}
+
+// admitFree applies the free tier to a pre-check (refused ones count too)
+// and answers the caller itself when it refuses.
+func (s *Server) admitFree(q *request, v *pb.Validated) bool {
+	if s.cfg.FreeTier == nil {
+		return true
+	}
+	d := q.sv.Desc
+	c := freetier.Caller{Addr: clientAddr(q.r)}
+	badCaller := v.GetHasCaller() && !freetier.ValidWallet(v.GetCaller())
+	if v.GetHasCaller() && !badCaller {
+		c.Wallet = v.GetCaller()
+	}
+	lim := freetier.Limits{PerDay: d.GetFreeTier().GetPerDay(), MinInterval: time.Duration(d.GetFreeTier().GetMinIntervalMs()) * time.Millisecond}
+	adm, err := s.cfg.FreeTier.Admit(q.r.Context(), d.GetService(), ledger.UsageScope(d.GetService(), d.GetCriteriaId(), d.GetCriteriaRevision()), lim, c, s.cfg.Now())
+	switch {
+	case err != nil:
+		s.cfg.Logger.Error("free tier unavailable", "service", d.GetService(), "error", err)
+		s.hostRefusal(q, http.StatusServiceUnavailable, codeFreeDown, nil)
+		return false
+	case adm.Exhausted:
+		s.cfg.Metrics.FreeRefused(d.GetService(), "exhausted")
+		s.hostRefusal(q, http.StatusPaymentRequired, codeSpent, map[string]any{"per_day": lim.PerDay})
+		return false
+	case !adm.Admitted:
+		s.cfg.Metrics.FreeRefused(d.GetService(), "interval")
+		secs := (adm.RetryAfter + time.Second - 1) / time.Second
+		q.w.Header().Set("Retry-After", strconv.FormatInt(int64(secs), 10))
+		s.hostRefusal(q, http.StatusTooManyRequests, codeInterval, map[string]any{
+			"min_interval_ms": lim.MinInterval.Milliseconds(), "retry_after_ms": adm.RetryAfter.Milliseconds()})
+		return false
+	}
+	s.cfg.Metrics.Free(d.GetService())
+	if badCaller {
+		s.hostRefusal(q, http.StatusBadRequest, codeCaller, nil)
+		return false
+	}
+	return true
+}
+
+// clientAddr is the connection's address without its port.
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }
 
 // assemble merges the host's common members with the family's body and
@@ -319,6 +448,7 @@ func (s *Server) hostRefusal(q *request, status int, code string, facts map[stri
 	if status == http.StatusServiceUnavailable {
 		q.w.Header().Set("Retry-After", "1")
 	}
+	s.cfg.Metrics.Refusal(q.sv.Desc.GetService(), code)
 	s.send(q, status, answer)
 }
 
@@ -337,23 +467,34 @@ func (s *Server) boundaryFailure(q *request, err error) {
 }
 
 func (s *Server) selfCheckFailure(q *request, err error) {
+	s.cfg.Metrics.SelfCheckFailed(q.sv.Desc.GetService())
 	// err names the rule only (selfcheck never quotes a value)
 	s.cfg.Logger.Error("answer withheld by self-check", "service", q.sv.Desc.GetService(), "op", q.opName(), "rule", err.Error())
 	s.hostRefusal(q, http.StatusInternalServerError, codeSelfCheck, nil)
 }
 
 func (s *Server) send(q *request, status int, answer map[string]any) {
+	if signed, ok := s.sign(q, answer); ok {
+		s.write(q, status, signed)
+	}
+}
+
+func (s *Server) sign(q *request, answer map[string]any) ([]byte, bool) {
 	signed, err := s.cfg.Keys.Sign(answer)
 	if err != nil {
 		s.cfg.Logger.Error("signing failed", "service", q.sv.Desc.GetService())
 		http.Error(q.w, "internal error", http.StatusInternalServerError)
-		return
+		return nil, false
 	}
+	return signed, true
+}
+
+func (s *Server) write(q *request, status int, signed []byte) {
 	h := q.w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(signed)))
 	h.Set("Cache-Control", "no-store")
 	q.w.WriteHeader(status)
 	_, _ = q.w.Write(signed)
-	s.cfg.Logger.Debug("answered", "service", q.sv.Desc.GetService(), "op", q.opName(), "status", status, "bytes", len(signed), "ms", time.Since(q.start).Milliseconds())
+	s.cfg.Logger.Debug("answered", "service", q.sv.Desc.GetService(), "op", q.opName(), "status", status, "bytes", len(signed), "ms", time.Since(q.began).Milliseconds())
 }

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -21,15 +22,22 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/assay-audit/assay/host/config"
+	"github.com/assay-audit/assay/host/freetier"
+	"github.com/assay-audit/assay/host/ledger"
+	"github.com/assay-audit/assay/host/metrics"
 	"github.com/assay-audit/assay/host/payment"
 	"github.com/assay-audit/assay/host/pluginhost"
 	"github.com/assay-audit/assay/host/server"
 	"github.com/assay-audit/assay/host/signing"
+	"github.com/assay-audit/assay/host/store"
 )
 
 const usage = `usage:
-  assay serve [--config FILE] [--listen ADDR] [--data-dir DIR] [--payments off]
+  assay serve [--config FILE] [--listen ADDR] [--data-dir DIR] [--store sqlite|postgres://...] [--payments off]
   assay keys rotate [--data-dir DIR]
+  assay ledger report [--json] [--config FILE] [--data-dir DIR] [--store SPEC]
+  assay ledger fill-fmv [--basis TEXT] [--config FILE] [--data-dir DIR] [--store SPEC] <rates-file>
+  assay ledger refund [--config FILE] [--data-dir DIR] [--store SPEC] <tx-id>
   assay verify [--keys JWKS-FILE-OR-URL] <answer.json|->
   assay plugins pin [--dir DIR]
 `
@@ -55,6 +63,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return rotate(args[2:], stdout)
 	case "verify":
 		return verify(args[1:], stdout)
+	case "ledger":
+		if len(args) < 2 {
+			return errors.New("ledger: report, fill-fmv or refund\n" + usage)
+		}
+		return ledgerCmd(args[1], args[2:], stdout)
 	case "plugins":
 		if len(args) < 2 || args[1] != "pin" {
 			return errors.New("plugins: only `assay plugins pin`\n" + usage)
@@ -73,6 +86,7 @@ func serve(args []string, stderr io.Writer) error {
 	listen := fs.String("listen", "", "listen address (default 127.0.0.1:8402)")
 	dataDir := fs.String("data-dir", "", "data directory (default ./var)")
 	payments := fs.String("payments", "", "off | local | <facilitator URL>")
+	storeSpec := fs.String("store", "", "sqlite (default), sqlite:PATH, or a postgres:// URL")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -83,7 +97,7 @@ func serve(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	for flagValue, field := range map[*string]*string{listen: &cfg.Listen, dataDir: &cfg.DataDir, payments: &cfg.Payments} {
+	for flagValue, field := range map[*string]*string{listen: &cfg.Listen, dataDir: &cfg.DataDir, payments: &cfg.Payments, storeSpec: &cfg.Store} {
 		if *flagValue != "" {
 			*field = *flagValue
 		}
@@ -102,6 +116,25 @@ func serve(args []string, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	st, err := store.Open(ctx, cfg.Store, cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	free, err := freetier.New(ctx, st)
+	if err != nil {
+		return err
+	}
+	writer := &ledger.Writer{Store: st, House: map[string]bool{}}
+	for _, w := range cfg.HouseWallets {
+		writer.House[w] = true
+	}
+	if cfg.FMV != nil {
+		if writer.Rates, err = ledger.LoadRates(cfg.FMV.RatesFile, cfg.FMV.Basis); err != nil {
+			return err
+		}
+	}
+	met := metrics.New()
 
 	var services []server.Service
 	var families []*pluginhost.Family
@@ -127,12 +160,14 @@ func serve(args []string, stderr io.Writer) error {
 		}
 		seen[d.GetService()] = true
 		services = append(services, server.Service{Desc: d, Backend: server.FamilyBackend{Family: f}})
+		met.PluginRestarts(d.GetService(), f.Restarts)
 		log.Info("family loaded", "plugin", p.Name, "service", d.GetService(), "criteria", d.GetCriteriaId())
 	}
 	if len(services) == 0 {
 		return errors.New("no family plugin configured: run `make build` (it writes bin/assay.hcl) or pass --config")
 	}
-	handler := server.New(server.Config{Services: services, Keys: keys, Payments: payment.Off{}, Logger: log, CallTimeout: timeout})
+	handler := server.New(server.Config{Services: services, Keys: keys, Payments: payment.Off{}, FreeTier: free,
+		Ledger: writer, Metrics: met, Logger: log, CallTimeout: timeout})
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
@@ -150,7 +185,7 @@ func serve(args []string, stderr io.Writer) error {
 	defer signal.Stop(hup)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	log.Info("listening", "url", "http://"+ln.Addr().String(), "data_dir", cfg.DataDir, "payments", cfg.Payments)
+	log.Info("listening", "url", "http://"+ln.Addr().String(), "data_dir", cfg.DataDir, "store", st.Dialect(), "payments", cfg.Payments)
 	for {
 		select {
 		case err := <-served:
@@ -287,4 +322,82 @@ func pin(args []string, stdout io.Writer) error {
 	}
 	_, err = io.WriteString(stdout, b.String())
 	return err
+}
+
+// ledgerCmd runs the operator's ledger commands against the configured store.
+func ledgerCmd(sub string, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("ledger "+sub, flag.ContinueOnError)
+	cfgPath := fs.String("config", "", "HCL config file (default: assay.hcl beside the binary, if present)")
+	dataDir := fs.String("data-dir", "", "data directory (default ./var)")
+	storeSpec := fs.String("store", "", "sqlite (default), sqlite:PATH, or a postgres:// URL")
+	asJSON := fs.Bool("json", false, "report: machine-readable JSON")
+	basis := fs.String("basis", "", "fill-fmv: the rates' stated basis (default: the config's fmv.basis)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *cfgPath == "" {
+		*cfgPath = config.DefaultPath()
+	}
+	cfg, err := config.Load(*cfgPath)
+	if err != nil {
+		return err
+	}
+	if *dataDir != "" {
+		cfg.DataDir = *dataDir
+	}
+	if *storeSpec != "" {
+		cfg.Store = *storeSpec
+	}
+	ctx := context.Background()
+	st, err := store.Open(ctx, cfg.Store, cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	now := time.Now()
+	switch sub {
+	case "report":
+		r, err := ledger.Build(ctx, st, now)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(r)
+		}
+		_, err = io.WriteString(stdout, r.Text())
+		return err
+	case "fill-fmv":
+		if fs.NArg() != 1 {
+			return errors.New("ledger fill-fmv: name the rates file")
+		}
+		if *basis == "" && cfg.FMV != nil {
+			*basis = cfg.FMV.Basis
+		}
+		if *basis == "" {
+			return errors.New("ledger fill-fmv: state the rates' basis (--basis or the config's fmv block)")
+		}
+		rates, err := ledger.LoadRates(fs.Arg(0), *basis)
+		if err != nil {
+			return err
+		}
+		n, err := ledger.FillFMV(ctx, st, rates, now)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "%d amendment rows written\n", n)
+		return err
+	case "refund":
+		if fs.NArg() != 1 {
+			return errors.New("ledger refund: name the transaction id")
+		}
+		id, err := ledger.Refund(ctx, st, fs.Arg(0), now)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "refund amendment %d written\n", id)
+		return err
+	}
+	return fmt.Errorf("ledger: unknown command %q\n%s", sub, usage)
 }

@@ -16,9 +16,13 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/assay-audit/assay/host/freetier"
+	"github.com/assay-audit/assay/host/ledger"
+	"github.com/assay-audit/assay/host/metrics"
 	"github.com/assay-audit/assay/host/pluginhost"
 	"github.com/assay-audit/assay/host/server"
 	"github.com/assay-audit/assay/host/signing"
+	"github.com/assay-audit/assay/host/store"
 	"github.com/assay-audit/assay/sdk"
 )
 
@@ -36,12 +40,18 @@ var (
 // ASSAY_BIN set (make test), the binary make build put there is used.
 func Plugin(tb testing.TB, pkg string) string {
 	tb.Helper()
+	return Binary(tb, pkg, "assay-"+filepath.Base(pkg))
+}
+
+// Binary returns the path of the binary name built from pkg, taken from
+// ASSAY_BIN when make build put it there.
+func Binary(tb testing.TB, pkg, name string) string {
+	tb.Helper()
 	buildMu.Lock()
 	defer buildMu.Unlock()
 	if p, ok := built[pkg]; ok {
 		return p
 	}
-	name := "assay-" + filepath.Base(pkg)
 	if dir := os.Getenv("ASSAY_BIN"); dir != "" {
 		if p := filepath.Join(dir, name); fileExists(p) {
 			built[pkg] = p
@@ -122,6 +132,8 @@ type Host struct {
 	DataDir  string
 	Log      *Log
 	Keys     *signing.Keyring
+	Store    *store.Store
+	Metrics  *metrics.Metrics
 	Families map[string]*pluginhost.Family
 	Server   *server.Server
 }
@@ -131,6 +143,33 @@ type Options struct {
 	CallTimeout time.Duration
 	// Env is added to each plugin's environment.
 	Env []string
+	// Store is a store spec; empty means SQLite in the data dir.
+	Store string
+	// Now is the host's clock; nil means the wall clock.
+	Now func() time.Time
+	// NoFreeTier turns the free tier off (benchmarks of the bare path).
+	NoFreeTier bool
+}
+
+// memory opens the store, free tier and ledger writer for a test host.
+func (h *Host) memory(tb testing.TB, opts Options) (*freetier.Gate, *ledger.Writer) {
+	tb.Helper()
+	st, err := store.Open(context.Background(), opts.Store, h.DataDir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { st.Close() })
+	h.Store = st
+	h.Metrics = metrics.New()
+	writer := &ledger.Writer{Store: st}
+	if opts.NoFreeTier {
+		return nil, writer
+	}
+	free, err := freetier.New(context.Background(), st)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return free, writer
 }
 
 // Start runs a host with the given plugin packages loaded.
@@ -159,7 +198,12 @@ func Start(tb testing.TB, opts Options, pkgs ...string) *Host {
 		h.Families[f.Description().GetService()] = f
 		services = append(services, server.Service{Desc: f.Description(), Backend: server.FamilyBackend{Family: f}})
 	}
-	h.Server = server.New(server.Config{Services: services, Keys: keys, Logger: log, CallTimeout: opts.CallTimeout})
+	free, writer := h.memory(tb, opts)
+	for name, f := range h.Families {
+		h.Metrics.PluginRestarts(name, f.Restarts)
+	}
+	h.Server = server.New(server.Config{Services: services, Keys: keys, Logger: log, CallTimeout: opts.CallTimeout,
+		FreeTier: free, Ledger: writer, Metrics: h.Metrics, Now: opts.Now})
 	ts := httptest.NewServer(h.Server)
 	tb.Cleanup(ts.Close)
 	h.URL = ts.URL
@@ -177,7 +221,7 @@ func (b localBackend) Open(ctx context.Context) (server.Session, error) {
 
 // InProcess is a host whose families run in the test's own process, behind
 // the same server: the baseline for the plugin boundary's cost.
-func InProcess(tb testing.TB, fams ...sdk.Family) *Host {
+func InProcess(tb testing.TB, opts Options, fams ...sdk.Family) *Host {
 	tb.Helper()
 	h := &Host{DataDir: tb.TempDir(), Log: &Log{}}
 	keys, err := signing.Open(h.DataDir)
@@ -189,6 +233,7 @@ func InProcess(tb testing.TB, fams ...sdk.Family) *Host {
 	for _, f := range fams {
 		services = append(services, server.Service{Desc: f.Describe(), Backend: localBackend{f}})
 	}
-	h.Server = server.New(server.Config{Services: services, Keys: keys})
+	free, writer := h.memory(tb, opts)
+	h.Server = server.New(server.Config{Services: services, Keys: keys, FreeTier: free, Ledger: writer, Metrics: h.Metrics, Now: opts.Now})
 	return h
 }

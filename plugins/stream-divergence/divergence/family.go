@@ -78,7 +78,6 @@ func (f *Family) Check(_ context.Context, req sdk.Request) sdk.Checked {
 	}
 	out := sdk.Checked{Outcome: sdk.Accepted}
 	if req.Route == sdk.Precheck {
-		out.Caller, out.HasCaller = sub.Caller, sub.HasCaller
 		out.Body = precheckBody{Assessable: true, Streamed: sideOf(sub.Streamed), Reference: sideOf(sub.Reference)}
 		return out
 	}

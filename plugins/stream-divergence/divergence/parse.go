@@ -35,8 +35,6 @@ type Artefact struct {
 type Submission struct {
 	Streamed  Artefact
 	Reference Artefact
-	Caller    string
-	HasCaller bool
 }
 
 // Refusal codes: the criteria's, plus body_not_object (ANNEX A-2).
@@ -147,11 +145,7 @@ func Parse(body []byte) (*Submission, *sdk.Refusal) {
 		}
 		out[i] = Artefact{ChunkCount: len(s.dec), Bytes: buf}
 	}
-	sub := &Submission{Streamed: out[0], Reference: out[1]}
-	if raw, ok := top["caller"]; ok && isString(raw) {
-		sub.HasCaller = json.Unmarshal(raw, &sub.Caller) == nil
-	}
-	return sub, nil
+	return &Submission{Streamed: out[0], Reference: out[1]}, nil
 }
 
 // decodeStrict is RFC 4648 standard base64 with padding and zero pad bits.

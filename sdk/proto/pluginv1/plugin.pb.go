@@ -924,8 +924,11 @@ type Validated struct {
 	Caller           string `protobuf:"bytes,3,opt,name=caller,proto3" json:"caller,omitempty"`
 	HasCaller        bool   `protobuf:"varint,4,opt,name=has_caller,json=hasCaller,proto3" json:"has_caller,omitempty"`
 	CheckEndUnixNano int64  `protobuf:"varint,5,opt,name=check_end_unix_nano,json=checkEndUnixNano,proto3" json:"check_end_unix_nano,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The refusal code or could-not-measure kind, from the criteria's (or the
+	// ANNEX's) vocabulary: the host counts by it and never parses the body.
+	Code          string `protobuf:"bytes,6,opt,name=code,proto3" json:"code,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Validated) Reset() {
@@ -991,6 +994,13 @@ func (x *Validated) GetCheckEndUnixNano() int64 {
 		return x.CheckEndUnixNano
 	}
 	return 0
+}
+
+func (x *Validated) GetCode() string {
+	if x != nil {
+		return x.Code
+	}
+	return ""
 }
 
 type Report struct {
@@ -1704,14 +1714,15 @@ const file_plugin_proto_rawDesc = "" +
 	"\fFamilyToHost\x12:\n" +
 	"\tvalidated\x18\x01 \x01(\v2\x1a.assay.plugin.v1.ValidatedH\x00R\tvalidated\x121\n" +
 	"\x06report\x18\x02 \x01(\v2\x17.assay.plugin.v1.ReportH\x00R\x06reportB\x05\n" +
-	"\x03msg\"\xb9\x01\n" +
+	"\x03msg\"\xcd\x01\n" +
 	"\tValidated\x122\n" +
 	"\aoutcome\x18\x01 \x01(\x0e2\x18.assay.plugin.v1.OutcomeR\aoutcome\x12\x12\n" +
 	"\x04body\x18\x02 \x01(\fR\x04body\x12\x16\n" +
 	"\x06caller\x18\x03 \x01(\tR\x06caller\x12\x1d\n" +
 	"\n" +
 	"has_caller\x18\x04 \x01(\bR\thasCaller\x12-\n" +
-	"\x13check_end_unix_nano\x18\x05 \x01(\x03R\x10checkEndUnixNano\"c\n" +
+	"\x13check_end_unix_nano\x18\x05 \x01(\x03R\x10checkEndUnixNano\x12\x12\n" +
+	"\x04code\x18\x06 \x01(\tR\x04code\"c\n" +
 	"\x06Report\x12\x12\n" +
 	"\x04body\x18\x01 \x01(\fR\x04body\x12\x16\n" +
 	"\x06ledger\x18\x02 \x01(\fR\x06ledger\x12-\n" +

@@ -26,6 +26,7 @@ type instructions struct {
 	PanicInCheck   string `json:"panic_in_check"`
 	GoroutinePanic string `json:"goroutine_panic"`
 	ForbiddenWord  bool   `json:"forbidden_word"`
+	BadLedger      bool   `json:"bad_ledger"`
 	Refuse         bool   `json:"refuse"`
 	Caller         string `json:"caller"`
 }
@@ -71,7 +72,11 @@ func (f *Family) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 		if in.ForbiddenWord {
 			body["score"] = 7
 		}
-		return sdk.Report{Body: body, Ledger: map[string]any{"op": "measure"}, CheckEnd: clock()}, nil
+		fields := map[string]any{"op": "measure"}
+		if in.BadLedger {
+			fields["pad"] = len(req.Body) // an undeclared key
+		}
+		return sdk.Report{Body: body, Ledger: fields, CheckEnd: clock()}, nil
 	}
 	return out
 }
@@ -83,5 +88,6 @@ func New() (*Family, error) {
 		return nil, err
 	}
 	d.Tripwires = &pb.Tripwires{ForbiddenMembers: []string{"score"}, ForbiddenPhrases: []string{"verified"}}
+	d.LedgerFields = []*pb.LedgerField{{Name: "op", Type: pb.LedgerField_STRING, Vocabulary: []string{"measure"}}}
 	return &Family{desc: d}, nil
 }

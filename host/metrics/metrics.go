@@ -1,0 +1,143 @@
+// Package metrics is the host's Prometheus surface. Every label value comes
+// from a closed set the host owns (service names, route templates, status
+// codes, criteria codes that pass a strict shape): never a wallet, an id, an
+// address or anything submitted.
+package metrics
+
+import (
+	"net/http"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/common/expfmt"
+)
+
+// Metrics holds one registry (no global state).
+type Metrics struct {
+	reg        *prometheus.Registry
+	requests   *prometheus.CounterVec
+	latency    *prometheus.HistogramVec
+	calls      *prometheus.CounterVec
+	refusals   *prometheus.CounterVec
+	cnm        *prometheus.CounterVec
+	freeRefuse *prometheus.CounterVec
+	selfCheck  *prometheus.CounterVec
+	ledgerFail *prometheus.CounterVec
+	ledgerRef  *prometheus.CounterVec
+}
+
+// New builds the registry.
+func New() *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry()}
+	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "assay_requests_total",
+		Help: "HTTP requests by service, route template and status."}, []string{"service", "route", "status"})
+	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "assay_request_duration_seconds",
+		Help: "Request latency by service and route template.", Buckets: prometheus.ExponentialBuckets(0.0005, 2.5, 12)},
+		[]string{"service", "route"})
+	m.calls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "assay_calls_total",
+		Help: "Answered calls by tier: free (admitted pre-checks) and paid (delivered reports)."}, []string{"service", "tier"})
+	m.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "assay_refusals_total",
+		Help: "Signed refusals by code."}, []string{"service", "code"})
+	m.cnm = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "assay_could_not_measure_total",
+		Help: "Could-not-measure answers by kind."}, []string{"service", "kind"})
+	m.freeRefuse = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "assay_free_tier_refusals_total",
+		Help: "Pre-checks the free tier refused: interval (429) or exhausted (402)."}, []string{"service", "reason"})
+	m.selfCheck = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "assay_self_check_failures_total",
+		Help: "Answers withheld by the pre-signing self-check."}, []string{"service"})
+	m.ledgerFail = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "assay_ledger_write_failures_total",
+		Help: "Ledger lines the store failed to write."}, []string{"service"})
+	m.ledgerRef = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "assay_ledger_refused_lines_total",
+		Help: "Ledger lines refused for breaking the family's closed field list."}, []string{"service"})
+	m.reg.MustRegister(m.requests, m.latency, m.calls, m.refusals, m.cnm, m.freeRefuse, m.selfCheck, m.ledgerFail, m.ledgerRef,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// codeShape is what a criteria code looks like; anything else is "other".
+var codeShape = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$`)
+
+func code(c string) string {
+	if codeShape.MatchString(c) {
+		return c
+	}
+	return "other"
+}
+
+// Request counts one answered request.
+func (m *Metrics) Request(service, route string, status int, took time.Duration) {
+	m.requests.WithLabelValues(service, route, strconv.Itoa(status)).Inc()
+	m.latency.WithLabelValues(service, route).Observe(took.Seconds())
+}
+
+// Free counts an admitted free call.
+func (m *Metrics) Free(service string) { m.calls.WithLabelValues(service, "free").Inc() }
+
+// Paid counts a delivered paid report.
+func (m *Metrics) Paid(service string) { m.calls.WithLabelValues(service, "paid").Inc() }
+
+// Refusal counts a signed refusal.
+func (m *Metrics) Refusal(service, c string) { m.refusals.WithLabelValues(service, code(c)).Inc() }
+
+// CouldNotMeasure counts a could-not-measure answer.
+func (m *Metrics) CouldNotMeasure(service, kind string) {
+	m.cnm.WithLabelValues(service, code(kind)).Inc()
+}
+
+// FreeRefused counts a free-tier refusal; reason is "interval" or "exhausted".
+func (m *Metrics) FreeRefused(service, reason string) {
+	m.freeRefuse.WithLabelValues(service, reason).Inc()
+}
+
+// SelfCheckFailed counts a withheld answer.
+func (m *Metrics) SelfCheckFailed(service string) { m.selfCheck.WithLabelValues(service).Inc() }
+
+// LedgerWriteFailed counts a line the store did not take.
+func (m *Metrics) LedgerWriteFailed(service string) { m.ledgerFail.WithLabelValues(service).Inc() }
+
+// LedgerLineRefused counts a line refused for its fields.
+func (m *Metrics) LedgerLineRefused(service string) { m.ledgerRef.WithLabelValues(service).Inc() }
+
+// PluginRestarts exposes a plugin's restart count.
+func (m *Metrics) PluginRestarts(service string, count func() int) {
+	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "assay_plugin_restarts_total",
+		Help: "Plugin process restarts after a crash.", ConstLabels: prometheus.Labels{"service": service}},
+		func() float64 { return float64(count()) }))
+}
+
+// Handler serves every metric; with service set, only the samples labelled
+// with that service.
+func (m *Metrics) Handler(service string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		families, err := m.reg.Gather()
+		if err != nil {
+			http.Error(w, "metrics unavailable", http.StatusInternalServerError)
+			return
+		}
+		format := expfmt.NewFormat(expfmt.TypeTextPlain)
+		w.Header().Set("Content-Type", string(format))
+		enc := expfmt.NewEncoder(w, format)
+		for _, f := range families {
+			if service != "" {
+				kept := f.Metric[:0]
+				for _, s := range f.Metric {
+					for _, l := range s.GetLabel() {
+						if l.GetName() == "service" && l.GetValue() == service {
+							kept = append(kept, s)
+							break
+						}
+					}
+				}
+				if len(kept) == 0 {
+					continue
+				}
+				f.Metric = kept
+			}
+			if err := enc.Encode(f); err != nil {
+				return
+			}
+		}
+	})
+}
