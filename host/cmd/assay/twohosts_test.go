@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/assay-audit/assay/host/internal/storetest"
+	"github.com/assay-audit/assay/host/internal/testhost"
+	"github.com/assay-audit/assay/host/pluginhost"
+	"github.com/assay-audit/assay/host/store"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testhost.Cleanup()
+	os.Exit(code)
+}
+
+func freePort(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// startHost runs `assay serve` as its own process.
+func startHost(t *testing.T, bin, cfg, dataDir, storeURL string) string {
+	addr := freePort(t)
+	cmd := exec.Command(bin, "serve", "--config", cfg, "--listen", addr, "--data-dir", dataDir, "--store", storeURL)
+	var logs bytes.Buffer
+	cmd.Stderr = &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	url := "http://" + addr
+	for i := 0; i < 300; i++ {
+		if r, err := http.Get(url + "/healthz"); err == nil {
+			r.Body.Close()
+			return url
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("host did not start:\n%s", logs.String())
+	return ""
+}
+
+// Two host processes on one PostgreSQL share one free tier and one ledger.
+func TestTwoHostProcessesShareOnePostgres(t *testing.T) {
+	bin := testhost.Binary(t, "host/cmd/assay", "assay")
+	plugin := testhost.Plugin(t, "plugins/stream-divergence")
+	sum, err := pluginhost.PinOf(plugin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "assay.hcl")
+	_ = os.WriteFile(cfg, []byte(fmt.Sprintf("plugin_dir = %q\nplugin \"stream-divergence\" {\n  path = %q\n  sha256 = %q\n}\n",
+		filepath.Dir(plugin), filepath.Base(plugin), sum)), 0o600)
+	pg := storetest.PostgresURL(t)
+	// both data dirs share one keyring so the test can check either's answers
+	dataDir := t.TempDir()
+	urls := []string{startHost(t, bin, cfg, dataDir, pg), startHost(t, bin, cfg, dataDir, pg)}
+
+	chunk := base64.StdEncoding.EncodeToString([]byte("abc"))
+	body := []byte(`{"caller":"9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin","streamed_capture":{"chunks":["` + chunk + `"]},"reference_output":{"chunks":["` + chunk + `"]}}`)
+	var mu sync.Mutex
+	statuses := map[int]int{}
+	var wg sync.WaitGroup
+	for i := 0; i < 200; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := http.Post(urls[i%2]+"/stream-divergence/precheck", "application/json", bytes.NewReader(body))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			mu.Lock()
+			statuses[resp.StatusCode]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if statuses[200] != 1 || statuses[429] != 199 {
+		t.Fatalf("200 pre-checks over two hosts inside one interval: %v, want exactly one admitted", statuses)
+	}
+	for i := 0; i < 4; i++ {
+		resp, err := http.Post(urls[i%2]+"/stream-divergence/compare", "application/json", bytes.NewReader(body))
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("compare %d: %v %v", i, err, resp)
+		}
+		resp.Body.Close()
+	}
+	st, err := store.Open(context.Background(), pg, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	lines, err := st.Lines(context.Background())
+	if err != nil || len(lines) != 4 {
+		t.Fatalf("ledger lines %d (%v), want 4 from both hosts", len(lines), err)
+	}
+	for _, l := range lines {
+		// payments off: price 0, house, no rate file so CAD pending, and the
+		// family's closed fields with the stored verdict line
+		if !l.House || l.PriceUSDCUnits != 0 || !l.CAD.Pending || l.Payer != nil || l.TxID != nil ||
+			!strings.HasPrefix(l.FamilyFields, `{"byte_equal":true,"op":"compare","verdict_line":"STREAM-CAPTURE DIVERGENCE — byte-equal: YES`) {
+			t.Errorf("line %+v", l)
+		}
+	}
+	var out bytes.Buffer
+	if err := run([]string{"ledger", "report", "--json", "--store", pg}, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Services []struct {
+			Service    string `json:"service"`
+			Lines      int    `json:"ledger_lines"`
+			HouseLines int    `json:"house_lines"`
+			FreeCalls  int64  `json:"free_calls"`
+			Day0       *string
+		} `json:"services"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("report JSON: %v\n%s", err, out.String())
+	}
+	if len(rep.Services) != 1 || rep.Services[0].Lines != 4 || rep.Services[0].HouseLines != 4 || rep.Services[0].FreeCalls != 1 || rep.Services[0].Day0 != nil {
+		t.Errorf("report %+v", rep)
+	}
+}
+
+func TestLedgerCommands(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	st, err := store.Open(ctx, "", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	tx := "5VERYlongTx"
+	if _, err := st.AppendLine(ctx, store.Line{Service: "s", CriteriaID: "s/v1", CriteriaRevision: "1", At: at, PriceUSDCUnits: 50000, TxID: &tx, CAD: store.CAD{Pending: true}, FamilyFields: "{}"}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	rates := filepath.Join(dir, "rates.csv")
+	_ = os.WriteFile(rates, []byte("date,usd_cad\n2026-11-29,1.3945\n"), 0o600)
+	var out bytes.Buffer
+	if err := run([]string{"ledger", "fill-fmv", "--data-dir", dir, rates}, &out, &out); err == nil {
+		t.Error("fill-fmv without a stated basis was accepted")
+	}
+	out.Reset()
+	if err := run([]string{"ledger", "fill-fmv", "--data-dir", dir, "--basis", "BoC daily", rates}, &out, &out); err != nil || !strings.Contains(out.String(), "1 amendment rows written") {
+		t.Errorf("fill-fmv: %v %s", err, out.String())
+	}
+	out.Reset()
+	if err := run([]string{"ledger", "refund", "--data-dir", dir, tx}, &out, &out); err != nil || !strings.Contains(out.String(), "refund amendment") {
+		t.Errorf("refund: %v %s", err, out.String())
+	}
+	if err := run([]string{"ledger", "refund", "--data-dir", dir, tx}, &out, &out); err == nil {
+		t.Error("a second refund was accepted")
+	}
+	out.Reset()
+	if err := run([]string{"ledger", "report", "--data-dir", dir}, &out, &out); err != nil || !strings.Contains(out.String(), "Day-0: 2026-11-29T10:00:00Z") {
+		t.Errorf("report: %v\n%s", err, out.String())
+	}
+}
