@@ -3,11 +3,15 @@ package server_test
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 
+	"github.com/assay-audit/assay/host/internal/storetest"
 	"github.com/assay-audit/assay/host/internal/testfamily/family"
 	"github.com/assay-audit/assay/host/internal/testhost"
 	"github.com/assay-audit/assay/plugins/stream-divergence/divergence"
@@ -36,7 +40,7 @@ func BenchmarkPrecheckRoundTrip(b *testing.B) {
 		name string
 		h    *testhost.Host
 	}{
-		{"plugin", testhost.Start(b, testhost.Options{}, sdPkg)},
+		{"plugin", testhost.Start(b, testhost.Options{NoFreeTier: true}, sdPkg)},
 		{"in-process", testhost.InProcess(b, testhost.Options{NoFreeTier: true}, fam)},
 	} {
 		b.Run(c.name, func(b *testing.B) {
@@ -62,7 +66,7 @@ func BenchmarkFiveMiBBody(b *testing.B) {
 		name string
 		h    *testhost.Host
 	}{
-		{"plugin", testhost.Start(b, testhost.Options{}, testPkg)},
+		{"plugin", testhost.Start(b, testhost.Options{NoFreeTier: true}, testPkg)},
 		{"in-process", testhost.InProcess(b, testhost.Options{NoFreeTier: true}, fam)},
 	} {
 		b.Run(c.name, func(b *testing.B) {
@@ -110,4 +114,56 @@ func BenchmarkMaxSizeCompare(b *testing.B) {
 	for b.Loop() {
 		serve(b, h.Server, "/stream-divergence/compare", body)
 	}
+}
+
+// BenchmarkPrecheckThroughput: concurrent pre-checks through the whole host
+// (HTTP handler, plugin, free tier on SQLite and on PostgreSQL, signing),
+// each from its own wallet so every one is admitted.
+func BenchmarkPrecheckThroughput(b *testing.B) {
+	for _, kind := range storetest.Kinds {
+		b.Run(kind, func(b *testing.B) {
+			spec, _ := storetest.Spec(b, kind)
+			h := testhost.Start(b, testhost.Options{Store: spec}, sdPkg)
+			var n atomic.Uint64
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					var key [32]byte
+					binary.BigEndian.PutUint64(key[24:], n.Add(1))
+					key[0] = 1
+					body := precheckBody(base58(key[:]))
+					req := httptest.NewRequest("POST", "/stream-divergence/precheck", bytes.NewReader(body))
+					rec := httptest.NewRecorder()
+					h.Server.ServeHTTP(rec, req)
+					if rec.Code != 200 {
+						b.Errorf("status %d %.200s", rec.Code, rec.Body.Bytes())
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "prechecks/s")
+		})
+	}
+}
+
+func base58(b []byte) string {
+	const alphabet = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+	n := new(big.Int).SetBytes(b)
+	var out []byte
+	mod := new(big.Int)
+	for n.Sign() > 0 {
+		n.DivMod(n, big.NewInt(58), mod)
+		out = append(out, alphabet[mod.Int64()])
+	}
+	for _, c := range b {
+		if c != 0 {
+			break
+		}
+		out = append(out, '1')
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return string(out)
 }

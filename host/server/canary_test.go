@@ -2,13 +2,13 @@ package server_test
 
 import (
 	"bytes"
-	"database/sql"
-	"fmt"
 	"crypto/rand"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"

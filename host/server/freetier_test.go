@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-		"testing"
+	"testing"
 	"time"
 
 	"github.com/assay-audit/assay/host/internal/storetest"
@@ -141,4 +141,3 @@ func TestFreeTierKeysAndCounts(t *testing.T) {
 		}
 	}
 }
-
