@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"io"
@@ -241,5 +242,33 @@ func TestSelfCheckWithholdsAForbiddenReport(t *testing.T) {
 	}
 	if bytes.Contains(r.raw, []byte("score")) {
 		t.Error("the withheld report leaked into the answer")
+	}
+}
+
+func TestLedgerLineBreakingTheClosedListIsNeverWritten(t *testing.T) {
+	h := testhost.Start(t, testhost.Options{}, testPkg)
+	r := post(t, h.URL+"/test-family/measure", []byte(`{"bad_ledger":true}`))
+	if r.status != 500 || errorCode(r) != "self_check_failed" {
+		t.Fatalf("bad ledger fields: %d %s", r.status, r.raw)
+	}
+	if r := post(t, h.URL+"/test-family/measure", []byte(`{}`)); r.status != 200 {
+		t.Fatalf("good report: %d", r.status)
+	}
+	lines, err := h.Store.Lines(context.Background())
+	if err != nil || len(lines) != 1 || lines[0].FamilyFields != `{"op":"measure"}` || !lines[0].House || lines[0].PriceUSDCUnits != 0 {
+		t.Fatalf("ledger %+v %v: want exactly the good report's line", lines, err)
+	}
+	m := do(t, "GET", h.URL+"/test-family/metrics", nil, nil)
+	for _, want := range []string{
+		`assay_ledger_refused_lines_total{service="test-family"} 1`,
+		`assay_self_check_failures_total{service="test-family"} 1`,
+		`assay_calls_total{service="test-family",tier="paid"} 1`,
+	} {
+		if !strings.Contains(string(m.raw), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	if strings.Contains(string(m.raw), "stream-divergence") {
+		t.Error("a service's metrics carry another service's samples")
 	}
 }
