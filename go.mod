@@ -3,6 +3,7 @@ module github.com/assay-audit/assay
 go 1.26.8
 
 require (
+	filippo.io/edwards25519 v1.2.0
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/go-plugin v1.8.0
 	github.com/hashicorp/hcl/v2 v2.25.0

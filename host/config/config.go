@@ -29,6 +29,17 @@ type Config struct {
 	// HouseWallets are the operator's own wallets: their payments are house
 	// proofs and never start Day-0.
 	HouseWallets []string `hcl:"house_wallets,optional"`
+	// Network is the Solana network payments use, in CAIP-2 form (default
+	// devnet); the asset is that network's USDC mint.
+	Network string `hcl:"network,optional"`
+	// PayTo is the seller's wallet; empty means a seller keypair generated
+	// into the data dir (the embedded default).
+	PayTo string `hcl:"pay_to,optional"`
+	// FeePayer overrides the fee payer a remote facilitator's /supported
+	// names.
+	FeePayer string `hcl:"fee_payer,optional"`
+	// PublicURL is the host's public base URL, for x402 resource.url.
+	PublicURL string `hcl:"public_url,optional"`
 	// FMV is the CAD fair-market-value source.
 	FMV     *FMV     `hcl:"fmv,block"`
 	Plugins []Plugin `hcl:"plugin,block"`
@@ -53,7 +64,8 @@ func Defaults() Config {
 	return Config{
 		Listen:      "127.0.0.1:8402",
 		DataDir:     "./var",
-		Payments:    "off",
+		Payments:    "local",
+		Network:     "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1",
 		Store:       "sqlite",
 		CallTimeout: "30s",
 		LogLevel:    "info",
@@ -89,6 +101,10 @@ func Load(path string) (Config, error) {
 		c.Store = f.Store
 	}
 	c.HouseWallets = f.HouseWallets
+	if f.Network != "" {
+		c.Network = f.Network
+	}
+	c.PayTo, c.FeePayer, c.PublicURL = f.PayTo, f.FeePayer, f.PublicURL
 	if f.FMV != nil {
 		fmv := *f.FMV
 		if !filepath.IsAbs(fmv.RatesFile) {

@@ -27,7 +27,7 @@ plugin "letta-af" {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Listen != "127.0.0.1:9000" || c.DataDir != "./var" || c.Payments != "off" || c.CallTimeout != "30s" {
+	if c.Listen != "127.0.0.1:9000" || c.DataDir != "./var" || c.Payments != "local" || c.CallTimeout != "30s" {
 		t.Errorf("merged: %+v", c)
 	}
 	if c.PluginDir != filepath.Join(dir, "plugins") {

@@ -1,6 +1,7 @@
-// Package payment is the gate between a validated paid request and its
-// measurement. The family never sees it; the server asks it whether a
-// request may be measured and, once the report is ready, to settle.
+// Package payment is the contract between the server and whatever takes
+// payment for a paid route. The family never sees it; the server asks it
+// whether a validated request may be measured, and to settle once the
+// report is ready to issue.
 package payment
 
 import (
@@ -15,13 +16,34 @@ type Price struct {
 	Basis     string
 }
 
-// Admission is a gate's leave to measure one request.
-type Admission struct {
-	// Facts are the payment members the answer carries.
-	Facts map[string]any
+// Request is a validated paid request as the gate sees it.
+type Request struct {
+	HTTP    *http.Request
+	Service string
+	Op      string
+	Price   Price
 }
 
-// Receipt is a settled payment, as the ledger records it.
+// Admission is a gate's leave to measure one request.
+type Admission struct {
+	// Facts are the payment members an answer carries before settlement.
+	Facts map[string]any
+	// State is the gate's own (the server never reads it).
+	State any
+}
+
+// Demand is the gate answering the client itself: a signed refusal with
+// this status, code and facts, extra top-level members and headers.
+type Demand struct {
+	Status  int
+	Code    string
+	Message string
+	Facts   map[string]any
+	Members map[string]any
+	Header  map[string]string
+}
+
+// Receipt is a settled payment, as the ledger and the answer record it.
 type Receipt struct {
 	Payer         string
 	TransactionID string
@@ -29,18 +51,24 @@ type Receipt struct {
 	// FeeLamports is nil when the fee is not known.
 	FeeLamports *int64
 	House       bool
-	Facts       map[string]any
+	// Facts are the answer's payment members; Header the response headers.
+	Facts  map[string]any
+	Header map[string]string
 }
 
-// Gate decides whether a paid request may be measured and settles it after.
+// Gate takes payment for paid routes.
 type Gate interface {
-	// Admit inspects the request's payment headers. When it returns false it
-	// has answered the client itself (e.g. 402) through w.
-	Admit(w http.ResponseWriter, r *http.Request, price Price) (*Admission, bool)
+	// Admit decides whether a validated request may be measured. A Demand
+	// means the gate answers instead (402, a refused marker, ...); an
+	// error means the gate could not decide (nothing is charged).
+	Admit(ctx context.Context, req Request) (*Admission, *Demand, error)
 	// Settle is called only when the report is ready to issue.
-	Settle(ctx context.Context, a *Admission) (*Receipt, error)
-	// Facts are the payment members of an answer that was refused or failed
-	// before settlement on a paid route.
+	Settle(ctx context.Context, req Request, a *Admission) (*Receipt, *Demand, error)
+	// Undelivered is called when a report could not be delivered after
+	// Admit: its facts and headers go into the 503 (a delivery marker).
+	Undelivered(ctx context.Context, req Request, a *Admission) (facts map[string]any, header map[string]string)
+	// UnchargedFacts are the payment members of an answer refused before
+	// the payment was looked at.
 	UnchargedFacts() map[string]any
 }
 
@@ -49,13 +77,18 @@ type Gate interface {
 type Off struct{}
 
 // Admit always admits.
-func (Off) Admit(http.ResponseWriter, *http.Request, Price) (*Admission, bool) {
-	return &Admission{Facts: map[string]any{"mode": "off"}}, true
+func (Off) Admit(context.Context, Request) (*Admission, *Demand, error) {
+	return &Admission{Facts: map[string]any{"mode": "off"}}, nil, nil
 }
 
 // Settle records nothing to charge.
-func (Off) Settle(context.Context, *Admission) (*Receipt, error) {
-	return &Receipt{House: true, Facts: map[string]any{"mode": "off"}}, nil
+func (Off) Settle(context.Context, Request, *Admission) (*Receipt, *Demand, error) {
+	return &Receipt{House: true, Facts: map[string]any{"mode": "off"}}, nil, nil
+}
+
+// Undelivered has nothing to keep: nothing was paid.
+func (Off) Undelivered(context.Context, Request, *Admission) (map[string]any, map[string]string) {
+	return map[string]any{"mode": "off"}, nil
 }
 
 // UnchargedFacts says payments are off.

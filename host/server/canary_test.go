@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"database/sql"
@@ -14,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -247,4 +249,60 @@ func dumpTables(t *testing.T, db *sql.DB, kind string) string {
 		r.Close()
 	}
 	return out.String()
+}
+
+// TestCanaryNeverLeaksWithPayments runs the paid routes with x402 payments
+// on: the 402, a paid report, a refused submission carrying a payment, a
+// crash after the payment check (503 with a delivery marker) and its
+// redemption.
+func TestCanaryNeverLeaksWithPayments(t *testing.T) {
+	c := newCanary(t)
+	h := startPaid(t, sdPkg, testPkg)
+	artefact := []byte("paid " + c.value)
+	c.add("artefact", artefact)
+	b64 := base64.StdEncoding.EncodeToString
+	body, _ := json.Marshal(map[string]any{
+		"streamed_capture": map[string]any{"chunks": []string{b64(artefact)}},
+		"reference_output": map[string]any{"chunks": []string{b64(artefact[1:])}},
+		"caller":           c.value, c.value: c.value,
+	})
+	c.add("body", body)
+	var answers [][]byte
+	keep := func(r reply) {
+		answers = append(answers, r.raw)
+		for _, v := range r.header {
+			answers = append(answers, []byte(strings.Join(v, " ")))
+		}
+	}
+	keep(post(t, h.URL+"/stream-divergence/compare", body)) // 402
+	payer, _ := newPayer(t)
+	rec := &recorder{next: http.DefaultTransport}
+	payer.Client = &http.Client{Transport: rec}
+	res, err := payer.Call(context.Background(), h.URL+"/stream-divergence/compare", body)
+	if err != nil || res.Status != 200 {
+		t.Fatalf("paid report: %v %d", err, res.Status)
+	}
+	answers = append(answers, res.Body)
+	bad := []byte(`{"streamed_capture":{"chunks":["` + c.value + `"]},"reference_output":{"chunks":[]}}`)
+	keep(do(t, "POST", h.URL+"/stream-divergence/compare", bad, map[string]string{"PAYMENT-SIGNATURE": rec.sig}))
+	keep(do(t, "POST", h.URL+"/stream-divergence/compare", body, map[string]string{"PAYMENT-SIGNATURE": rec.sig})) // replay
+
+	fam := h.Families["test-family"]
+	go func() {
+		time.Sleep(700 * time.Millisecond)
+		_ = syscall.Kill(fam.PID(), syscall.SIGKILL)
+	}()
+	crashBody := []byte(`{"sleep_ms":3000,"pad":"` + c.value + `"}`)
+	res, err = payer.Call(context.Background(), h.URL+"/test-family/measure", crashBody)
+	if err != nil || res.Status != 200 {
+		t.Fatalf("crash then marker redemption: %v %d %s", err, res.Status, res.Body)
+	}
+	answers = append(answers, res.Body)
+	for i, a := range answers {
+		c.find(t, fmt.Sprintf("paid-route answer %d", i), a)
+	}
+	c.find(t, "the host log", []byte(h.Log.String()))
+	c.find(t, "the store's rows", []byte(dumpTables(t, h.Store.DB(), "sqlite")))
+	m := do(t, "GET", h.URL+"/metrics", nil, nil)
+	c.find(t, "/metrics", m.raw)
 }

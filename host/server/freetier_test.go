@@ -25,7 +25,7 @@ func (c *fixedClock) Add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-const wallet = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"
+const callerWallet = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"
 
 func precheckBody(caller string) []byte {
 	var m map[string]any
@@ -68,7 +68,7 @@ func TestFreeTierThroughTheHost(t *testing.T) {
 			if kind == "postgres" { // a second host on the same database
 				hosts = append(hosts, testhost.Start(t, testhost.Options{Store: spec, Now: clock.Now}, sdPkg))
 			}
-			body := precheckBody(wallet)
+			body := precheckBody(callerWallet)
 
 			got := burst(t, hosts, 1000, body)
 			if got[200] != 1 || got[429] != 999 {
@@ -116,7 +116,7 @@ func TestFreeTierKeysAndCounts(t *testing.T) {
 	}
 	// a wallet is its own key; a malformed caller is refused and counted
 	// against the address
-	if r := post(t, url, precheckBody(wallet)); r.status != 200 {
+	if r := post(t, url, precheckBody(callerWallet)); r.status != 200 {
 		t.Errorf("wallet: %d", r.status)
 	}
 	clock.Add(5 * time.Second)

@@ -213,7 +213,7 @@ func TestPluginKilledWhileRequestsAreInFlight(t *testing.T) {
 	}
 	// the next request works, after exactly one restart
 	if r := post(t, h.URL+"/test-family/measure", []byte(`{}`)); r.status != 200 {
-		t.Fatalf("after restart: %d %s", r.status, r.raw)
+		t.Fatalf("after restart: %d %s\n%s", r.status, r.raw, h.Log.String())
 	}
 	if n := fam.Restarts(); n != 1 {
 		t.Errorf("restarts = %d, want 1", n)

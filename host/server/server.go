@@ -192,6 +192,7 @@ const (
 	codeInterval    = "free_interval"
 	codeSpent       = "free_allowance_spent"
 	codeFreeDown    = "free_tier_unavailable"
+	codePaymentDown = "payment_unavailable"
 )
 
 var hostMessages = map[string]string{
@@ -204,6 +205,7 @@ var hostMessages = map[string]string{
 	codeInterval:    "free pre-checks from one caller must be at least the published interval apart",
 	codeSpent:       "the caller's free pre-checks for this UTC day are spent",
 	codeFreeDown:    "the free tier's store is unavailable; try again",
+	codePaymentDown: "the payment could not be completed; nothing was charged; try again",
 }
 
 // request is one request's state as the handler moves it along.
@@ -241,22 +243,17 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.CallTimeout)
 	defer cancel()
-	sess, err := sv.Backend.Open(ctx)
-	if err != nil {
-		s.boundaryFailure(q, err)
-		return
-	}
-	defer sess.Close()
 	start := &pb.Start{Route: pb.Start_PRECHECK, Body: body, NowUnixNano: q.start.UnixNano()}
 	if op != nil {
 		start.Route, start.Op = pb.Start_OP, op.GetName()
 	}
-	v, err := sess.Start(start)
+	sess, v, err := s.validate(ctx, sv, start)
 	body, start.Body = nil, nil
 	if err != nil {
 		s.boundaryFailure(q, err)
 		return
 	}
+	defer sess.Close()
 	if op == nil && !s.admitFree(q, v) {
 		return
 	}
@@ -278,13 +275,22 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 		s.familyAnswer(q, http.StatusOK, "precheck", v.GetBody(), v.GetCheckEndUnixNano(), nil)
 		return
 	}
-	adm, ok := s.cfg.Payments.Admit(w, r, payment.Price{USDCUnits: op.GetPriceUsdcUnits(), Label: op.GetPriceLabel(), Basis: op.GetPriceBasis()})
-	if !ok {
+	preq := payment.Request{HTTP: r, Service: sv.Desc.GetService(), Op: op.GetName(),
+		Price: payment.Price{USDCUnits: op.GetPriceUsdcUnits(), Label: op.GetPriceLabel(), Basis: op.GetPriceBasis()}}
+	adm, demand, err := s.cfg.Payments.Admit(ctx, preq)
+	switch {
+	case err != nil:
+		s.cfg.Logger.Warn("payment gate unavailable", "service", sv.Desc.GetService(), "error", err)
+		s.hostRefusal(q, http.StatusServiceUnavailable, codePaymentDown, nil)
+		return
+	case demand != nil:
+		s.sendDemand(q, demand)
 		return
 	}
 	rep, err := sess.Proceed()
 	if err != nil {
-		s.boundaryFailure(q, err)
+		facts, header := s.cfg.Payments.Undelivered(context.Background(), preq, adm)
+		s.boundaryFailureWith(q, err, facts, header)
 		return
 	}
 	answer, err := s.assemble(q, "report", rep.GetBody(), rep.GetCheckEndUnixNano(), adm.Facts)
@@ -299,18 +305,47 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 		s.selfCheckFailure(q, err)
 		return
 	}
-	receipt, err := s.cfg.Payments.Settle(ctx, adm)
-	if err != nil {
-		s.boundaryFailure(q, err)
+	receipt, demand, err := s.cfg.Payments.Settle(ctx, preq, adm)
+	switch {
+	case err != nil:
+		facts, header := s.cfg.Payments.Undelivered(context.Background(), preq, adm)
+		s.cfg.Logger.Warn("settlement did not complete", "service", sv.Desc.GetService(), "error", err)
+		s.hostRefusalWith(q, http.StatusServiceUnavailable, codePaymentDown, nil, facts, header)
+		return
+	case demand != nil:
+		s.sendDemand(q, demand)
 		return
 	}
+	answer["payment"] = receipt.Facts
 	signed, ok := s.sign(q, answer)
 	if !ok {
 		return
 	}
 	s.writeLedger(q, receipt, fields, s.cfg.Now())
 	s.cfg.Metrics.Paid(sv.Desc.GetService())
+	for k, v := range receipt.Header {
+		w.Header().Set(k, v)
+	}
 	s.write(q, http.StatusOK, signed)
+}
+
+// sendDemand answers with the payment gate's own refusal.
+func (s *Server) sendDemand(q *request, d *payment.Demand) {
+	answer := s.common(q, "refusal", s.cfg.Now())
+	inner := map[string]any{"code": d.Code, "message": d.Message}
+	for k, v := range d.Facts {
+		inner[k] = v
+	}
+	answer["error"] = inner
+	answer["payment"] = s.cfg.Payments.UnchargedFacts()
+	for k, v := range d.Members {
+		answer[k] = v
+	}
+	for k, v := range d.Header {
+		q.w.Header().Set(k, v)
+	}
+	s.cfg.Metrics.Refusal(q.sv.Desc.GetService(), d.Code)
+	s.send(q, d.Status, answer)
 }
 
 // writeLedger appends the answer's line. The report is already settled and
@@ -378,6 +413,35 @@ func clientAddr(r *http.Request) string {
 	return host
 }
 
+// validate opens a session and sends the request. A plugin found dead at
+// this point (it crashed an instant ago and the supervisor is restarting
+// it) is tried once more: nothing has happened to the request yet, and the
+// retry waits for the restarted plugin within the request's deadline.
+func (s *Server) validate(ctx context.Context, sv *service, start *pb.Start) (Session, *pb.Validated, error) {
+	var last error
+	for attempt := 0; attempt < 2; attempt++ {
+		sess, err := sv.Backend.Open(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		v, err := sess.Start(start)
+		if err == nil {
+			return sess, v, nil
+		}
+		sess.Close()
+		last = err
+		if !errors.Is(err, pluginhost.ErrUnavailable) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil, last
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return nil, nil, last
+}
+
 // assemble merges the host's common members with the family's body and
 // runs the self-check.
 func (s *Server) assemble(q *request, kind string, familyBody []byte, checkEnd int64, paymentFacts map[string]any) (map[string]any, error) {
@@ -436,6 +500,12 @@ func (s *Server) familyAnswer(q *request, status int, kind string, body []byte, 
 }
 
 func (s *Server) hostRefusal(q *request, status int, code string, facts map[string]any) {
+	s.hostRefusalWith(q, status, code, facts, nil, nil)
+}
+
+// hostRefusalWith is a host refusal whose payment member (on a paid route)
+// is paymentFacts when given, and which sets extra headers.
+func (s *Server) hostRefusalWith(q *request, status int, code string, facts, paymentFacts map[string]any, header map[string]string) {
 	inner := map[string]any{"code": code, "message": hostMessages[code]}
 	for k, v := range facts {
 		inner[k] = v
@@ -443,7 +513,13 @@ func (s *Server) hostRefusal(q *request, status int, code string, facts map[stri
 	answer := s.common(q, "refusal", s.cfg.Now())
 	answer["error"] = inner
 	if q.op != nil {
-		answer["payment"] = s.cfg.Payments.UnchargedFacts()
+		if paymentFacts == nil {
+			paymentFacts = s.cfg.Payments.UnchargedFacts()
+		}
+		answer["payment"] = paymentFacts
+	}
+	for k, v := range header {
+		q.w.Header().Set(k, v)
 	}
 	if status == http.StatusServiceUnavailable {
 		q.w.Header().Set("Retry-After", "1")
@@ -452,17 +528,22 @@ func (s *Server) hostRefusal(q *request, status int, code string, facts map[stri
 	s.send(q, status, answer)
 }
 
-func (s *Server) boundaryFailure(q *request, err error) {
+func (s *Server) boundaryFailure(q *request, err error) { s.boundaryFailureWith(q, err, nil, nil) }
+
+// boundaryFailureWith answers a request the plugin boundary failed; on a
+// paid route after payment, paymentFacts and header carry the gate's
+// delivery marker.
+func (s *Server) boundaryFailureWith(q *request, err error, paymentFacts map[string]any, header map[string]string) {
 	switch {
 	case errors.Is(err, pluginhost.ErrDeadline):
 		s.cfg.Logger.Warn("plugin call deadline exceeded", "service", q.sv.Desc.GetService(), "op", q.opName())
-		s.hostRefusal(q, http.StatusServiceUnavailable, codeDeadline, nil)
+		s.hostRefusalWith(q, http.StatusServiceUnavailable, codeDeadline, nil, paymentFacts, header)
 	case errors.Is(err, pluginhost.ErrUnavailable), errors.Is(err, pluginhost.ErrClosed):
 		s.cfg.Logger.Warn("plugin unavailable during request", "service", q.sv.Desc.GetService(), "op", q.opName())
-		s.hostRefusal(q, http.StatusServiceUnavailable, codeUnavailable, nil)
+		s.hostRefusalWith(q, http.StatusServiceUnavailable, codeUnavailable, nil, paymentFacts, header)
 	default:
 		s.cfg.Logger.Error("plugin failed a request", "service", q.sv.Desc.GetService(), "op", q.opName())
-		s.hostRefusal(q, http.StatusInternalServerError, codeInternal, nil)
+		s.hostRefusalWith(q, http.StatusInternalServerError, codeInternal, nil, paymentFacts, header)
 	}
 }
 

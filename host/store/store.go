@@ -170,7 +170,10 @@ func (s *Store) migrations() []string {
 			refund_usdc_units BIGINT)`,
 		`CREATE TABLE settled_tx (tx_id TEXT PRIMARY KEY, ts_ns BIGINT NOT NULL)`,
 	}, appendOnly...), ";\n")
-	return []string{v1}
+	v2 := `CREATE TABLE delivery_markers (
+			id TEXT PRIMARY KEY, service TEXT NOT NULL, op TEXT NOT NULL,
+			payment TEXT NOT NULL, created_ns BIGINT NOT NULL, expires_ns BIGINT NOT NULL, spent_ns BIGINT)`
+	return []string{v1, v2}
 }
 
 func (s *Store) migrate(ctx context.Context) error {
@@ -207,13 +210,15 @@ func (s *Store) migrate(ctx context.Context) error {
 		}
 	}
 	secret := make([]byte, 32)
-	if _, err := rand.Read(secret); err != nil {
-		return fmt.Errorf("store: secret: %w", err)
-	}
-	// the deployment's key for free-tier digests: one per database, so
-	// every host on it derives the same keys
-	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO settings (name, value) VALUES ('freetier_key', ?) ON CONFLICT (name) DO NOTHING`), hex.EncodeToString(secret)); err != nil {
-		return fmt.Errorf("store: settings: %w", err)
+	// per-database secrets (free-tier digests, delivery markers): every
+	// host on the database derives the same keys
+	for _, name := range []string{"freetier_key", "marker_key"} {
+		if _, err := rand.Read(secret); err != nil {
+			return fmt.Errorf("store: secret: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`), name, hex.EncodeToString(secret)); err != nil {
+			return fmt.Errorf("store: settings: %w", err)
+		}
 	}
 	return tx.Commit()
 }
@@ -232,9 +237,16 @@ func splitStatements(m string) []string {
 
 // FreeTierKey is the deployment's secret for keying free-tier callers.
 func (s *Store) FreeTierKey(ctx context.Context) ([]byte, error) {
+	return s.secret(ctx, "freetier_key")
+}
+
+// MarkerKey is the deployment's secret for delivery-marker tokens.
+func (s *Store) MarkerKey(ctx context.Context) ([]byte, error) { return s.secret(ctx, "marker_key") }
+
+func (s *Store) secret(ctx context.Context, name string) ([]byte, error) {
 	var v string
-	if err := s.db.QueryRowContext(ctx, `SELECT value FROM settings WHERE name = 'freetier_key'`).Scan(&v); err != nil {
-		return nil, fmt.Errorf("store: free-tier key: %w", err)
+	if err := s.db.QueryRowContext(ctx, s.q(`SELECT value FROM settings WHERE name = ?`), name).Scan(&v); err != nil {
+		return nil, fmt.Errorf("store: secret: %w", err)
 	}
 	return hex.DecodeString(v)
 }

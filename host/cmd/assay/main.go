@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -11,6 +12,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -29,11 +31,16 @@ import (
 	"github.com/assay-audit/assay/host/pluginhost"
 	"github.com/assay-audit/assay/host/server"
 	"github.com/assay-audit/assay/host/signing"
+	"github.com/assay-audit/assay/host/solana"
 	"github.com/assay-audit/assay/host/store"
+	"github.com/assay-audit/assay/host/wallet"
+	"github.com/assay-audit/assay/host/x402"
 )
 
 const usage = `usage:
-  assay serve [--config FILE] [--listen ADDR] [--data-dir DIR] [--store sqlite|postgres://...] [--payments off]
+  assay serve [--config FILE] [--listen ADDR] [--data-dir DIR] [--store sqlite|postgres://...] [--payments local|off|<facilitator URL>]
+  assay wallet new [--out FILE]
+  assay call --wallet FILE [--out FILE] [--keys JWKS-URL] <url> <body.json|->
   assay keys rotate [--data-dir DIR]
   assay ledger report [--json] [--config FILE] [--data-dir DIR] [--store SPEC]
   assay ledger fill-fmv [--basis TEXT] [--config FILE] [--data-dir DIR] [--store SPEC] <rates-file>
@@ -63,6 +70,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return rotate(args[2:], stdout)
 	case "verify":
 		return verify(args[1:], stdout)
+	case "wallet":
+		if len(args) < 2 || args[1] != "new" {
+			return errors.New("wallet: only `assay wallet new`\n" + usage)
+		}
+		return walletNew(args[2:], stdout)
+	case "call":
+		return call(args[1:], stdout)
 	case "ledger":
 		if len(args) < 2 {
 			return errors.New("ledger: report, fill-fmv or refund\n" + usage)
@@ -107,9 +121,6 @@ func serve(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if cfg.Payments != "off" {
-		return fmt.Errorf("payments %q: this build serves payments off only (private deployments)", cfg.Payments)
-	}
 	keys, err := signing.Open(cfg.DataDir)
 	if err != nil {
 		return err
@@ -135,6 +146,10 @@ func serve(args []string, stderr io.Writer) error {
 		}
 	}
 	met := metrics.New()
+	gate, err := paymentGate(ctx, cfg, st, log)
+	if err != nil {
+		return err
+	}
 
 	var services []server.Service
 	var families []*pluginhost.Family
@@ -166,7 +181,7 @@ func serve(args []string, stderr io.Writer) error {
 	if len(services) == 0 {
 		return errors.New("no family plugin configured: run `make build` (it writes bin/assay.hcl) or pass --config")
 	}
-	handler := server.New(server.Config{Services: services, Keys: keys, Payments: payment.Off{}, FreeTier: free,
+	handler := server.New(server.Config{Services: services, Keys: keys, Payments: gate, FreeTier: free,
 		Ledger: writer, Metrics: met, Logger: log, CallTimeout: timeout})
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -400,4 +415,123 @@ func ledgerCmd(sub string, args []string, stdout io.Writer) error {
 		return err
 	}
 	return fmt.Errorf("ledger: unknown command %q\n%s", sub, usage)
+}
+
+// paymentGate builds the configured payments: off, the embedded local
+// facilitator (fee payer and, without pay_to, a seller wallet generated into
+// the data dir), or a remote facilitator URL.
+func paymentGate(ctx context.Context, cfg config.Config, st *store.Store, log hclog.Logger) (payment.Gate, error) {
+	if cfg.Payments == "off" {
+		return payment.Off{}, nil
+	}
+	asset := map[string]string{x402.SolanaMainnet: x402.USDCMainnet, x402.SolanaDevnet: x402.USDCDevnet, x402.SolanaTestnet: x402.USDCDevnet}[cfg.Network]
+	if asset == "" {
+		return nil, fmt.Errorf("network %q: expected a Solana CAIP-2 id (mainnet, devnet or testnet)", cfg.Network)
+	}
+	payTo := cfg.PayTo
+	if payTo == "" {
+		seller, err := wallet.LoadOrNew(filepath.Join(cfg.DataDir, "seller-wallet.json"))
+		if err != nil {
+			return nil, err
+		}
+		payTo = solana.EncodeBase58(seller.Public().(ed25519.PublicKey))
+	}
+	var fac x402.Facilitator
+	switch {
+	case cfg.Payments == "local":
+		key, err := wallet.LoadOrNew(filepath.Join(cfg.DataDir, "facilitator-fee-payer.json"))
+		if err != nil {
+			return nil, err
+		}
+		fac = x402.NewLocal(key, cfg.Network)
+	case strings.HasPrefix(cfg.Payments, "http://") || strings.HasPrefix(cfg.Payments, "https://"):
+		remote, err := x402.NewRemote(ctx, cfg.Payments, cfg.Network, cfg.FeePayer)
+		if err != nil {
+			return nil, err
+		}
+		fac = remote
+	default:
+		return nil, fmt.Errorf("payments %q: expected off, local or a facilitator URL", cfg.Payments)
+	}
+	log.Info("payments", "mode", cfg.Payments, "network", cfg.Network, "pay_to", payTo, "fee_payer", fac.FeePayer())
+	return x402.NewGate(ctx, x402.Config{Facilitator: fac, Store: st, Network: cfg.Network, Asset: asset, PayTo: payTo, PublicURL: cfg.PublicURL})
+}
+
+func walletNew(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("wallet new", flag.ContinueOnError)
+	out := fs.String("out", "wallet.json", "keypair file to write (Solana CLI format, mode 0600)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	priv, err := wallet.New(*out)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "wrote %s: address %s (a test wallet: fund it before using it on a real network)\n",
+		*out, solana.EncodeBase58(priv.Public().(ed25519.PublicKey)))
+	return err
+}
+
+// call performs one paid call and saves the signed report after checking it
+// against the host's published keys.
+func call(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("call", flag.ContinueOnError)
+	walletPath := fs.String("wallet", "", "payer keypair file (assay wallet new)")
+	out := fs.String("out", "report.json", "where to save the signed answer")
+	keysURL := fs.String("keys", "", "JWKS to check the answer against (default: the host's /keys)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 2 || *walletPath == "" {
+		return errors.New("call: --wallet FILE <url> <body.json|->")
+	}
+	priv, err := wallet.Load(*walletPath)
+	if err != nil {
+		return err
+	}
+	var body []byte
+	if fs.Arg(1) == "-" {
+		body, err = io.ReadAll(io.LimitReader(os.Stdin, 16<<20))
+	} else {
+		body, err = os.ReadFile(fs.Arg(1))
+	}
+	if err != nil {
+		return fmt.Errorf("call: read body: %w", err)
+	}
+	target, err := url.Parse(fs.Arg(0))
+	if err != nil || target.Host == "" {
+		return errors.New("call: the URL must be absolute")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	res, err := (&x402.Payer{Wallet: priv}).Call(ctx, target.String(), body)
+	if err != nil {
+		return err
+	}
+	if res.Status != http.StatusOK {
+		var a struct {
+			Error struct{ Code, Message string } `json:"error"`
+		}
+		_ = json.Unmarshal(res.Body, &a)
+		return fmt.Errorf("call: %d %s: %s", res.Status, a.Error.Code, a.Error.Message)
+	}
+	if *keysURL == "" {
+		*keysURL = target.Scheme + "://" + target.Host + "/keys"
+	}
+	jwks, err := readKeys(*keysURL)
+	if err != nil {
+		return err
+	}
+	kid, err := signing.Verify(res.Body, jwks)
+	if err != nil {
+		return fmt.Errorf("call: the answer does not verify against %s: %w", *keysURL, err)
+	}
+	if err := os.WriteFile(*out, res.Body, 0o600); err != nil {
+		return fmt.Errorf("call: save: %w", err)
+	}
+	if res.Settlement != nil {
+		fmt.Fprintf(stdout, "paid: transaction %s on %s by %s\n", res.Settlement.Transaction, res.Settlement.Network, res.Settlement.Payer)
+	}
+	_, err = fmt.Fprintf(stdout, "saved %s (signature checked: key %s)\n", *out, kid)
+	return err
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/assay-audit/assay/host/freetier"
 	"github.com/assay-audit/assay/host/ledger"
 	"github.com/assay-audit/assay/host/metrics"
+	"github.com/assay-audit/assay/host/payment"
 	"github.com/assay-audit/assay/host/pluginhost"
 	"github.com/assay-audit/assay/host/server"
 	"github.com/assay-audit/assay/host/signing"
@@ -149,6 +150,9 @@ type Options struct {
 	Now func() time.Time
 	// NoFreeTier turns the free tier off (benchmarks of the bare path).
 	NoFreeTier bool
+	// Gate builds the payment gate over the host's store; nil means
+	// payments off.
+	Gate func(tb testing.TB, st *store.Store) payment.Gate
 }
 
 // memory opens the store, free tier and ledger writer for a test host.
@@ -202,8 +206,12 @@ func Start(tb testing.TB, opts Options, pkgs ...string) *Host {
 	for name, f := range h.Families {
 		h.Metrics.PluginRestarts(name, f.Restarts)
 	}
+	var gate payment.Gate
+	if opts.Gate != nil {
+		gate = opts.Gate(tb, h.Store)
+	}
 	h.Server = server.New(server.Config{Services: services, Keys: keys, Logger: log, CallTimeout: opts.CallTimeout,
-		FreeTier: free, Ledger: writer, Metrics: h.Metrics, Now: opts.Now})
+		FreeTier: free, Ledger: writer, Metrics: h.Metrics, Now: opts.Now, Payments: gate})
 	ts := httptest.NewServer(h.Server)
 	tb.Cleanup(ts.Close)
 	h.URL = ts.URL

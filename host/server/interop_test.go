@@ -1,0 +1,129 @@
+package server_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/assay-audit/assay/host/wallet"
+)
+
+// rpcStub answers the few Solana JSON-RPC methods the official client asks
+// for, and records which it asked.
+type rpcStub struct {
+	mu      sync.Mutex
+	methods []string
+}
+
+func (s *rpcStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, "bad request", 400)
+		return
+	}
+	s.mu.Lock()
+	s.methods = append(s.methods, req.Method)
+	s.mu.Unlock()
+	var result any
+	switch req.Method {
+	case "getAccountInfo":
+		// an initialised SPL mint: no mint authority, supply, 6 decimals
+		mint := make([]byte, 82)
+		binary.LittleEndian.PutUint64(mint[36:], 1_000_000_000_000)
+		mint[44], mint[45] = 6, 1
+		result = map[string]any{"context": map[string]any{"slot": 1}, "value": map[string]any{
+			"data": []string{base64.StdEncoding.EncodeToString(mint), "base64"}, "owner": "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA",
+			"lamports": 1461600, "executable": false, "rentEpoch": 0, "space": 82}}
+	case "getLatestBlockhash":
+		result = map[string]any{"context": map[string]any{"slot": 1}, "value": map[string]any{
+			"blockhash": "EkSnNWid2cvwEVnVx9aBqawnmiCNiDgp3gUdkDPTKN1N", "lastValidBlockHeight": 1150}}
+	default:
+		result = nil
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result})
+}
+
+// interopDir installs the official client packages once (npm ci) and
+// returns their folder.
+func interopDir(t *testing.T) string {
+	dir, err := filepath.Abs("../x402/interop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@x402", "fetch")); err != nil {
+		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("npm ci for the official x402 client: %v\n%s", err, out)
+		}
+	}
+	return dir
+}
+
+// TestOfficialClientPays: a payment built by the official x402 JavaScript
+// packages (@x402/fetch, @x402/svm, @x402/core), nobody's code here, is
+// accepted, settled and delivered.
+func TestOfficialClientPays(t *testing.T) {
+	dir := interopDir(t)
+	h := startPaid(t, sdPkg)
+	stub := &rpcStub{}
+	rpc := httptest.NewServer(stub)
+	defer rpc.Close()
+	tmp := t.TempDir()
+	walletPath := filepath.Join(tmp, "payer.json")
+	if _, err := wallet.New(walletPath); err != nil {
+		t.Fatal(err)
+	}
+	bodyPath := filepath.Join(tmp, "body.json")
+	_ = os.WriteFile(bodyPath, sdBody([]string{"hello ", "world"}, []string{"hello world"}), 0o600)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", "pay.mjs", "--url", h.URL+"/stream-divergence/compare", "--body", bodyPath,
+		"--wallet", walletPath, "--rpc", rpc.URL)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		msg := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			msg = string(ee.Stderr)
+		}
+		t.Fatalf("official client: %v\n%s", err, msg)
+	}
+	var res struct {
+		Status          int            `json:"status"`
+		Body            map[string]any `json:"body"`
+		PaymentResponse map[string]any `json:"paymentResponse"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("client output: %v\n%s", err, out)
+	}
+	if res.Status != 200 || res.Body["byte_equal"] != true || res.PaymentResponse["success"] != true {
+		t.Fatalf("official client's paid call: %s", out)
+	}
+	lines, err := h.Store.Lines(context.Background())
+	if err != nil || len(lines) != 1 || *lines[0].TxID != res.PaymentResponse["transaction"] || *lines[0].Payer != res.PaymentResponse["payer"] {
+		t.Fatalf("ledger after the official client paid: %+v %v", lines, err)
+	}
+	// what the official client needed from Solana RPC: the mint's account
+	// only (the 402 carries a recentBlockhash, so no getLatestBlockhash)
+	stub.mu.Lock()
+	defer stub.mu.Unlock()
+	if strings.Join(stub.methods, ",") != "getAccountInfo" {
+		t.Errorf("the official client asked RPC for %v", stub.methods)
+	}
+}

@@ -1,0 +1,296 @@
+package server_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/assay-audit/assay/host/internal/testhost"
+	"github.com/assay-audit/assay/host/payment"
+	"github.com/assay-audit/assay/host/solana"
+	"github.com/assay-audit/assay/host/store"
+	"github.com/assay-audit/assay/host/wallet"
+	"github.com/assay-audit/assay/host/x402"
+)
+
+// paidHost runs a host whose paid routes take x402 payments through the
+// embedded local facilitator.
+type paidHost struct {
+	*testhost.Host
+	payTo    string
+	feePayer string
+	clock    *fixedClock
+}
+
+func startPaid(t *testing.T, pkgs ...string) *paidHost {
+	dir := t.TempDir()
+	ph := &paidHost{clock: &fixedClock{t: time.Now()}}
+	fee, err := wallet.New(filepath.Join(dir, "fee.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seller, err := wallet.New(filepath.Join(dir, "seller.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ph.payTo = solana.EncodeBase58(seller.Public().(ed25519.PublicKey))
+	fac := x402.NewLocal(fee, x402.SolanaDevnet)
+	ph.feePayer = fac.FeePayer()
+	ph.Host = testhost.Start(t, testhost.Options{Now: ph.clock.Now, CallTimeout: 10 * time.Second, Gate: func(tb testing.TB, st *store.Store) payment.Gate {
+		g, err := x402.NewGate(context.Background(), x402.Config{Facilitator: fac, Store: st, Network: x402.SolanaDevnet,
+			Asset: x402.USDCDevnet, PayTo: ph.payTo, Now: ph.clock.Now})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return g
+	}}, pkgs...)
+	return ph
+}
+
+func newPayer(t *testing.T) (*x402.Payer, string) {
+	w, err := wallet.New(filepath.Join(t.TempDir(), "payer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &x402.Payer{Wallet: w}, solana.EncodeBase58(w.Public().(ed25519.PublicKey))
+}
+
+func decodeHeader(t *testing.T, h string, v any) {
+	raw, err := base64.StdEncoding.DecodeString(h)
+	if err != nil {
+		t.Fatalf("header not base64: %v", err)
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		t.Fatalf("header not JSON: %v", err)
+	}
+}
+
+func TestPaidCallEndToEnd(t *testing.T) {
+	h := startPaid(t, sdPkg)
+	url := h.URL + "/stream-divergence/compare"
+	body := sdBody([]string{"ab", "cd"}, []string{"abXd"})
+
+	// unpaid: 402 with PAYMENT-REQUIRED, and the signed JSON body says the same
+	r := post(t, url, body)
+	if r.status != 402 || errorCode(r) != "payment_required" {
+		t.Fatalf("unpaid: %d %s", r.status, r.raw)
+	}
+	verified(t, h.Host, r)
+	var pr x402.PaymentRequired
+	decodeHeader(t, r.header.Get("PAYMENT-REQUIRED"), &pr)
+	if pr.X402Version != 2 || len(pr.Accepts) != 1 || pr.Resource.URL != url || pr.Resource.MimeType != "application/json" {
+		t.Fatalf("payment required %+v", pr)
+	}
+	a := pr.Accepts[0]
+	if a.Scheme != "exact" || a.Network != "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1" || a.Asset != "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU" ||
+		a.Amount != "50000" || a.PayTo != h.payTo || a.MaxTimeoutSeconds != 300 || a.Extra["feePayer"] != h.feePayer {
+		t.Errorf("requirements %+v", a)
+	}
+	if inBody, _ := json.Marshal(r.json["x402"]); !strings.Contains(string(inBody), `"amount":"50000"`) {
+		t.Errorf("the 402 body does not carry the requirements: %s", inBody)
+	}
+
+	// pay (recording the payment header, to replay it below)
+	payer, addr := newPayer(t)
+	rec := &recorder{next: http.DefaultTransport}
+	payer.Client = &http.Client{Transport: rec}
+	res, err := payer.Call(context.Background(), url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != 200 || res.Settlement == nil || !res.Settlement.Success || res.Settlement.Payer != addr || res.Settlement.Network != x402.SolanaDevnet {
+		t.Fatalf("paid call: %d %+v %.300s", res.Status, res.Settlement, res.Body)
+	}
+	rep := reply{status: res.Status, raw: res.Body}
+	_ = json.Unmarshal(res.Body, &rep.json)
+	verified(t, h.Host, rep)
+	pay, _ := rep.json["payment"].(map[string]any)
+	if rep.json["byte_equal"] != false || pay["charged"] != true || pay["transaction"] != res.Settlement.Transaction || pay["payer"] != addr || pay["price_usdc_units"] != float64(50000) {
+		t.Errorf("report payment member %v", pay)
+	}
+
+	// the ledger line: payer, tx, price, fee (2 signatures × 5,000 + ceil(1 µlamport × 20,000 CU)), house (local facilitator)
+	lines, err := h.Store.Lines(context.Background())
+	if err != nil || len(lines) != 1 {
+		t.Fatalf("ledger: %d lines %v", len(lines), err)
+	}
+	l := lines[0]
+	if *l.Payer != addr || *l.TxID != res.Settlement.Transaction || l.PriceUSDCUnits != 50000 || l.FeeLamports == nil || *l.FeeLamports != 10001 || !l.House ||
+		!strings.HasPrefix(l.FamilyFields, `{"byte_equal":false,"op":"compare","verdict_line":"STREAM-CAPTURE DIVERGENCE — byte-equal: NO · streamed chunks: 2 · reference chunks: 1 · first divergence: OFFSET`) {
+		t.Errorf("ledger line %+v", l)
+	}
+
+	// replay: the same signed payment again is refused and delivers nothing
+	again := do(t, "POST", url, body, map[string]string{"PAYMENT-SIGNATURE": rec.sig})
+	if again.status != 402 || errorCode(again) != "payment_replayed" {
+		t.Fatalf("replay: %d %s", again.status, again.raw)
+	}
+	verified(t, h.Host, again)
+	if lines, _ = h.Store.Lines(context.Background()); len(lines) != 1 {
+		t.Errorf("a replay wrote a ledger line")
+	}
+}
+
+type recorder struct {
+	next http.RoundTripper
+	sig  string
+}
+
+func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	if s := req.Header.Get("PAYMENT-SIGNATURE"); s != "" {
+		r.sig = s
+	}
+	return r.next.RoundTrip(req)
+}
+
+func TestRefusedSubmissionNeverTouchesThePayment(t *testing.T) {
+	h := startPaid(t, sdPkg)
+	url := h.URL + "/stream-divergence/compare"
+	payer, _ := newPayer(t)
+	rec := &recorder{next: http.DefaultTransport}
+	payer.Client = &http.Client{Transport: rec}
+	if res, err := payer.Call(context.Background(), url, sdBody([]string{"a"}, []string{"a"})); err != nil || res.Status != 200 {
+		t.Fatalf("first paid call: %v", err)
+	}
+	// a fresh payment, built but not yet used
+	fresh := &recorder{next: failAfterRequired{}}
+	payer.Client = &http.Client{Transport: fresh}
+	_, _ = payer.Call(context.Background(), url, sdBody([]string{"a"}, []string{"a"}))
+	if fresh.sig == "" {
+		t.Fatal("no payment captured")
+	}
+	bad := []byte(`{"streamed_capture":{"chunks":["QQ"]},"reference_output":{"chunks":[]}}`)
+	r := do(t, "POST", url, bad, map[string]string{"PAYMENT-SIGNATURE": fresh.sig})
+	p, _ := r.json["payment"].(map[string]any)
+	if r.status != 400 || errorCode(r) != "chunk_not_base64" || p["examined"] != false || p["charged"] != false {
+		t.Fatalf("invalid submission with a payment: %d %s", r.status, r.raw)
+	}
+	// the payment was not consumed: it still buys a report
+	ok := do(t, "POST", url, sdBody([]string{"a"}, []string{"b"}), map[string]string{"PAYMENT-SIGNATURE": fresh.sig})
+	if ok.status != 200 {
+		t.Fatalf("the untouched payment: %d %s", ok.status, ok.raw)
+	}
+	// a payment with a wrong amount is refused with a fresh PAYMENT-REQUIRED naming why
+	var pp x402.PaymentPayload
+	decodeHeader(t, fresh.sig, &pp)
+	pp.Accepted.Amount = "1"
+	forged, _ := x402.EncodeHeader(pp)
+	r = do(t, "POST", url, sdBody([]string{"a"}, []string{"b"}), map[string]string{"PAYMENT-SIGNATURE": forged})
+	var pr x402.PaymentRequired
+	decodeHeader(t, r.header.Get("PAYMENT-REQUIRED"), &pr)
+	if r.status != 402 || errorCode(r) != "payment_invalid" || pr.Error != "no_matching_payment_requirements" {
+		t.Errorf("mismatched requirements: %d %s / %q", r.status, r.raw, pr.Error)
+	}
+	lines, _ := h.Store.Lines(context.Background())
+	if len(lines) != 2 {
+		t.Errorf("ledger lines %d, want 2", len(lines))
+	}
+}
+
+// failAfterRequired answers every paid retry with a transport error, so a
+// test can capture a payment without spending it.
+type failAfterRequired struct{}
+
+func (failAfterRequired) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Header.Get("PAYMENT-SIGNATURE") != "" {
+		return nil, syscall.ECONNREFUSED
+	}
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+func TestDeliveryMarkerRedeemsOncePaymentOnce(t *testing.T) {
+	h := startPaid(t, testPkg)
+	url := h.URL + "/test-family/measure"
+	fam := h.Families["test-family"]
+	payer, addr := newPayer(t)
+	payer.MarkerRetries = -1 // this test redeems by hand
+	body := []byte(`{"sleep_ms":3000}`)
+	go func() {
+		time.Sleep(700 * time.Millisecond) // after the payment check, during the measurement
+		_ = syscall.Kill(fam.PID(), syscall.SIGKILL)
+	}()
+	res, err := payer.Call(context.Background(), url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != 503 || res.Marker == "" {
+		t.Fatalf("crash after the payment check: %d %s", res.Status, res.Body)
+	}
+	var crashed map[string]any
+	_ = json.Unmarshal(res.Body, &crashed)
+	p, _ := crashed["payment"].(map[string]any)
+	dm, _ := p["delivery_marker"].(map[string]any)
+	if p["charged"] != false || dm["token"] != res.Marker || dm["header"] != "ASSAY-DELIVERY-MARKER" {
+		t.Fatalf("503 payment member %v", p)
+	}
+	lines, _ := h.Store.Lines(context.Background())
+	if len(lines) != 0 {
+		t.Fatal("an undelivered report wrote a ledger line")
+	}
+	if strings.Contains(dm["token"].(string), "sleep") {
+		t.Fatal("the marker carries submission content")
+	}
+	// redeem: same submission, the marker instead of a payment (the plugin restarts meanwhile)
+	r := doPast503(t, url, []byte(`{}`), map[string]string{"ASSAY-DELIVERY-MARKER": res.Marker})
+	if r.status != 200 {
+		t.Fatalf("redeem: %d %s", r.status, r.raw)
+	}
+	var settle x402.SettleResponse
+	decodeHeader(t, r.header.Get("PAYMENT-RESPONSE"), &settle)
+	if !settle.Success || settle.Payer != addr {
+		t.Errorf("settlement %+v", settle)
+	}
+	lines, _ = h.Store.Lines(context.Background())
+	if len(lines) != 1 || *lines[0].Payer != addr || *lines[0].TxID != settle.Transaction {
+		t.Fatalf("ledger after redeeming: %+v", lines)
+	}
+	var settled int
+	_ = h.Store.DB().QueryRow(`SELECT COUNT(*) FROM settled_tx`).Scan(&settled)
+	if settled != 1 {
+		t.Errorf("%d settlements, want exactly 1", settled)
+	}
+	// spent, forged, expired
+	if r := do(t, "POST", url, []byte(`{}`), map[string]string{"ASSAY-DELIVERY-MARKER": res.Marker}); r.status != 400 || errorCode(r) != "marker_spent" {
+		t.Errorf("second redemption: %d %s", r.status, r.raw)
+	}
+	id, _, _ := strings.Cut(res.Marker, ".")
+	if r := do(t, "POST", url, []byte(`{}`), map[string]string{"ASSAY-DELIVERY-MARKER": id + ".AAAA"}); r.status != 400 || errorCode(r) != "marker_invalid" {
+		t.Errorf("forged marker: %d %s", r.status, r.raw)
+	}
+	if r := do(t, "POST", h.URL+"/test-family/measure", []byte(`{}`), map[string]string{"ASSAY-DELIVERY-MARKER": "x"}); r.status != 400 || errorCode(r) != "marker_invalid" {
+		t.Errorf("garbage marker: %d", r.status)
+	}
+	// a second undelivered payment whose marker outlives its expiry
+	go func() {
+		time.Sleep(700 * time.Millisecond)
+		_ = syscall.Kill(fam.PID(), syscall.SIGKILL)
+	}()
+	res2, err := payer.Call(context.Background(), url, body)
+	if err != nil || res2.Status != 503 || res2.Marker == "" {
+		t.Fatalf("second crash: %v %d", err, res2.Status)
+	}
+	h.clock.Add(301 * time.Second)
+	if r := doPast503(t, url, []byte(`{}`), map[string]string{"ASSAY-DELIVERY-MARKER": res2.Marker}); r.status != 400 || errorCode(r) != "marker_expired" {
+		t.Errorf("expired marker: %d %s", r.status, r.raw)
+	}
+}
+
+// doPast503 re-sends while the host answers 503 (a plugin restarting), as a
+// client following Retry-After would.
+func doPast503(t *testing.T, url string, body []byte, header map[string]string) reply {
+	var r reply
+	for i := 0; i < 100; i++ {
+		if r = do(t, "POST", url, body, header); r.status != 503 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return r
+}

@@ -1,0 +1,133 @@
+package solana
+
+import (
+	"errors"
+	"fmt"
+)
+
+// base58Alphabet is the Bitcoin alphabet, the only one Solana uses for
+// addresses, signatures and blockhashes.
+const base58Alphabet = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+// base58Index maps an ASCII byte to its digit value, or -1 when the byte is
+// outside the alphabet; a table keeps decoding branch-free per character.
+var base58Index = func() [256]int8 {
+	var t [256]int8
+	for i := range t {
+		t[i] = -1
+	}
+	for i := 0; i < len(base58Alphabet); i++ {
+		t[base58Alphabet[i]] = int8(i)
+	}
+	return t
+}()
+
+// ErrInvalidBase58 is returned (wrapped) for any text that is not Bitcoin
+// base58, so callers can tell bad input from other failures.
+var ErrInvalidBase58 = errors.New("solana: invalid base58")
+
+// maxPublicKeyBase58Len is the longest base58 text a 32-byte value can
+// produce (2^256-1 encodes to 44 digits); longer text is refused before the
+// quadratic decode runs.
+const maxPublicKeyBase58Len = 44
+
+// EncodeBase58 renders bytes the way Solana tooling prints addresses and
+// signatures, so values can be compared with explorers and configs.
+func EncodeBase58(b []byte) string {
+	zeros := 0
+	for zeros < len(b) && b[zeros] == 0 {
+		zeros++
+	}
+	// log(256)/log(58) < 1.38, so this many digits always suffice.
+	size := (len(b)-zeros)*138/100 + 1
+	digits := make([]byte, size)
+	used := 0
+	for _, v := range b[zeros:] {
+		carry := int(v)
+		i := 0
+		for j := size - 1; j >= 0 && (carry != 0 || i < used); j-- {
+			carry += 256 * int(digits[j])
+			digits[j] = byte(carry % 58)
+			carry /= 58
+			i++
+		}
+		used = i
+	}
+	start := size - used
+	for start < size && digits[start] == 0 {
+		start++
+	}
+	out := make([]byte, 0, zeros+size-start)
+	for i := 0; i < zeros; i++ {
+		out = append(out, '1')
+	}
+	for _, d := range digits[start:] {
+		out = append(out, base58Alphabet[d])
+	}
+	return string(out)
+}
+
+// DecodeBase58 parses Bitcoin-alphabet base58, where every leading '1' is a
+// zero byte; the mapping is one-to-one, so re-encoding the result always
+// gives back s.
+func DecodeBase58(s string) ([]byte, error) {
+	zeros := 0
+	for zeros < len(s) && s[zeros] == '1' {
+		zeros++
+	}
+	// log(58)/log(256) < 0.733, so this many bytes always suffice.
+	size := (len(s)-zeros)*733/1000 + 1
+	buf := make([]byte, size)
+	used := 0
+	for i := zeros; i < len(s); i++ {
+		d := base58Index[s[i]]
+		if d < 0 {
+			return nil, fmt.Errorf("%w: character at offset %d", ErrInvalidBase58, i)
+		}
+		carry := int(d)
+		k := 0
+		for j := size - 1; j >= 0 && (carry != 0 || k < used); j-- {
+			carry += 58 * int(buf[j])
+			buf[j] = byte(carry)
+			carry >>= 8
+			k++
+		}
+		used = k
+	}
+	start := size - used
+	for start < size && buf[start] == 0 {
+		start++
+	}
+	out := make([]byte, zeros+size-start)
+	copy(out[zeros:], buf[start:])
+	return out, nil
+}
+
+// PublicKey is a Solana address. It is a value type so keys can be compared
+// with == and used as map keys, which the verifier relies on.
+type PublicKey [32]byte
+
+// ParsePublicKey accepts only text that decodes to exactly 32 bytes, because
+// base58 strings of the usual length can still decode to 31 or 33 bytes and a
+// silently padded or truncated address would point somewhere else.
+func ParsePublicKey(s string) (PublicKey, error) {
+	var k PublicKey
+	if len(s) == 0 || len(s) > maxPublicKeyBase58Len {
+		return k, fmt.Errorf("%w: public key text must be 1 to %d characters", ErrInvalidBase58, maxPublicKeyBase58Len)
+	}
+	b, err := DecodeBase58(s)
+	if err != nil {
+		return k, fmt.Errorf("parse public key: %w", err)
+	}
+	if len(b) != len(k) {
+		return k, fmt.Errorf("%w: public key decodes to %d bytes, want 32", ErrInvalidBase58, len(b))
+	}
+	copy(k[:], b)
+	return k, nil
+}
+
+// String prints the key in the base58 form every Solana tool uses, so logs
+// and error context can be pasted into an explorer.
+func (k PublicKey) String() string {
+	return EncodeBase58(k[:])
+}

@@ -1,0 +1,208 @@
+package x402
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/assay-audit/assay/host/solana"
+)
+
+// Paid is the outcome of a paying call.
+type Paid struct {
+	Status int
+	Body   []byte
+	// Settlement is the decoded PAYMENT-RESPONSE, when the answer had one.
+	Settlement *SettleResponse
+	// Marker is the delivery marker a 503 carried, when it did.
+	Marker string
+	// Requirements are what the 402 asked for (nil when none was asked).
+	Requirements *Requirements
+}
+
+// Payer makes x402 v2 paid calls with a Solana wallet: POST, read the 402,
+// build and sign the exact-scheme transfer, retry once with
+// PAYMENT-SIGNATURE, and redeem a delivery marker when the host could not
+// deliver after checking the payment.
+type Payer struct {
+	Client *http.Client
+	Wallet ed25519.PrivateKey
+	// MarkerRetries bounds marker redemptions after a 503 (0 means 3;
+	// negative means none).
+	MarkerRetries int
+}
+
+// known USDC mints and their decimals: the client needs the mint's
+// decimals and token program, which would otherwise take an RPC call.
+var knownMints = map[string]uint8{USDCMainnet: 6, USDCDevnet: 6}
+
+// Call pays for one request.
+func (p *Payer) Call(ctx context.Context, url string, body []byte) (*Paid, error) {
+	if p.Client == nil {
+		p.Client = &http.Client{Timeout: 2 * time.Minute}
+	}
+	resp, raw, err := p.post(ctx, url, body, nil)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusPaymentRequired {
+		return p.finish(ctx, url, body, resp, raw, nil)
+	}
+	h := resp.Header.Get(HeaderRequired)
+	if h == "" {
+		return nil, errors.New("x402: 402 without a PAYMENT-REQUIRED header")
+	}
+	rawReq, err := base64.StdEncoding.DecodeString(h)
+	if err != nil {
+		return nil, fmt.Errorf("x402: PAYMENT-REQUIRED: %w", err)
+	}
+	var pr PaymentRequired
+	if err := json.Unmarshal(rawReq, &pr); err != nil {
+		return nil, fmt.Errorf("x402: PAYMENT-REQUIRED: %w", err)
+	}
+	var chosen *Requirements
+	for i, a := range pr.Accepts {
+		if a.Scheme == "exact" && strings.HasPrefix(a.Network, "solana:") {
+			chosen = &pr.Accepts[i]
+			break
+		}
+	}
+	if chosen == nil {
+		return nil, errors.New("x402: the 402 offers no exact-scheme Solana payment")
+	}
+	tx, err := p.build(*chosen)
+	if err != nil {
+		return nil, err
+	}
+	payload := PaymentPayload{X402Version: Version, Resource: &pr.Resource, Accepted: *chosen,
+		Payload: SVMPayload{Transaction: base64.StdEncoding.EncodeToString(tx.Serialize())}}
+	sig, err := EncodeHeader(payload)
+	if err != nil {
+		return nil, err
+	}
+	resp, raw, err = p.post(ctx, url, body, map[string]string{HeaderSignature: sig})
+	if err != nil {
+		return nil, err
+	}
+	return p.finish(ctx, url, body, resp, raw, chosen)
+}
+
+// finish decodes the answer and, on a 503 with a delivery marker, redeems
+// it (no second payment).
+func (p *Payer) finish(ctx context.Context, url string, body []byte, resp *http.Response, raw []byte, reqs *Requirements) (*Paid, error) {
+	retries := p.MarkerRetries
+	switch {
+	case retries == 0:
+		retries = 3
+	case retries < 0:
+		retries = 0
+	}
+	for {
+		out := &Paid{Status: resp.StatusCode, Body: raw, Requirements: reqs, Marker: resp.Header.Get(HeaderMarker)}
+		if h := resp.Header.Get(HeaderResponse); h != "" {
+			if b, err := base64.StdEncoding.DecodeString(h); err == nil {
+				var s SettleResponse
+				if json.Unmarshal(b, &s) == nil {
+					out.Settlement = &s
+				}
+			}
+		}
+		if resp.StatusCode != http.StatusServiceUnavailable || out.Marker == "" || retries == 0 {
+			return out, nil
+		}
+		retries--
+		wait := time.Second
+		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 && s < 60 {
+			wait = time.Duration(s) * time.Second
+		}
+		select {
+		case <-ctx.Done():
+			return out, ctx.Err()
+		case <-time.After(wait):
+		}
+		var err error
+		resp, raw, err = p.post(ctx, url, body, map[string]string{HeaderMarker: out.Marker})
+		if err != nil {
+			return out, err
+		}
+	}
+}
+
+func (p *Payer) post(ctx context.Context, url string, body []byte, header map[string]string) (*http.Response, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, fmt.Errorf("x402: request: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := p.Client.Do(req)
+	if err != nil {
+		return nil, nil, fmt.Errorf("x402: POST: %w", err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return nil, nil, fmt.Errorf("x402: read answer: %w", err)
+	}
+	return resp, raw, nil
+}
+
+// build makes the transfer the requirements ask for.
+func (p *Payer) build(r Requirements) (*solana.Transaction, error) {
+	decimals, ok := knownMints[r.Asset]
+	if !ok {
+		return nil, errors.New("x402: the asset is not a known USDC mint; its decimals would need an RPC lookup")
+	}
+	fp, _ := r.Extra["feePayer"].(string)
+	feePayer, err := solana.ParsePublicKey(fp)
+	if err != nil {
+		return nil, errors.New("x402: requirements name no valid extra.feePayer")
+	}
+	payTo, err := solana.ParsePublicKey(r.PayTo)
+	if err != nil {
+		return nil, errors.New("x402: requirements name no valid payTo")
+	}
+	mint, err := solana.ParsePublicKey(r.Asset)
+	if err != nil {
+		return nil, errors.New("x402: requirements name no valid asset")
+	}
+	amount, err := strconv.ParseUint(r.Amount, 10, 64)
+	if err != nil {
+		return nil, errors.New("x402: requirements name no valid amount")
+	}
+	bh, _ := r.Extra["recentBlockhash"].(string)
+	hash, err := solana.DecodeBase58(bh)
+	if err != nil || len(hash) != 32 {
+		return nil, errors.New("x402: the requirements carry no recentBlockhash and this client has no RPC endpoint")
+	}
+	var blockhash [32]byte
+	copy(blockhash[:], hash)
+	memo := []byte(nil)
+	if m, ok := r.Extra["memo"].(string); ok {
+		memo = []byte(m)
+	} else {
+		nonce := make([]byte, 16)
+		if _, err := rand.Read(nonce); err != nil {
+			return nil, fmt.Errorf("x402: nonce: %w", err)
+		}
+		memo = []byte(hex.EncodeToString(nonce))
+	}
+	return solana.BuildExactTransfer(solana.BuildParams{
+		FeePayer: feePayer, Payer: p.Wallet, PayTo: payTo, Mint: mint, TokenProgram: solana.TokenProgram(),
+		Amount: amount, Decimals: decimals, RecentBlockhash: blockhash, Memo: memo,
+		ComputeUnitLimit: 20000, ComputeUnitPrice: 1,
+	})
+}

@@ -1,0 +1,105 @@
+package x402
+
+import (
+	"context"
+	"crypto/ed25519"
+	"encoding/base64"
+	"strconv"
+
+	"github.com/assay-audit/assay/host/solana"
+)
+
+// MaxComputeUnitPrice caps the priority fee a payment may ask the fee
+// payer to sponsor: 5 lamports per compute unit, the reference cap.
+const MaxComputeUnitPrice = 5_000_000
+
+// Local is the embedded, offline facilitator: it checks an exact-scheme
+// Solana payment with the rules the scheme makes mandatory, co-signs as fee
+// payer, and never broadcasts. The transaction id is the fee payer's
+// signature (base58), known before settlement since Ed25519 signatures are
+// deterministic. Every payment it accepts is a house proof. Account
+// existence and balances need a Solana RPC node and are not checked.
+type Local struct {
+	key     ed25519.PrivateKey
+	pub     solana.PublicKey
+	network string
+}
+
+// NewLocal builds the facilitator around its fee-payer key.
+func NewLocal(feePayer ed25519.PrivateKey, network string) *Local {
+	var pub solana.PublicKey
+	copy(pub[:], feePayer.Public().(ed25519.PublicKey))
+	return &Local{key: feePayer, pub: pub, network: network}
+}
+
+// FeePayer is the fee payer's address.
+func (l *Local) FeePayer() string { return l.pub.String() }
+
+// Offline is true: nothing is broadcast.
+func (l *Local) Offline() bool { return true }
+
+// checked is a payment that passed every rule, co-signed.
+type checked struct {
+	transfer *solana.ExactTransfer
+	tx       *solana.Transaction
+	id       string
+}
+
+func (l *Local) inspect(p *PaymentPayload, r Requirements) (*checked, string) {
+	if p.Accepted.Scheme != "exact" || r.Scheme != "exact" {
+		return nil, "unsupported_scheme"
+	}
+	if p.Accepted.Network != l.network || r.Network != l.network {
+		return nil, "invalid_network"
+	}
+	raw, err := base64.StdEncoding.Strict().DecodeString(p.Payload.Transaction)
+	if err != nil {
+		return nil, "invalid_exact_svm_payload_transaction"
+	}
+	tx, err := solana.DecodeTransaction(raw)
+	if err != nil {
+		return nil, "invalid_exact_svm_payload_transaction"
+	}
+	payTo, err1 := solana.ParsePublicKey(r.PayTo)
+	mint, err2 := solana.ParsePublicKey(r.Asset)
+	amount, err3 := strconv.ParseUint(r.Amount, 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return nil, "invalid_payment_requirements"
+	}
+	rules := solana.ExactRules{FeePayer: l.pub, PayTo: payTo, Mint: mint, Amount: amount, MaxComputeUnitPrice: MaxComputeUnitPrice}
+	if memo, ok := r.Extra["memo"].(string); ok {
+		rules.Memo = &memo
+	}
+	x, err := solana.VerifyExact(tx, rules)
+	if err != nil {
+		if inv, ok := err.(*solana.Invalid); ok {
+			return nil, inv.Reason
+		}
+		return nil, "invalid_exact_svm_payload_transaction"
+	}
+	if err := tx.SignAs(l.key); err != nil {
+		return nil, "invalid_exact_svm_payload_transaction"
+	}
+	return &checked{transfer: x, tx: tx, id: solana.EncodeBase58(tx.Signatures[0][:])}, ""
+}
+
+// Verify checks the payment and names the transaction id settlement will
+// produce.
+func (l *Local) Verify(_ context.Context, p *PaymentPayload, r Requirements) (*Verified, error) {
+	c, reason := l.inspect(p, r)
+	if reason != "" {
+		return &Verified{Reason: reason}, nil
+	}
+	return &Verified{Payer: c.transfer.Payer.String(), TxID: c.id}, nil
+}
+
+// Settle checks again, co-signs and reports the settlement; it does not
+// broadcast. The fee is what the network would charge the fee payer.
+func (l *Local) Settle(_ context.Context, p *PaymentPayload, r Requirements) (*Settled, error) {
+	c, reason := l.inspect(p, r)
+	if reason != "" {
+		return &Settled{Reason: reason, Network: l.network}, nil
+	}
+	fee := int64(c.transfer.FeeLamports(len(c.tx.Signatures)))
+	return &Settled{TxID: c.id, Payer: c.transfer.Payer.String(), Network: l.network, FeeLamports: &fee}, nil
+}
