@@ -8,12 +8,17 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
+	"sort"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/assay-audit/assay/host/internal/storetest"
 	"github.com/assay-audit/assay/host/internal/testfamily/family"
 	"github.com/assay-audit/assay/host/internal/testhost"
+	"github.com/assay-audit/assay/host/wallet"
+	"github.com/assay-audit/assay/host/x402"
 	"github.com/assay-audit/assay/plugins/stream-divergence/divergence"
 )
 
@@ -166,4 +171,64 @@ func base58(b []byte) string {
 		out[i], out[j] = out[j], out[i]
 	}
 	return string(out)
+}
+
+// BenchmarkPaidCall: the paid compare through the whole host, payments off
+// against x402 with the embedded local facilitator (payment decode, the
+// Solana transaction checks, co-signing, replay claim, settlement), same
+// run. Each x402 op carries a fresh payment built outside the timer.
+func BenchmarkPaidCall(b *testing.B) {
+	body := sdBody([]string{"hello ", "world"}, []string{"hello word"})
+	for _, mode := range []string{"off", "x402-local"} {
+		b.Run(mode, func(b *testing.B) {
+			var h *testhost.Host
+			var payer *x402.Payer
+			var reqs x402.Requirements
+			var res x402.Resource
+			if mode == "off" {
+				h = testhost.Start(b, testhost.Options{NoFreeTier: true}, sdPkg)
+			} else {
+				ph := startPaidB(b, sdPkg)
+				h = ph.Host
+				w, err := wallet.New(filepath.Join(b.TempDir(), "payer.json"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				payer = &x402.Payer{Wallet: w}
+				rec := httptest.NewRecorder()
+				h.Server.ServeHTTP(rec, httptest.NewRequest("POST", "/stream-divergence/compare", bytes.NewReader(body)))
+				var pr x402.PaymentRequired
+				raw, _ := base64.StdEncoding.DecodeString(rec.Header().Get("PAYMENT-REQUIRED"))
+				if err := json.Unmarshal(raw, &pr); err != nil {
+					b.Fatal(err)
+				}
+				reqs, res = pr.Accepts[0], pr.Resource
+			}
+			lat := make([]time.Duration, 0, 1024)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				req := httptest.NewRequest("POST", "/stream-divergence/compare", bytes.NewReader(body))
+				if payer != nil {
+					b.StopTimer()
+					sig, err := payer.Sign(reqs, res)
+					if err != nil {
+						b.Fatal(err)
+					}
+					req.Header.Set("PAYMENT-SIGNATURE", sig)
+					b.StartTimer()
+				}
+				start := time.Now()
+				rec := httptest.NewRecorder()
+				h.Server.ServeHTTP(rec, req)
+				lat = append(lat, time.Since(start))
+				if rec.Code != 200 {
+					b.Fatalf("%d %.300s", rec.Code, rec.Body.Bytes())
+				}
+			}
+			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+			b.ReportMetric(float64(lat[(len(lat)-1)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(lat[(len(lat)*99)/100].Microseconds()), "p99-µs")
+		})
+	}
 }

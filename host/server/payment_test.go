@@ -29,7 +29,9 @@ type paidHost struct {
 	clock    *fixedClock
 }
 
-func startPaid(t *testing.T, pkgs ...string) *paidHost {
+func startPaid(t *testing.T, pkgs ...string) *paidHost { return startPaidB(t, pkgs...) }
+
+func startPaidB(t testing.TB, pkgs ...string) *paidHost {
 	dir := t.TempDir()
 	ph := &paidHost{clock: &fixedClock{t: time.Now()}}
 	fee, err := wallet.New(filepath.Join(dir, "fee.json"))

@@ -81,13 +81,7 @@ func (p *Payer) Call(ctx context.Context, url string, body []byte) (*Paid, error
 	if chosen == nil {
 		return nil, errors.New("x402: the 402 offers no exact-scheme Solana payment")
 	}
-	tx, err := p.build(*chosen)
-	if err != nil {
-		return nil, err
-	}
-	payload := PaymentPayload{X402Version: Version, Resource: &pr.Resource, Accepted: *chosen,
-		Payload: SVMPayload{Transaction: base64.StdEncoding.EncodeToString(tx.Serialize())}}
-	sig, err := EncodeHeader(payload)
+	sig, err := p.Sign(*chosen, pr.Resource)
 	if err != nil {
 		return nil, err
 	}
@@ -96,6 +90,18 @@ func (p *Payer) Call(ctx context.Context, url string, body []byte) (*Paid, error
 		return nil, err
 	}
 	return p.finish(ctx, url, body, resp, raw, chosen)
+}
+
+// Sign builds and signs the transfer requirements ask for and returns the
+// PAYMENT-SIGNATURE header value. Each call makes a new transaction (a
+// fresh memo nonce), so two payments never collide.
+func (p *Payer) Sign(r Requirements, res Resource) (string, error) {
+	tx, err := p.build(r)
+	if err != nil {
+		return "", err
+	}
+	return EncodeHeader(PaymentPayload{X402Version: Version, Resource: &res, Accepted: r,
+		Payload: SVMPayload{Transaction: base64.StdEncoding.EncodeToString(tx.Serialize())}})
 }
 
 // finish decodes the answer and, on a 503 with a delivery marker, redeems

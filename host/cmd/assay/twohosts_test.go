@@ -21,6 +21,8 @@ import (
 	"github.com/assay-audit/assay/host/internal/testhost"
 	"github.com/assay-audit/assay/host/pluginhost"
 	"github.com/assay-audit/assay/host/store"
+	"github.com/assay-audit/assay/host/wallet"
+	"github.com/assay-audit/assay/host/x402"
 )
 
 func TestMain(m *testing.M) {
@@ -111,12 +113,34 @@ func TestTwoHostProcessesShareOnePostgres(t *testing.T) {
 	if statuses[200] != 1 || statuses[429] != 199 {
 		t.Fatalf("200 pre-checks over two hosts inside one interval: %v, want exactly one admitted", statuses)
 	}
+	// paid calls (the embedded local facilitator, both hosts sharing the
+	// data dir's fee payer and seller) alternate hosts; a payment settled on
+	// one host is refused as a replay on the other
+	priv, err := wallet.New(filepath.Join(t.TempDir(), "payer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &sigRecorder{}
+	payer := &x402.Payer{Wallet: priv, Client: &http.Client{Transport: rec}}
 	for i := 0; i < 4; i++ {
-		resp, err := http.Post(urls[i%2]+"/stream-divergence/compare", "application/json", bytes.NewReader(body))
-		if err != nil || resp.StatusCode != 200 {
-			t.Fatalf("compare %d: %v %v", i, err, resp)
+		res, err := payer.Call(context.Background(), urls[i%2]+"/stream-divergence/compare", body)
+		if err != nil || res.Status != 200 {
+			t.Fatalf("paid compare %d: %v %+v", i, err, res)
 		}
-		resp.Body.Close()
+	}
+	req, _ := http.NewRequest("POST", urls[0]+"/stream-divergence/compare", bytes.NewReader(body))
+	req.Header.Set("PAYMENT-SIGNATURE", rec.last)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var replay struct {
+		Error struct{ Code string } `json:"error"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&replay)
+	resp.Body.Close()
+	if resp.StatusCode != 402 || replay.Error.Code != "payment_replayed" {
+		t.Fatalf("a payment settled on host B, replayed on host A: %d %s", resp.StatusCode, replay.Error.Code)
 	}
 	st, err := store.Open(context.Background(), pg, t.TempDir())
 	if err != nil {
@@ -128,9 +152,10 @@ func TestTwoHostProcessesShareOnePostgres(t *testing.T) {
 		t.Fatalf("ledger lines %d (%v), want 4 from both hosts", len(lines), err)
 	}
 	for _, l := range lines {
-		// payments off: price 0, house, no rate file so CAD pending, and the
-		// family's closed fields with the stored verdict line
-		if !l.House || l.PriceUSDCUnits != 0 || !l.CAD.Pending || l.Payer != nil || l.TxID != nil ||
+		// local facilitator: house proofs at the criteria's price, no rate
+		// file so CAD pending, the family's closed fields with the stored
+		// verdict line
+		if !l.House || l.PriceUSDCUnits != 50000 || !l.CAD.Pending || l.Payer == nil || l.TxID == nil || l.FeeLamports == nil ||
 			!strings.HasPrefix(l.FamilyFields, `{"byte_equal":true,"op":"compare","verdict_line":"STREAM-CAPTURE DIVERGENCE — byte-equal: YES`) {
 			t.Errorf("line %+v", l)
 		}
@@ -189,5 +214,66 @@ func TestLedgerCommands(t *testing.T) {
 	out.Reset()
 	if err := run([]string{"ledger", "report", "--data-dir", dir}, &out, &out); err != nil || !strings.Contains(out.String(), "Day-0: 2026-11-29T10:00:00Z") {
 		t.Errorf("report: %v\n%s", err, out.String())
+	}
+}
+
+// sigRecorder keeps the last PAYMENT-SIGNATURE a client sent.
+type sigRecorder struct{ last string }
+
+func (r *sigRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	if s := req.Header.Get("PAYMENT-SIGNATURE"); s != "" {
+		r.last = s
+	}
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+// TestAssayCallPays: the README's paid call, end to end over the real host
+// and plugin binaries: `assay wallet new`, then `assay call` (402 -> build
+// and sign the transfer -> retry -> report checked against /keys -> saved).
+func TestAssayCallPays(t *testing.T) {
+	bin := testhost.Binary(t, "host/cmd/assay", "assay")
+	plugin := testhost.Plugin(t, "plugins/stream-divergence")
+	sum, _ := pluginhost.PinOf(plugin)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "assay.hcl")
+	_ = os.WriteFile(cfg, []byte(fmt.Sprintf("plugin_dir = %q\nplugin \"stream-divergence\" {\n  path = %q\n  sha256 = %q\n}\n",
+		filepath.Dir(plugin), filepath.Base(plugin), sum)), 0o600)
+	dataDir := filepath.Join(dir, "var")
+	url := startHost(t, bin, cfg, dataDir, "sqlite")
+
+	walletPath, bodyPath, reportPath := filepath.Join(dir, "payer.json"), filepath.Join(dir, "body.json"), filepath.Join(dir, "report.json")
+	var out bytes.Buffer
+	if err := run([]string{"wallet", "new", "--out", walletPath}, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	chunk := base64.StdEncoding.EncodeToString([]byte("hello"))
+	_ = os.WriteFile(bodyPath, []byte(`{"streamed_capture":{"chunks":["`+chunk+`"]},"reference_output":{"chunks":["`+chunk+`"]}}`), 0o600)
+	out.Reset()
+	if err := run([]string{"call", "--wallet", walletPath, "--out", reportPath, url + "/stream-divergence/compare", bodyPath}, &out, &out); err != nil {
+		t.Fatalf("assay call: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "paid: transaction ") || !strings.Contains(out.String(), "signature checked") {
+		t.Errorf("assay call said: %s", out.String())
+	}
+	raw, err := os.ReadFile(reportPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep map[string]any
+	_ = json.Unmarshal(raw, &rep)
+	if rep["kind"] != "report" || rep["byte_equal"] != true {
+		t.Errorf("saved report: %s", raw)
+	}
+	out.Reset()
+	if err := run([]string{"verify", "--keys", url + "/keys", reportPath}, &out, &out); err != nil {
+		t.Errorf("assay verify: %v", err)
+	}
+	// a failed call says why and saves nothing
+	_ = os.WriteFile(bodyPath, []byte(`[]`), 0o600)
+	if err := run([]string{"call", "--wallet", walletPath, "--out", reportPath + ".2", url + "/stream-divergence/compare", bodyPath}, &out, &out); err == nil || !strings.Contains(err.Error(), "body_not_object") {
+		t.Errorf("refused call: %v", err)
+	}
+	if _, err := os.Stat(reportPath + ".2"); err == nil {
+		t.Error("a refused call saved a report")
 	}
 }
