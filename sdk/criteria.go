@@ -14,6 +14,7 @@ type criteriaHead struct {
 	Service          string   `json:"service"`
 	Version          string   `json:"version"`
 	Ops              []string `json:"ops"`
+	Op               string   `json:"op"`
 	Corpus           struct {
 		ID     string `json:"id"`
 		SHA256 string `json:"sha256"`
@@ -40,6 +41,9 @@ func DescribeFromCriteria(doc []byte) (*pb.FamilyDescription, error) {
 	var h criteriaHead
 	if err := json.Unmarshal(doc, &h); err != nil {
 		return nil, fmt.Errorf("criteria document: %w", err)
+	}
+	if len(h.Ops) == 0 && h.Op != "" {
+		h.Ops = []string{h.Op} // some documents name their one op as "op"
 	}
 	body, ok := h.InputContract.Caps["body_bytes"]
 	if !ok || body <= 0 {

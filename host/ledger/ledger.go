@@ -83,9 +83,17 @@ func checkValue(d *pb.LedgerField, v any) error {
 	}
 	switch d.GetType() {
 	case pb.LedgerField_NUMBER:
-		if _, ok := v.(json.Number); !ok {
-			return errors.New("not a number")
+		if _, ok := v.(json.Number); ok {
+			return nil
 		}
+		if s, ok := v.(string); ok {
+			for _, w := range d.GetVocabulary() {
+				if s == w {
+					return nil
+				}
+			}
+		}
+		return errors.New("not a number")
 	case pb.LedgerField_BOOL:
 		if _, ok := v.(bool); !ok {
 			return errors.New("not a boolean")

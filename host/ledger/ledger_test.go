@@ -215,3 +215,12 @@ func TestReportBeforeDay0(t *testing.T) {
 		t.Errorf("before Day-0: %+v", s)
 	}
 }
+
+func TestNumberFieldWithATokenVocabulary(t *testing.T) {
+	d := []*pb.LedgerField{{Name: "used_count", Type: pb.LedgerField_NUMBER, Vocabulary: []string{"NOT-COMPUTABLE"}}}
+	for raw, ok := range map[string]bool{`{"used_count":3}`: true, `{"used_count":"NOT-COMPUTABLE"}`: true, `{"used_count":"3"}`: false, `{"used_count":"NOT COMPUTABLE"}`: false} {
+		if _, err := CheckFields(d, []byte(raw)); (err == nil) != ok {
+			t.Errorf("%s: %v", raw, err)
+		}
+	}
+}

@@ -22,13 +22,14 @@ type Checker struct {
 	phrases  *regexp.Regexp
 	exempt   map[string]bool
 	members  map[string]bool
+	labels   map[string]bool
 	absent   []string
 	estimate *regexp.Regexp
 }
 
 // New compiles a family's tripwires.
 func New(t *pb.Tripwires) *Checker {
-	c := &Checker{exempt: map[string]bool{}, members: map[string]bool{}, estimate: regexp.MustCompile(`^est:~[0-9]+(\.[0-9]{2}%)?$`)}
+	c := &Checker{exempt: map[string]bool{}, members: map[string]bool{}, labels: map[string]bool{}, estimate: regexp.MustCompile(`^est:~[0-9]+(\.[0-9]{2}%)?$`)}
 	if t == nil {
 		return c
 	}
@@ -44,6 +45,9 @@ func New(t *pb.Tripwires) *Checker {
 	}
 	for _, m := range t.GetForbiddenMembers() {
 		c.members[strings.ToLower(m)] = true
+	}
+	for _, m := range t.GetExemptMembers() {
+		c.labels[m] = true
 	}
 	c.absent = t.GetAbsentTokens()
 	return c
@@ -73,7 +77,7 @@ func (c *Checker) walk(v any, key string) error {
 			}
 		}
 	case string:
-		if c.exempt[x] {
+		if c.exempt[x] || c.labels[key] {
 			return nil
 		}
 		if c.phrases != nil && c.phrases.MatchString(x) {

@@ -52,3 +52,16 @@ func TestTripwires(t *testing.T) {
 		}
 	}
 }
+
+func TestExemptMembersCarrySubmittedLabels(t *testing.T) {
+	c := New(&pb.Tripwires{ForbiddenPhrases: []string{"grade"}, ExemptMembers: []string{"rail"}, ForbiddenMembers: []string{"score"}})
+	if err := c.Check(decode(t, `{"groups":[{"rail":"grade-a","n":1}]}`)); err != nil {
+		t.Errorf("a label in an exempt member tripped: %v", err)
+	}
+	if err := c.Check(decode(t, `{"note":"grade-a"}`)); err == nil {
+		t.Error("the same words elsewhere must trip")
+	}
+	if err := c.Check(decode(t, `{"rail":{"score":1}}`)); err == nil {
+		t.Error("an exempt member does not exempt member names")
+	}
+}

@@ -73,7 +73,7 @@ func canaryRun(t *testing.T, kind string) {
 	t.Setenv("TMPDIR", scratch)
 	c := newCanary(t)
 	clock := &steppingClock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), step: 6 * time.Second}
-	h := testhost.Start(t, testhost.Options{Env: []string{"TMPDIR=" + scratch}, CallTimeout: 5 * time.Second, Now: clock.Now, Store: spec}, sdPkg, testPkg)
+	h := testhost.Start(t, testhost.Options{Env: []string{"TMPDIR=" + scratch}, CallTimeout: 5 * time.Second, Now: clock.Now, Store: spec}, sdPkg, testPkg, lcPkg)
 
 	artefact := []byte("stream " + c.value + " end")
 	other := []byte("stream " + c.value + " END")
@@ -95,6 +95,20 @@ func canaryRun(t *testing.T, kind string) {
 	}
 	good := sd([]any{b64(artefact[:9]), b64(artefact[9:])}, []any{b64(other)}, map[string]any{"caller": c.value})
 	wallet := sd([]any{b64(artefact)}, []any{b64(other)}, map[string]any{"caller": "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"})
+	// lifecycle-analytics: the canary as challenge ids, buyer fields,
+	// unknown members, malformed timestamps and as_of
+	lc := func(asOf string, lines ...string) []byte {
+		b := `{"log":[` + strings.Join(lines, ",") + `],"` + c.value + `":"` + c.value + `"`
+		if asOf != "" {
+			b += `,"as_of":"` + asOf + `"`
+		}
+		return []byte(b + "}")
+	}
+	lcLine := func(id, extra string) string {
+		return `{"challenge_id":"` + id + `","issued_at":"2026-11-29T10:00:00Z","expires_at":"2026-11-29T10:05:00Z","payer":"` + c.value + `","wallet":"` + c.value + `"` + extra + `}`
+	}
+	lcGood := lc("2026-11-29T12:00:00Z", lcLine(c.value, `,"used_at":null`), lcLine(c.value+"2", ""), lcLine(c.value, ""),
+		`{"challenge_id":"x","issued_at":"`+c.value+`","expires_at":"2026-11-29T10:05:00Z"}`)
 	type call struct {
 		name, path string
 		body       []byte
@@ -122,6 +136,11 @@ func canaryRun(t *testing.T, kind string) {
 		{"test family report", "/test-family/measure", []byte(`{"pad":"` + c.value + `"}`), 200},
 		{"test family precheck", "/test-family/precheck", []byte(`{"pad":"` + c.value + `"}`), 200},
 		{"free interval", "/test-family/precheck", []byte(`{"pad":"` + c.value + `"}`), 429},
+		{"lifecycle precheck", "/lifecycle-analytics/precheck", lcGood, 200},
+		{"lifecycle report", "/lifecycle-analytics/analyse", lcGood, 200},
+		{"lifecycle as_of invalid", "/lifecycle-analytics/analyse", lc(c.value, lcLine("a", "")), 400},
+		{"lifecycle no valid lines", "/lifecycle-analytics/precheck", lc("", `"`+c.value+`"`), 400},
+		{"lifecycle not an object", "/lifecycle-analytics/analyse", []byte(`["` + c.value + `"]`), 400},
 	}
 	for _, k := range calls {
 		if k.status == 429 {
@@ -151,7 +170,22 @@ func canaryRun(t *testing.T, kind string) {
 		}
 		c.find(t, "GET "+path, m.raw)
 	}
+	// a rail label may name its group in the paid report (ANNEX A-8) and
+	// nowhere else: not in the pre-check, the log, the store or metrics
+	rail := newCanary(t)
+	railBody := []byte(`{"as_of":"2026-11-29T12:00:00Z","log":[{"challenge_id":"a","issued_at":"2026-11-29T10:00:00Z","expires_at":"2026-11-29T10:05:00Z","rail":"` + rail.value + `"}]}`)
+	if r := post(t, h.URL+"/lifecycle-analytics/analyse", railBody); r.status != 200 || !strings.Contains(string(r.raw), `"rail":"`+rail.value+`"`) {
+		t.Errorf("the paid report does not name the rail group: %d", r.status)
+	}
+	if r := post(t, h.URL+"/lifecycle-analytics/precheck", railBody); r.status != 200 {
+		t.Errorf("rail precheck: %d", r.status)
+	} else {
+		rail.find(t, "the lifecycle pre-check", r.raw)
+	}
 	rows := dumpTables(t, h.Store.DB(), kind)
+	rail.find(t, "the store's rows", []byte(rows))
+	rail.find(t, "the host log", []byte(h.Log.String()))
+	rail.find(t, "/metrics", do(t, "GET", h.URL+"/metrics", nil, nil).raw)
 	if !strings.Contains(rows, "stream-divergence/v1") || !strings.Contains(rows, "test-family/v1") {
 		t.Error("the ledger holds no line from the paid calls above")
 	}

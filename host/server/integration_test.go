@@ -20,6 +20,7 @@ import (
 
 const (
 	sdPkg   = "plugins/stream-divergence"
+	lcPkg   = "plugins/lifecycle-analytics"
 	testPkg = "host/internal/testfamily"
 )
 

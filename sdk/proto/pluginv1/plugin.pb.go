@@ -434,7 +434,8 @@ type LedgerField struct {
 	Type     LedgerField_Type       `protobuf:"varint,2,opt,name=type,proto3,enum=assay.plugin.v1.LedgerField_Type" json:"type,omitempty"`
 	Nullable bool                   `protobuf:"varint,3,opt,name=nullable,proto3" json:"nullable,omitempty"`
 	// For STRING: the value must be one of vocabulary, or match pattern
-	// (an RE2 expression anchored at both ends by the host).
+	// (an RE2 expression anchored at both ends by the host). For NUMBER:
+	// the value is a number, or one of vocabulary (e.g. NOT-COMPUTABLE).
 	Vocabulary    []string `protobuf:"bytes,4,rep,name=vocabulary,proto3" json:"vocabulary,omitempty"`
 	Pattern       string   `protobuf:"bytes,5,opt,name=pattern,proto3" json:"pattern,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -571,8 +572,12 @@ type Tripwires struct {
 	ExemptSentences []string `protobuf:"bytes,3,rep,name=exempt_sentences,json=exemptSentences,proto3" json:"exempt_sentences,omitempty"`
 	// Member names no answer may carry at any depth (composite, grade, ...).
 	ForbiddenMembers []string `protobuf:"bytes,4,rep,name=forbidden_members,json=forbiddenMembers,proto3" json:"forbidden_members,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Member names whose string values are labels the submitter chose and
+	// the criteria let the answer print (e.g. rail labels): exempt from
+	// forbidden_phrases, never from the other rules.
+	ExemptMembers []string `protobuf:"bytes,5,rep,name=exempt_members,json=exemptMembers,proto3" json:"exempt_members,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Tripwires) Reset() {
@@ -629,6 +634,13 @@ func (x *Tripwires) GetExemptSentences() []string {
 func (x *Tripwires) GetForbiddenMembers() []string {
 	if x != nil {
 		return x.ForbiddenMembers
+	}
+	return nil
+}
+
+func (x *Tripwires) GetExemptMembers() []string {
+	if x != nil {
+		return x.ExemptMembers
 	}
 	return nil
 }
@@ -1690,12 +1702,13 @@ const file_plugin_proto_rawDesc = "" +
 	"\x06STRING\x10\x03\"K\n" +
 	"\bFreeTier\x12\x17\n" +
 	"\aper_day\x18\x01 \x01(\x03R\x06perDay\x12&\n" +
-	"\x0fmin_interval_ms\x18\x02 \x01(\x03R\rminIntervalMs\"\xb5\x01\n" +
+	"\x0fmin_interval_ms\x18\x02 \x01(\x03R\rminIntervalMs\"\xdc\x01\n" +
 	"\tTripwires\x12#\n" +
 	"\rabsent_tokens\x18\x01 \x03(\tR\fabsentTokens\x12+\n" +
 	"\x11forbidden_phrases\x18\x02 \x03(\tR\x10forbiddenPhrases\x12)\n" +
 	"\x10exempt_sentences\x18\x03 \x03(\tR\x0fexemptSentences\x12+\n" +
-	"\x11forbidden_members\x18\x04 \x03(\tR\x10forbiddenMembers\"{\n" +
+	"\x11forbidden_members\x18\x04 \x03(\tR\x10forbiddenMembers\x12%\n" +
+	"\x0eexempt_members\x18\x05 \x03(\tR\rexemptMembers\"{\n" +
 	"\fHostToFamily\x12.\n" +
 	"\x05start\x18\x01 \x01(\v2\x16.assay.plugin.v1.StartH\x00R\x05start\x124\n" +
 	"\aproceed\x18\x02 \x01(\v2\x18.assay.plugin.v1.ProceedH\x00R\aproceedB\x05\n" +
