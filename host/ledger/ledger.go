@@ -225,11 +225,7 @@ func (w *Writer) Append(ctx context.Context, e Entry) (int64, error) {
 // FillFMV writes an fmv amendment for every line still cad_pending (and not
 // yet amended) whose day the rates now cover. It returns how many it wrote.
 func FillFMV(ctx context.Context, st *store.Store, rates *Rates, now time.Time) (int, error) {
-	lines, err := st.Lines(ctx)
-	if err != nil {
-		return 0, err
-	}
-	amends, err := st.Amendments(ctx)
+	lines, amends, err := load(ctx, st)
 	if err != nil {
 		return 0, err
 	}
@@ -264,11 +260,7 @@ var (
 
 // Refund writes a refund amendment for the line of a transaction.
 func Refund(ctx context.Context, st *store.Store, tx string, now time.Time) (int64, error) {
-	lines, err := st.Lines(ctx)
-	if err != nil {
-		return 0, err
-	}
-	amends, err := st.Amendments(ctx)
+	lines, amends, err := load(ctx, st)
 	if err != nil {
 		return 0, err
 	}
@@ -285,4 +277,13 @@ func Refund(ctx context.Context, st *store.Store, tx string, now time.Time) (int
 		return st.AppendAmendment(ctx, store.Amendment{LineID: l.ID, Kind: "refund", At: now, RefundUnits: &units})
 	}
 	return 0, ErrNoSuchTx
+}
+
+func load(ctx context.Context, st *store.Store) ([]store.Line, []store.Amendment, error) {
+	lines, err := st.Lines(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	amends, err := st.Amendments(ctx)
+	return lines, amends, err
 }

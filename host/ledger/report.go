@@ -78,11 +78,7 @@ type group struct {
 // Build computes the report at now. freeUse returns a scope's free calls by
 // day (the scope is service|criteria_id|revision).
 func Build(ctx context.Context, st *store.Store, now time.Time) (*Report, error) {
-	lines, err := st.Lines(ctx)
-	if err != nil {
-		return nil, err
-	}
-	amends, err := st.Amendments(ctx)
+	lines, amends, err := load(ctx, st)
 	if err != nil {
 		return nil, err
 	}
