@@ -127,6 +127,7 @@ func canaryRun(t *testing.T, kind string) {
 		{"not json", "/stream-divergence/compare", []byte(c.value), 400},
 		{"body over cap", "/stream-divergence/compare", bytes.Repeat([]byte(c.value), 262144/len(c.value)+1), 413},
 		{"uncovered op", "/stream-divergence/" + c.value, good, 404},
+		{"could not measure", "/test-family/measure", []byte(`{"could_not_measure":true,"pad":"` + c.value + `"}`), 422},
 		{"test family refusal", "/test-family/measure", []byte(`{"refuse":true,"pad":"` + c.value + `"}`), 400},
 		{"panic in check", "/test-family/measure", []byte(`{"panic_in_check":"` + c.value + `"}`), 500},
 		{"panic in a goroutine", "/test-family/measure", []byte(`{"goroutine_panic":"` + c.value + `"}`), 503},

@@ -296,3 +296,22 @@ func doPast503(t *testing.T, url string, body []byte, header map[string]string) 
 	}
 	return r
 }
+
+// A could-not-measure kind found at validation answers 422 at once: signed,
+// never asked for payment, never charged.
+func TestCouldNotMeasureAnswersUnpaid(t *testing.T) {
+	h := startPaid(t, testPkg)
+	r := post(t, h.URL+"/test-family/measure", []byte(`{"could_not_measure":true}`))
+	p, _ := r.json["payment"].(map[string]any)
+	if r.status != 422 || r.json["kind"] != "could_not_measure" || r.header.Get("PAYMENT-REQUIRED") != "" || p["charged"] != false || p["examined"] != false {
+		t.Fatalf("could not measure: %d %s", r.status, r.raw)
+	}
+	verified(t, h.Host, r)
+	m := do(t, "GET", h.URL+"/test-family/metrics", nil, nil)
+	if !strings.Contains(string(m.raw), `assay_could_not_measure_total{kind="too_many_entries",service="test-family"} 1`) {
+		t.Error("the could-not-measure kind is not counted")
+	}
+	if lines, _ := h.Store.Lines(context.Background()); len(lines) != 0 {
+		t.Error("a could-not-measure answer wrote a ledger line")
+	}
+}

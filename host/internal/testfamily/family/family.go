@@ -28,6 +28,7 @@ type instructions struct {
 	ForbiddenWord  bool   `json:"forbidden_word"`
 	BadLedger      bool   `json:"bad_ledger"`
 	Refuse         bool   `json:"refuse"`
+	CouldNot       bool   `json:"could_not_measure"`
 	Caller         string `json:"caller"`
 }
 
@@ -42,6 +43,10 @@ func (f *Family) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 	}
 	if in.PanicInCheck != "" {
 		panic(in.PanicInCheck)
+	}
+	if in.CouldNot {
+		return sdk.Checked{Outcome: sdk.CouldNotMeasure, Code: "too_many_entries",
+			Body: map[string]any{"could_not_measure": map[string]any{"kind": "too_many_entries", "entries": 3}}}
 	}
 	if in.Refuse {
 		return sdk.Checked{Outcome: sdk.Refused, Body: sdk.Refusal{Code: "refused", Message: "refused on request", Facts: map[string]any{"n": 1}}}
