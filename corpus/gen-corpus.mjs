@@ -16,8 +16,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { jcs, sha256Hex, deepEqual } from './gen/lib.mjs';
 import * as streamDivergence from './gen/stream-divergence.mjs';
+import * as settlementEvidence from './gen/settlement-evidence.mjs';
 
-const FAMILIES = [streamDivergence];
+const FAMILIES = [streamDivergence, settlementEvidence];
 
 const corpusDir = dirname(fileURLToPath(import.meta.url));
 const repoRoot = dirname(corpusDir);

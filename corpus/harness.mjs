@@ -11,7 +11,10 @@
 //      a fresh well-formed caller on pre-checks whose body is a JSON object;
 //   5. check status, signature (Ed25519 over the JCS bytes of the answer
 //      without `signature`), issued_at format, placeholders, corpus pin, and
-//      deep equality with the expected answer;
+//      deep equality with the expected answer; where the expectation carries
+//      the `<server clock>` placeholder, the answer's evaluation_instant must
+//      be YYYY-MM-DDTHH:MM:SSZ and lie between the request's send time
+//      (truncated to the second) and its receipt, and is substituted for it;
 //   6. print one line per failure and finally `N passed, M failed`.
 //
 // Usage:
@@ -32,6 +35,7 @@ import { fileURLToPath } from 'node:url';
 
 const CHECK_END = '<check-end UTC>';
 const PIN = '<pin>';
+const SERVER_CLOCK = '<server clock>';
 const ISSUED_AT_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
 const REQUEST_TIMEOUT_MS = 60_000;
 const HEALTH_TIMEOUT_MS = 30_000;
@@ -207,19 +211,43 @@ function firstDiff(expected, actual, p = '$') {
   return describeDiff(p, expected, actual);
 }
 
-// Replace the placeholders of the expected answer with the observed values.
-function substitute(v, issuedAt, pin) {
+// Replace the placeholders of the expected answer with the observed values
+// (serverClock is null when the expectation carries no <server clock>).
+function substitute(v, issuedAt, pin, serverClock = null) {
   if (typeof v === 'string') {
     if (v === PIN) return pin;
-    return v.split(CHECK_END).join(issuedAt);
+    let s = v.split(CHECK_END).join(issuedAt);
+    if (serverClock !== null) s = s.split(SERVER_CLOCK).join(serverClock);
+    return s;
   }
-  if (Array.isArray(v)) return v.map((x) => substitute(x, issuedAt, pin));
+  if (Array.isArray(v)) return v.map((x) => substitute(x, issuedAt, pin, serverClock));
   if (isPlainObject(v)) {
     const o = {};
-    for (const k of Object.keys(v)) o[k] = substitute(v[k], issuedAt, pin);
+    for (const k of Object.keys(v)) o[k] = substitute(v[k], issuedAt, pin, serverClock);
     return o;
   }
   return v;
+}
+
+// Whether any string (member value or array item) of v contains the placeholder.
+function carries(v, placeholder) {
+  if (typeof v === 'string') return v.includes(placeholder);
+  if (Array.isArray(v)) return v.some((x) => carries(x, placeholder));
+  if (isPlainObject(v)) return Object.keys(v).some((k) => carries(v[k], placeholder));
+  return false;
+}
+
+// The host clock an answer printed as evaluation_instant: whole seconds, UTC,
+// a real calendar instant, not before the request left (truncated to the
+// second) and not after its answer arrived. Returns {value} or {error}.
+function serverClockOf(answer, sentAtMs, receivedAtMs) {
+  const v = answer.evaluation_instant;
+  if (typeof v !== 'string' || !ISSUED_AT_RE.test(v)) return { error: '$.evaluation_instant: not YYYY-MM-DDTHH:MM:SSZ (the <server clock> placeholder)' };
+  const ms = Date.parse(v);
+  if (!Number.isFinite(ms) || new Date(ms).toISOString() !== v.replace(/Z$/, '.000Z')) return { error: '$.evaluation_instant: not a valid UTC instant' };
+  const lower = Math.floor(sentAtMs / 1000) * 1000;
+  if (ms < lower || ms > receivedAtMs) return { error: '$.evaluation_instant: not between the request\'s send time (truncated to the second) and its receipt' };
+  return { value: v };
 }
 
 // ---------------------------------------------------------------- keys
@@ -251,11 +279,13 @@ async function runCase(base, c, pin, keys) {
   }
   const headers = body !== null ? { 'Content-Type': 'application/json' } : {};
   let res;
+  const sentAtMs = Date.now();
   try {
     res = await httpRequest(base, method, req.path, body, { headers, localAddress: loopbackTarget ? nextLoopbackSource() : undefined });
   } catch (e) {
     return `request failed: ${e.code || e.message}`;
   }
+  const receivedAtMs = Date.now();
   const exp = c.expect || {};
   if (res.status !== exp.status) {
     let extra = '';
@@ -298,7 +328,13 @@ async function runCase(base, c, pin, keys) {
 
   // Deep equality with the placeholders substituted.
   if (!hasOwn(exp, 'answer')) return 'corpus case has neither expect.answer nor expect.body_text';
-  return firstDiff(substitute(exp.answer, issuedAt, pin), unsigned);
+  let serverClock = null;
+  if (carries(exp.answer, SERVER_CLOCK)) {
+    const sc = serverClockOf(answer, sentAtMs, receivedAtMs);
+    if (sc.error) return sc.error;
+    serverClock = sc.value;
+  }
+  return firstDiff(substitute(exp.answer, issuedAt, pin, serverClock), unsigned);
 }
 
 // ---------------------------------------------------------------- corpus files

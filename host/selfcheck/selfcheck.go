@@ -55,29 +55,32 @@ func New(t *pb.Tripwires) *Checker {
 
 // Check walks a decoded JSON answer.
 func (c *Checker) Check(answer any) error {
-	return c.walk(answer, "")
+	return c.walk(answer, false)
 }
 
-func (c *Checker) walk(v any, key string) error {
+// walk checks v; label is true beneath a member the family declared as
+// carrying submitted labels (its strings, at any depth, are exempt from the
+// wording rules, never from the member-name rules).
+func (c *Checker) walk(v any, label bool) error {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, child := range x {
 			if c.members[strings.ToLower(k)] {
 				return fmt.Errorf("%w: forbidden member name", ErrTripped)
 			}
-			if err := c.walk(child, k); err != nil {
+			if err := c.walk(child, label || c.labels[k]); err != nil {
 				return err
 			}
 		}
 		return c.notZeroedToken(x)
 	case []any:
 		for _, child := range x {
-			if err := c.walk(child, key); err != nil {
+			if err := c.walk(child, label); err != nil {
 				return err
 			}
 		}
 	case string:
-		if c.exempt[x] || c.labels[key] {
+		if c.exempt[x] || label {
 			return nil
 		}
 		if c.phrases != nil && c.phrases.MatchString(x) {

@@ -572,9 +572,10 @@ type Tripwires struct {
 	ExemptSentences []string `protobuf:"bytes,3,rep,name=exempt_sentences,json=exemptSentences,proto3" json:"exempt_sentences,omitempty"`
 	// Member names no answer may carry at any depth (composite, grade, ...).
 	ForbiddenMembers []string `protobuf:"bytes,4,rep,name=forbidden_members,json=forbiddenMembers,proto3" json:"forbidden_members,omitempty"`
-	// Member names whose string values are labels the submitter chose and
-	// the criteria let the answer print (e.g. rail labels): exempt from
-	// forbidden_phrases, never from the other rules.
+	// Member names whose string values, at any depth beneath them, are labels
+	// the submitter chose and the criteria let the answer print (rail labels,
+	// record ids, scopes): exempt from forbidden_phrases, never from the
+	// other rules.
 	ExemptMembers []string `protobuf:"bytes,5,rep,name=exempt_members,json=exemptMembers,proto3" json:"exempt_members,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
