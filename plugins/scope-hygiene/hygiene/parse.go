@@ -1,0 +1,329 @@
+// Package hygiene is the memory-scope-hygiene/v1 engine (service
+// scope-hygiene): it validates one exported agent-memory store under the
+// criteria's input contract and computes the five scope-hygiene factors,
+// the coverage block and the verdict line. Plain Go: no gRPC, no I/O.
+package hygiene
+
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+
+	"github.com/assay-audit/assay/sdk"
+)
+
+// Caps (criteria input_contract.caps).
+const RecordsPerAudit = 1000
+
+// Refusal codes, in the order they are tried (ANNEX A-3).
+const (
+	CodeExport        = "export_required"
+	CodeFamilyMissing = "family_required"
+	CodeFamilyUnknown = "family_unknown"
+	CodeForm          = "form_invalid"
+	CodeRecords       = "records_required"
+	CodeRecordsEmpty  = "records_empty"
+	CodeRecordCap     = "record_count_cap"
+	CodeRecordObject  = "record_not_object"
+	CodeRecordID      = "record_id_required"
+	CodeRecordIDDup   = "record_id_duplicate"
+	CodeContentText   = "content_text_required"
+	CodeContentHash   = "content_hash_required"
+	CodeManifest      = "manifest_invalid"
+	CodeDeclaredKeys  = "declared_scope_keys_invalid"
+	CodeVariant       = "variant_unknown"
+)
+
+var messages = map[string]string{
+	CodeExport:        "request body is not a JSON object",
+	CodeFamilyMissing: "family is missing",
+	CodeFamilyUnknown: "family is not one of mem0, zep_graphiti, letta, generic",
+	CodeForm:          "form is missing or not full_text or hash_only",
+	CodeRecords:       "records is missing or not an array",
+	CodeRecordsEmpty:  "records is empty",
+	CodeRecordCap:     "more records than the published cap",
+	CodeRecordObject:  "a record is not an object",
+	CodeRecordID:      "a record id is missing or not a string",
+	CodeRecordIDDup:   "a record id is duplicated in the submission",
+	CodeContentText:   "a full-text record has no content_text string",
+	CodeContentHash:   "a hash-only record has no non-empty content_hash string",
+	CodeManifest:      "manifest is not an object",
+	CodeDeclaredKeys:  "declared_scope_keys is not an array of strings",
+	CodeVariant:       "variant is not published for the declared family",
+}
+
+func refuse(code string, facts map[string]any) *sdk.Refusal {
+	return &sdk.Refusal{Code: code, Message: messages[code], Facts: facts}
+}
+
+// Families and their variants (first is the default).
+var variants = map[string][]string{
+	"mem0":         {"platform", "oss"},
+	"zep_graphiti": {"graphiti", "zep_cloud"},
+	"letta":        {"mixed", "blocks", "passages"},
+	"generic":      {"claim-jsonl"},
+}
+
+// fields is one JSON object's members, undecoded.
+type fields map[string]json.RawMessage
+
+// str is a member that is a JSON string.
+func (f fields) str(name string) (string, bool) {
+	raw, ok := f[name]
+	if !ok || !kind(raw, '"') {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// set reports a member present and not null.
+func (f fields) set(name string) bool {
+	raw, ok := f[name]
+	return ok && !kind(raw, 'n')
+}
+
+// isTrue and isFalse read exact booleans.
+func (f fields) isTrue(name string) bool {
+	raw, ok := f[name]
+	return ok && bytes.Equal(bytes.TrimSpace(raw), []byte("true"))
+}
+func (f fields) isFalse(name string) bool {
+	raw, ok := f[name]
+	return ok && bytes.Equal(bytes.TrimSpace(raw), []byte("false"))
+}
+
+// object decodes a member that is a JSON object.
+func (f fields) object(name string) fields {
+	raw, ok := f[name]
+	if !ok || !kind(raw, '{') {
+		return nil
+	}
+	var m fields
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	return m
+}
+
+// strings decodes a member that is an array, keeping its string elements;
+// ok is false when the member is not an array.
+func (f fields) strings(name string) (out []string, allStrings, ok bool) {
+	raw, present := f[name]
+	if !present || !kind(raw, '[') {
+		return nil, false, false
+	}
+	var items []json.RawMessage
+	if json.Unmarshal(raw, &items) != nil {
+		return nil, false, false
+	}
+	allStrings = true
+	for _, it := range items {
+		var s string
+		if !kind(it, '"') || json.Unmarshal(it, &s) != nil {
+			allStrings = false
+			continue
+		}
+		out = append(out, s)
+	}
+	return out, allStrings, true
+}
+
+func kind(raw []byte, first byte) bool {
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	return len(raw) > 0 && raw[0] == first
+}
+
+// Export is a validated submission.
+type Export struct {
+	Family, Form, Variant string
+	VariantDefaulted      bool
+	Manifest              fields // nil when absent
+	DeclaredKeys          []string
+	KeysFromManifest      bool
+	Records               []*Record
+}
+
+// Record is one record with what the rules read.
+type Record struct {
+	Index   int
+	ID      string
+	Content string // content_text or content_hash, exactly as submitted
+	f       fields
+}
+
+// Parse validates a body (ANNEX A-2, A-3).
+func Parse(body []byte) (*Export, *sdk.Refusal) {
+	var top fields
+	if !utf8.Valid(body) || hasLoneSurrogate(body) || !kind(body, '{') || json.Unmarshal(body, &top) != nil || top == nil {
+		return nil, refuse(CodeExport, nil)
+	}
+	e := &Export{}
+	if _, ok := top["family"]; !ok {
+		return nil, refuse(CodeFamilyMissing, nil)
+	}
+	fam, ok := top.str("family")
+	if _, known := variants[fam]; !ok || !known {
+		return nil, refuse(CodeFamilyUnknown, nil)
+	}
+	e.Family = fam
+	form, _ := top.str("form")
+	if form != "full_text" && form != "hash_only" {
+		return nil, refuse(CodeForm, nil)
+	}
+	e.Form = form
+	var raws []json.RawMessage
+	if r, ok := top["records"]; !ok || !kind(r, '[') || json.Unmarshal(r, &raws) != nil || raws == nil {
+		return nil, refuse(CodeRecords, nil)
+	}
+	if len(raws) == 0 {
+		return nil, refuse(CodeRecordsEmpty, nil)
+	}
+	if len(raws) > RecordsPerAudit {
+		return nil, refuse(CodeRecordCap, map[string]any{"cap": RecordsPerAudit, "record_count": len(raws)})
+	}
+	objs := make([]fields, len(raws))
+	for i, r := range raws {
+		if !kind(r, '{') || json.Unmarshal(r, &objs[i]) != nil || objs[i] == nil {
+			return nil, refuse(CodeRecordObject, map[string]any{"record_index": i})
+		}
+	}
+	e.Records = make([]*Record, len(objs))
+	for i, o := range objs {
+		id, ok := o.str("id")
+		if !ok {
+			return nil, refuse(CodeRecordID, map[string]any{"record_index": i})
+		}
+		e.Records[i] = &Record{Index: i, ID: id, f: o}
+	}
+	seen := map[string]bool{}
+	for i, r := range e.Records {
+		if seen[r.ID] {
+			return nil, refuse(CodeRecordIDDup, map[string]any{"record_index": i})
+		}
+		seen[r.ID] = true
+	}
+	for i, r := range e.Records {
+		if form == "full_text" {
+			text, ok := r.f.str("content_text")
+			if !ok {
+				return nil, refuse(CodeContentText, map[string]any{"record_index": i})
+			}
+			r.Content = text
+		}
+	}
+	for i, r := range e.Records {
+		if form == "hash_only" {
+			h, ok := r.f.str("content_hash")
+			if !ok || h == "" {
+				return nil, refuse(CodeContentHash, map[string]any{"record_index": i})
+			}
+			r.Content = h
+		}
+	}
+	if raw, ok := top["manifest"]; ok && !kind(raw, 'n') {
+		if e.Manifest = top.object("manifest"); e.Manifest == nil {
+			return nil, refuse(CodeManifest, nil)
+		}
+	}
+	if e.Manifest != nil {
+		if _, present := e.Manifest["declared_scope_keys"]; present {
+			keys, all, ok := e.Manifest.strings("declared_scope_keys")
+			if !ok || !all {
+				return nil, refuse(CodeDeclaredKeys, nil)
+			}
+			e.DeclaredKeys, e.KeysFromManifest = dedupe(keys), true
+		}
+	}
+	if !e.KeysFromManifest {
+		e.DeclaredKeys = defaultKeys[e.Family]
+	}
+	e.Variant, e.VariantDefaulted = variants[fam][0], true
+	if raw, ok := top["variant"]; ok && !kind(raw, 'n') {
+		v, isStr := top.str("variant")
+		if !isStr || !contains(variants[fam], v) {
+			return nil, refuse(CodeVariant, nil)
+		}
+		e.Variant, e.VariantDefaulted = v, false
+	}
+	return e, nil
+}
+
+var defaultKeys = map[string][]string{
+	"mem0":         {"user_id", "agent_id", "app_id", "run_id"},
+	"zep_graphiti": {"group_id", "graph_id"},
+}
+
+func dedupe(keys []string) []string {
+	out := []string{}
+	seen := map[string]bool{}
+	for _, k := range keys {
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// hasLoneSurrogate finds a \u escape naming half a surrogate pair.
+func hasLoneSurrogate(b []byte) bool {
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' || i+1 >= len(b) {
+			continue
+		}
+		if b[i+1] != 'u' {
+			i++
+			continue
+		}
+		cu, ok := hex4(b, i+2)
+		if !ok {
+			return false
+		}
+		i += 5
+		switch {
+		case cu >= 0xDC00 && cu <= 0xDFFF:
+			return true
+		case cu >= 0xD800 && cu <= 0xDBFF:
+			lo, ok := hex4(b, i+3)
+			if i+2 >= len(b) || b[i+1] != '\\' || b[i+2] != 'u' || !ok || lo < 0xDC00 || lo > 0xDFFF {
+				return true
+			}
+			i += 6
+		}
+	}
+	return false
+}
+
+func hex4(b []byte, at int) (int, bool) {
+	if at < 0 || at+4 > len(b) {
+		return 0, false
+	}
+	v := 0
+	for _, c := range b[at : at+4] {
+		v <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			v |= int(c - '0')
+		case c >= 'a' && c <= 'f':
+			v |= int(c-'a') + 10
+		case c >= 'A' && c <= 'F':
+			v |= int(c-'A') + 10
+		default:
+			return 0, false
+		}
+	}
+	return v, true
+}

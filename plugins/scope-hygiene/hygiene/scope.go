@@ -1,0 +1,141 @@
+package hygiene
+
+import (
+	"slices"
+	"strings"
+)
+
+// Scope is a record's scope (ANNEX A-4): the present declared keys with
+// their values, or for Letta the attached_to set.
+type Scope struct {
+	Keys   []string // present declared keys, declared order
+	Values []string // their values
+	Set    []string // Letta: sorted, distinct attached_to values
+}
+
+// None reports a record without a scope.
+func (s Scope) None() bool { return len(s.Values) == 0 && len(s.Set) == 0 }
+
+// Value is the scope value: the present values joined by "|".
+func (s Scope) Value() string { return strings.Join(s.Values, "|") }
+
+// Identity distinguishes scopes: same present keys with the same values
+// (Letta: the same set).
+func (s Scope) Identity() string {
+	if s.Set != nil {
+		return "set\x00" + strings.Join(s.Set, "\x00")
+	}
+	return strings.Join(s.Keys, "\x00") + "\x01" + strings.Join(s.Values, "\x00")
+}
+
+// KeySet names the present keys (N5).
+func (s Scope) KeySet() string { return strings.Join(s.Keys, "\x00") }
+
+// Global reports the reserved global scope (M2; never Letta).
+func (s Scope) Global() bool { return s.Set == nil && len(s.Values) > 0 && s.Value() == "global" }
+
+// Disjoint reports two Letta scope sets with no common member.
+func (s Scope) Disjoint(o Scope) bool {
+	for _, v := range s.Set {
+		if slices.Contains(o.Set, v) {
+			return false
+		}
+	}
+	return true
+}
+
+// Print is how a scope appears in a report (ANNEX A-1).
+func (s Scope) Print() any {
+	switch {
+	case s.None():
+		return nil
+	case s.Set != nil:
+		return s.Set
+	case s.Global():
+		return "global"
+	}
+	m := make(map[string]any, len(s.Keys))
+	for i, k := range s.Keys {
+		m[k] = s.Values[i]
+	}
+	return m
+}
+
+// state is what the factors read about each record.
+type state struct {
+	scope       Scope
+	live        bool
+	split       bool
+	contested   bool
+	template    bool
+	sourcePsg   bool
+	hasChecked  bool // carries a scope_conflicts field
+	eligibleOut bool // excluded from the scope_presence / unscoped_rate denominators
+}
+
+func (e *Export) scopeOf(r *Record) Scope {
+	if e.Family == "letta" {
+		vals, _, _ := r.f.strings("attached_to")
+		set := []string{}
+		for _, v := range vals {
+			if v != "" && !slices.Contains(set, v) {
+				set = append(set, v)
+			}
+		}
+		slices.Sort(set)
+		if len(set) == 0 {
+			return Scope{}
+		}
+		return Scope{Set: set}
+	}
+	var s Scope
+	for _, k := range e.DeclaredKeys {
+		v, ok := r.f.str(k)
+		if (!ok || v == "") && e.Family == "mem0" && k == "run_id" {
+			v, ok = r.f.str("session_id")
+		}
+		if ok && v != "" {
+			s.Keys = append(s.Keys, k)
+			s.Values = append(s.Values, v)
+		}
+	}
+	return s
+}
+
+var deadStates = []string{"superseded", "deleted", "expired"}
+
+// states derives scope and liveness for every record (ANNEX ).
+func (e *Export) states() []state {
+	superseded := map[string]bool{}
+	for _, r := range e.Records {
+		if id, ok := r.f.str("supersedes"); ok {
+			superseded[id] = true
+		}
+		if ids, _, ok := r.f.strings("supersedes"); ok {
+			for _, id := range ids {
+				superseded[id] = true
+			}
+		}
+	}
+	out := make([]state, len(e.Records))
+	for i, r := range e.Records {
+		st := &out[i]
+		st.scope = e.scopeOf(r)
+		inv, exp := r.f.set("invalid_at"), r.f.set("expired_at")
+		st.split = inv != exp
+		lifecycle, _ := r.f.str("lifecycle_state")
+		stateVal, _ := r.f.str("state")
+		st.live = !superseded[r.ID] && !r.f.set("replaced_by") && !r.f.set("superseded_by") && !r.f.isTrue("is_deleted") &&
+			!inv && !exp && !slices.Contains(deadStates, lifecycle) && !slices.Contains(deadStates, stateVal)
+		st.contested = e.Family == "generic" && st.live && stateVal == "pending"
+		if e.Family == "letta" {
+			st.template = r.f.isTrue("is_template")
+			st.sourcePsg = r.f.isTrue("source_passage") || (r.f.set("file_id") && st.scope.None())
+			st.eligibleOut = st.template || st.sourcePsg
+		}
+		for _, name := range []string{"attributed_scope", "history_scope", "episode_group_ids", "endpoint_group_ids"} {
+			st.hasChecked = st.hasChecked || r.f.set(name)
+		}
+	}
+	return out
+}
