@@ -73,7 +73,7 @@ func canaryRun(t *testing.T, kind string) {
 	t.Setenv("TMPDIR", scratch)
 	c := newCanary(t)
 	clock := &steppingClock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), step: 6 * time.Second}
-	h := testhost.Start(t, testhost.Options{Env: []string{"TMPDIR=" + scratch}, CallTimeout: 5 * time.Second, Now: clock.Now, Store: spec}, sdPkg, testPkg, lcPkg)
+	h := testhost.Start(t, testhost.Options{Env: []string{"TMPDIR=" + scratch}, CallTimeout: 5 * time.Second, Now: clock.Now, Store: spec}, sdPkg, testPkg, lcPkg, shPkg)
 
 	artefact := []byte("stream " + c.value + " end")
 	other := []byte("stream " + c.value + " END")
@@ -109,6 +109,16 @@ func canaryRun(t *testing.T, kind string) {
 	}
 	lcGood := lc("2026-11-29T12:00:00Z", lcLine(c.value, `,"used_at":null`), lcLine(c.value+"2", ""), lcLine(c.value, ""),
 		`{"challenge_id":"x","issued_at":"`+c.value+`","expires_at":"2026-11-29T10:05:00Z"}`)
+	// scope-hygiene: the canary as content (text and submitted hash),
+	// sources, metadata, manifest entries and unknown members; record ids
+	// and scopes are printed by design, so they stay plain
+	shRec := func(id, user string) string {
+		return `{"id":"` + id + `","user_id":"` + user + `","content_text":"` + c.value + `","content_hash":"` + c.value + `","source":"` + c.value +
+			`","metadata":{"note":"` + c.value + `"},"` + c.value + `":1}`
+	}
+	sh := []byte(`{"family":"mem0","form":"full_text","manifest":{"global_content_keys":["` + c.value + `x"],"private_scopes":["` + c.value + `"]},"records":[` +
+		shRec("r1", "alice") + `,` + shRec("r2", "bob") + `,` + shRec("r3", "bob") + `]}`)
+	shHash := bytes.Replace(sh, []byte(`"form":"full_text"`), []byte(`"form":"hash_only"`), 1)
 	type call struct {
 		name, path string
 		body       []byte
@@ -137,6 +147,10 @@ func canaryRun(t *testing.T, kind string) {
 		{"test family report", "/test-family/measure", []byte(`{"pad":"` + c.value + `"}`), 200},
 		{"test family precheck", "/test-family/precheck", []byte(`{"pad":"` + c.value + `"}`), 200},
 		{"free interval", "/test-family/precheck", []byte(`{"pad":"` + c.value + `"}`), 429},
+		{"scope-hygiene precheck", "/scope-hygiene/precheck", sh, 200},
+		{"scope-hygiene report", "/scope-hygiene/audit", sh, 200},
+		{"scope-hygiene hash-only report", "/scope-hygiene/audit", shHash, 200},
+		{"scope-hygiene refusal", "/scope-hygiene/audit", []byte(`{"family":"` + c.value + `","form":"full_text","records":[]}`), 400},
 		{"lifecycle precheck", "/lifecycle-analytics/precheck", lcGood, 200},
 		{"lifecycle report", "/lifecycle-analytics/analyse", lcGood, 200},
 		{"lifecycle as_of invalid", "/lifecycle-analytics/analyse", lc(c.value, lcLine("a", "")), 400},

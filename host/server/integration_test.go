@@ -21,6 +21,7 @@ import (
 const (
 	sdPkg   = "plugins/stream-divergence"
 	lcPkg   = "plugins/lifecycle-analytics"
+	shPkg   = "plugins/scope-hygiene"
 	testPkg = "host/internal/testfamily"
 )
 

@@ -1,7 +1,6 @@
 package lifecycle
 
 import (
-	"bytes"
 	"encoding/json"
 	"unicode/utf8"
 
@@ -56,16 +55,16 @@ func (l *Log) Malformed() int { return l.Submitted - len(l.Valid) }
 // then dropped: nothing downstream ever sees one.
 func Parse(body []byte) (*Log, *sdk.Refusal) {
 	var top map[string]json.RawMessage
-	if !utf8.Valid(body) || hasLoneSurrogate(body) || !isKind(body, '{') || json.Unmarshal(body, &top) != nil || top == nil {
+	if !utf8.Valid(body) || sdk.HasLoneSurrogate(body) || !sdk.JSONKind(body, '{') || json.Unmarshal(body, &top) != nil || top == nil {
 		return nil, refuse(CodeBodyNotObject, nil)
 	}
 	rawLog, ok := top["log"]
 	var lines []json.RawMessage
-	if !ok || !isKind(rawLog, '[') || json.Unmarshal(rawLog, &lines) != nil || lines == nil {
+	if !ok || !sdk.JSONKind(rawLog, '[') || json.Unmarshal(rawLog, &lines) != nil || lines == nil {
 		return nil, refuse(CodeLogRequired, nil)
 	}
 	out := &Log{Submitted: len(lines)}
-	if raw, ok := top["as_of"]; ok && !isKind(raw, 'n') {
+	if raw, ok := top["as_of"]; ok && !sdk.JSONKind(raw, 'n') {
 		s, isStr := str(raw)
 		at, parsed := ParseInstant(s)
 		if !isStr || !parsed {
@@ -95,7 +94,7 @@ func Parse(body []byte) (*Log, *sdk.Refusal) {
 // caller's, since only valid lines reserve an id.
 func parseLine(raw json.RawMessage) (string, Line, bool) {
 	var m map[string]json.RawMessage
-	if !isKind(raw, '{') || json.Unmarshal(raw, &m) != nil || m == nil {
+	if !sdk.JSONKind(raw, '{') || json.Unmarshal(raw, &m) != nil || m == nil {
 		return "", Line{}, false
 	}
 	var l Line
@@ -114,7 +113,7 @@ func parseLine(raw json.RawMessage) (string, Line, bool) {
 	}
 	if raw, present := m["used_at"]; present {
 		l.HasUsedAt = true
-		if !isKind(raw, 'n') {
+		if !sdk.JSONKind(raw, 'n') {
 			used, ok := instantOf(raw)
 			if !ok || used.Compare(l.Issued) < 0 || used.Compare(l.Expires) > 0 {
 				return "", l, false
@@ -142,7 +141,7 @@ func instantOf(raw json.RawMessage) (Instant, bool) {
 
 // str decodes a JSON string member; ok is false when absent or not a string.
 func str(raw json.RawMessage) (string, bool) {
-	if raw == nil || !isKind(raw, '"') {
+	if raw == nil || !sdk.JSONKind(raw, '"') {
 		return "", false
 	}
 	var s string
@@ -150,63 +149,4 @@ func str(raw json.RawMessage) (string, bool) {
 		return "", false
 	}
 	return s, true
-}
-
-func isKind(raw []byte, first byte) bool {
-	raw = bytes.TrimLeft(raw, " \t\r\n")
-	return len(raw) > 0 && raw[0] == first
-}
-
-// hasLoneSurrogate finds a \u escape naming half a surrogate pair. Outside
-// strings valid JSON has no backslash, so a linear scan of escapes suffices.
-func hasLoneSurrogate(b []byte) bool {
-	for i := 0; i < len(b); i++ {
-		if b[i] != '\\' || i+1 >= len(b) {
-			continue
-		}
-		if b[i+1] != 'u' {
-			i++ // skip the escaped character (\\ included)
-			continue
-		}
-		cu, ok := hex4(b, i+2)
-		if !ok {
-			return false // malformed escape: json.Unmarshal refuses it anyway
-		}
-		i += 5
-		switch {
-		case cu >= 0xDC00 && cu <= 0xDFFF:
-			return true
-		case cu >= 0xD800 && cu <= 0xDBFF:
-			if i+6 >= len(b) || b[i+1] != '\\' || b[i+2] != 'u' {
-				return true
-			}
-			lo, ok := hex4(b, i+3)
-			if !ok || lo < 0xDC00 || lo > 0xDFFF {
-				return true
-			}
-			i += 6
-		}
-	}
-	return false
-}
-
-func hex4(b []byte, at int) (int, bool) {
-	if at+4 > len(b) {
-		return 0, false
-	}
-	v := 0
-	for _, c := range b[at : at+4] {
-		v <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			v |= int(c - '0')
-		case c >= 'a' && c <= 'f':
-			v |= int(c-'a') + 10
-		case c >= 'A' && c <= 'F':
-			v |= int(c-'A') + 10
-		default:
-			return 0, false
-		}
-	}
-	return v, true
 }

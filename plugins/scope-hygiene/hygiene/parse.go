@@ -70,7 +70,7 @@ type fields map[string]json.RawMessage
 // str is a member that is a JSON string.
 func (f fields) str(name string) (string, bool) {
 	raw, ok := f[name]
-	if !ok || !kind(raw, '"') {
+	if !ok || !sdk.JSONKind(raw, '"') {
 		return "", false
 	}
 	var s string
@@ -83,7 +83,7 @@ func (f fields) str(name string) (string, bool) {
 // set reports a member present and not null.
 func (f fields) set(name string) bool {
 	raw, ok := f[name]
-	return ok && !kind(raw, 'n')
+	return ok && !sdk.JSONKind(raw, 'n')
 }
 
 // isTrue and isFalse read exact booleans.
@@ -99,7 +99,7 @@ func (f fields) isFalse(name string) bool {
 // object decodes a member that is a JSON object.
 func (f fields) object(name string) fields {
 	raw, ok := f[name]
-	if !ok || !kind(raw, '{') {
+	if !ok || !sdk.JSONKind(raw, '{') {
 		return nil
 	}
 	var m fields
@@ -113,7 +113,7 @@ func (f fields) object(name string) fields {
 // ok is false when the member is not an array.
 func (f fields) strings(name string) (out []string, allStrings, ok bool) {
 	raw, present := f[name]
-	if !present || !kind(raw, '[') {
+	if !present || !sdk.JSONKind(raw, '[') {
 		return nil, false, false
 	}
 	var items []json.RawMessage
@@ -123,18 +123,13 @@ func (f fields) strings(name string) (out []string, allStrings, ok bool) {
 	allStrings = true
 	for _, it := range items {
 		var s string
-		if !kind(it, '"') || json.Unmarshal(it, &s) != nil {
+		if !sdk.JSONKind(it, '"') || json.Unmarshal(it, &s) != nil {
 			allStrings = false
 			continue
 		}
 		out = append(out, s)
 	}
 	return out, allStrings, true
-}
-
-func kind(raw []byte, first byte) bool {
-	raw = bytes.TrimLeft(raw, " \t\r\n")
-	return len(raw) > 0 && raw[0] == first
 }
 
 // Export is a validated submission.
@@ -158,7 +153,7 @@ type Record struct {
 // Parse validates a body (ANNEX A-2, A-3).
 func Parse(body []byte) (*Export, *sdk.Refusal) {
 	var top fields
-	if !utf8.Valid(body) || hasLoneSurrogate(body) || !kind(body, '{') || json.Unmarshal(body, &top) != nil || top == nil {
+	if !utf8.Valid(body) || sdk.HasLoneSurrogate(body) || !sdk.JSONKind(body, '{') || json.Unmarshal(body, &top) != nil || top == nil {
 		return nil, refuse(CodeExport, nil)
 	}
 	e := &Export{}
@@ -176,7 +171,7 @@ func Parse(body []byte) (*Export, *sdk.Refusal) {
 	}
 	e.Form = form
 	var raws []json.RawMessage
-	if r, ok := top["records"]; !ok || !kind(r, '[') || json.Unmarshal(r, &raws) != nil || raws == nil {
+	if r, ok := top["records"]; !ok || !sdk.JSONKind(r, '[') || json.Unmarshal(r, &raws) != nil || raws == nil {
 		return nil, refuse(CodeRecords, nil)
 	}
 	if len(raws) == 0 {
@@ -187,7 +182,7 @@ func Parse(body []byte) (*Export, *sdk.Refusal) {
 	}
 	objs := make([]fields, len(raws))
 	for i, r := range raws {
-		if !kind(r, '{') || json.Unmarshal(r, &objs[i]) != nil || objs[i] == nil {
+		if !sdk.JSONKind(r, '{') || json.Unmarshal(r, &objs[i]) != nil || objs[i] == nil {
 			return nil, refuse(CodeRecordObject, map[string]any{"record_index": i})
 		}
 	}
@@ -224,7 +219,7 @@ func Parse(body []byte) (*Export, *sdk.Refusal) {
 			r.Content = h
 		}
 	}
-	if raw, ok := top["manifest"]; ok && !kind(raw, 'n') {
+	if raw, ok := top["manifest"]; ok && !sdk.JSONKind(raw, 'n') {
 		if e.Manifest = top.object("manifest"); e.Manifest == nil {
 			return nil, refuse(CodeManifest, nil)
 		}
@@ -242,7 +237,7 @@ func Parse(body []byte) (*Export, *sdk.Refusal) {
 		e.DeclaredKeys = defaultKeys[e.Family]
 	}
 	e.Variant, e.VariantDefaulted = variants[fam][0], true
-	if raw, ok := top["variant"]; ok && !kind(raw, 'n') {
+	if raw, ok := top["variant"]; ok && !sdk.JSONKind(raw, 'n') {
 		v, isStr := top.str("variant")
 		if !isStr || !contains(variants[fam], v) {
 			return nil, refuse(CodeVariant, nil)
@@ -276,54 +271,4 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// hasLoneSurrogate finds a \u escape naming half a surrogate pair.
-func hasLoneSurrogate(b []byte) bool {
-	for i := 0; i < len(b); i++ {
-		if b[i] != '\\' || i+1 >= len(b) {
-			continue
-		}
-		if b[i+1] != 'u' {
-			i++
-			continue
-		}
-		cu, ok := hex4(b, i+2)
-		if !ok {
-			return false
-		}
-		i += 5
-		switch {
-		case cu >= 0xDC00 && cu <= 0xDFFF:
-			return true
-		case cu >= 0xD800 && cu <= 0xDBFF:
-			lo, ok := hex4(b, i+3)
-			if i+2 >= len(b) || b[i+1] != '\\' || b[i+2] != 'u' || !ok || lo < 0xDC00 || lo > 0xDFFF {
-				return true
-			}
-			i += 6
-		}
-	}
-	return false
-}
-
-func hex4(b []byte, at int) (int, bool) {
-	if at < 0 || at+4 > len(b) {
-		return 0, false
-	}
-	v := 0
-	for _, c := range b[at : at+4] {
-		v <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			v |= int(c - '0')
-		case c >= 'a' && c <= 'f':
-			v |= int(c-'a') + 10
-		case c >= 'A' && c <= 'F':
-			v |= int(c-'A') + 10
-		default:
-			return 0, false
-		}
-	}
-	return v, true
 }

@@ -1,0 +1,69 @@
+package sdk
+
+import "bytes"
+
+// JSONKind reports whether a raw JSON value starts with the given byte
+// ('{' object, '[' array, '"' string, 'n' null, 't'/'f' booleans), after
+// leading whitespace. Families use it to tell a member's type before
+// decoding, so "not a string" and "not an object" rules stay exact.
+func JSONKind(raw []byte, first byte) bool {
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	return len(raw) > 0 && raw[0] == first
+}
+
+// HasLoneSurrogate finds a \u escape naming half a surrogate pair. Such a
+// string is not Unicode text: Go would decode it to U+FFFD and JavaScript
+// would keep the half, so two implementations could not agree on equality
+// or order. Families refuse the body instead. Outside strings valid JSON
+// has no backslash, so a linear scan of escapes suffices.
+func HasLoneSurrogate(b []byte) bool {
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' || i+1 >= len(b) {
+			continue
+		}
+		if b[i+1] != 'u' {
+			i++ // skip the escaped character (\\ included)
+			continue
+		}
+		cu, ok := hex4(b, i+2)
+		if !ok {
+			return false // a malformed escape: the JSON decoder refuses it anyway
+		}
+		i += 5
+		switch {
+		case cu >= 0xDC00 && cu <= 0xDFFF:
+			return true
+		case cu >= 0xD800 && cu <= 0xDBFF:
+			if i+2 >= len(b) || b[i+1] != '\\' || b[i+2] != 'u' {
+				return true
+			}
+			lo, ok := hex4(b, i+3)
+			if !ok || lo < 0xDC00 || lo > 0xDFFF {
+				return true
+			}
+			i += 6
+		}
+	}
+	return false
+}
+
+func hex4(b []byte, at int) (int, bool) {
+	if at < 0 || at+4 > len(b) {
+		return 0, false
+	}
+	v := 0
+	for _, c := range b[at : at+4] {
+		v <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			v |= int(c - '0')
+		case c >= 'a' && c <= 'f':
+			v |= int(c-'a') + 10
+		case c >= 'A' && c <= 'F':
+			v |= int(c-'A') + 10
+		default:
+			return 0, false
+		}
+	}
+	return v, true
+}
