@@ -191,7 +191,7 @@ func TestLettaRules(t *testing.T) {
 		block("t1", []string{"agent1"}, "tmpl", "is_template", true),
 		block("c1", []string{"agent1"}, "copy", "template_id", "T"),
 		block("c2", []string{"agent3"}, "copy", "template_id", "T"), // L-4: template lineage
-		block("p1", nil, "passage", "file_id", "f1"), // source passage
+		block("p1", nil, "passage", "file_id", "f1"),                // source passage
 		block("o1", nil, "orphan"),
 	))
 	sp := factor(m, "scope_presence")
