@@ -17,8 +17,9 @@ import { fileURLToPath } from 'node:url';
 import { jcs, sha256Hex, deepEqual } from './gen/lib.mjs';
 import * as streamDivergence from './gen/stream-divergence.mjs';
 import * as settlementEvidence from './gen/settlement-evidence.mjs';
+import * as memoryScopeHygiene from './gen/memory-scope-hygiene.mjs';
 
-const FAMILIES = [streamDivergence, settlementEvidence];
+const FAMILIES = [streamDivergence, settlementEvidence, memoryScopeHygiene];
 
 const corpusDir = dirname(fileURLToPath(import.meta.url));
 const repoRoot = dirname(corpusDir);

@@ -124,6 +124,8 @@ func (a *audit) statuses() map[string]string {
 		out["cross_scope_clusters"] = reasonNoKeys
 	case e.Family == "zep_graphiti" && e.Variant == "zep_cloud" && a.distinct < 2:
 		out["cross_scope_clusters"] = reasonSingleGraph
+	case a.live == 0: // its marked share divides by live records
+		out["cross_scope_clusters"] = reasonZero
 	}
 	hasChecked := false
 	for _, s := range a.st {
@@ -175,6 +177,12 @@ func (a *audit) m1(r *Record) bool {
 		}
 	}
 	return false
+}
+
+// markedLive: a live, scoped (P0), non-global record carrying a marker.
+func (a *audit) markedLive(i int) bool {
+	s := a.st[i]
+	return s.live && !s.scope.None() && !s.scope.Global() && a.covered(i)
 }
 
 func (a *audit) covered(i int) bool {
@@ -231,8 +239,10 @@ func (a *audit) resolves(copy *Record) bool {
 		if origin == nil || origin.Content != cur.Content || seen[oid] {
 			return false
 		}
-		if os, ok := cur.f.str("origin_scope"); ok && cur.f.set("origin_scope") && os != a.st[origin.Index].scope.Value() {
-			return false
+		if cur.f.set("origin_scope") {
+			if os, ok := cur.f.str("origin_scope"); !ok || os != a.st[origin.Index].scope.Value() {
+				return false
+			}
 		}
 		seen[oid] = true
 		if !origin.f.set("origin_claim_id") {
@@ -286,7 +296,7 @@ func (a *audit) clusters() (factor map[string]any, undeclared int, b5NotRun []in
 	live := a.live
 	marked := 0
 	for i := range a.e.Records {
-		if a.st[i].live && !a.st[i].scope.Global() && a.covered(i) {
+		if a.markedLive(i) {
 			marked++
 		}
 	}
@@ -461,12 +471,10 @@ func (a *audit) conflicts() (map[string]any, int) {
 	}
 	total := 0
 	out := map[string]any{"status": "ASSESSABLE"}
-	checks := map[string]any{}
 	for name, ids := range sub {
-		checks[name] = map[string]any{"conflicts": len(ids), "record_ids": ids}
+		out[name] = map[string]any{"conflicts": len(ids), "record_ids": ids}
 		total += len(ids)
 	}
-	out["sub_checks"] = checks
 	out["total"] = total
 	return out, total
 }

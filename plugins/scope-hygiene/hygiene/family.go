@@ -63,7 +63,7 @@ func New() (*Family, error) {
 		price: map[string]any{"usdc_units": d.Price.Units, "label": d.Price.Label, "status": d.Price.Status}}, nil
 }
 
-const verdictPattern = `MEMORY SCOPE-HYGIENE — records: [0-9]+ · live: [0-9]+ · unscoped: ([0-9]+\.[0-9]%|NOT ASSESSABLE) · undeclared cross-scope clusters: ([0-9]+|NOT ASSESSABLE) · conflicts: ([0-9]+|NOT ASSESSABLE) · live duplicates: [0-9]+ — [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z`
+const verdictPattern = `MEMORY SCOPE-HYGIENE — records: [0-9]+ · live: [0-9]+ · unscoped: ([0-9]+\.[0-9]%|NOT ASSESSABLE) · undeclared cross-scope clusters: ([0-9]+|NOT ASSESSABLE) · conflicts: ([0-9]+|NOT ASSESSABLE) · live duplicates: ([0-9]+|NOT ASSESSABLE) — [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z`
 
 // Describe returns the family's description.
 func (f *Family) Describe() *pb.FamilyDescription { return f.desc }
@@ -138,15 +138,17 @@ func (f *Family) Report(e *Export, checkEnd time.Time) sdk.Report {
 		factors["scope_conflicts"], total = a.conflicts()
 		conflicts = strconv.Itoa(total)
 	}
-	excess := 0
+	liveDuplicates := notAssessable // never a zero for a NOT ASSESSABLE factor
 	if r, ok := reasons["duplicates"]; ok {
 		factors["duplicates"] = na(r)
 	} else {
+		var excess int
 		factors["duplicates"], excess = a.duplicates()
+		liveDuplicates = strconv.Itoa(excess)
 	}
 	at := sdk.Instant(checkEnd)
-	verdict := fmt.Sprintf("MEMORY SCOPE-HYGIENE — records: %d · live: %d · unscoped: %s · undeclared cross-scope clusters: %s · conflicts: %s · live duplicates: %d — %s",
-		len(e.Records), a.live, unscoped, undeclared, conflicts, excess, at)
+	verdict := fmt.Sprintf("MEMORY SCOPE-HYGIENE — records: %d · live: %d · unscoped: %s · undeclared cross-scope clusters: %s · conflicts: %s · live duplicates: %s — %s",
+		len(e.Records), a.live, unscoped, undeclared, conflicts, liveDuplicates, at)
 	body := f.header(e, a)
 	body["factors"] = factors
 	body["coverage"] = a.coverage(b5NotRun)
@@ -164,7 +166,7 @@ func (a *audit) coverage(b5NotRun []int) map[string]any {
 		source = "manifest"
 	}
 	if e.Family == "letta" {
-		keys, source = []string{"attached_to"}, "family rule (Letta scope sets)"
+		keys = []string{"attached_to"}
 	}
 	if keys == nil {
 		keys = []string{}
@@ -175,7 +177,7 @@ func (a *audit) coverage(b5NotRun []int) map[string]any {
 	scopeValues, contents, ids := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for i, r := range e.Records {
 		s := a.st[i]
-		if s.live && !s.scope.Global() && a.covered(i) {
+		if a.markedLive(i) {
 			marked++
 		}
 		if s.split {

@@ -251,7 +251,7 @@ func TestGatesAndConflictsAndDuplicates(t *testing.T) {
 		t.Errorf("graphiti gate %s", js(factor(m, "unscoped_rate")))
 	}
 	sc := factor(m, "scope_conflicts")
-	want := `{"status":"ASSESSABLE","sub_checks":{"attributed_vs_storage":{"conflicts":1,"record_ids":["e1"]},"endpoint_groups":{"conflicts":0,"record_ids":[]},"episode_groups":{"conflicts":1,"record_ids":["e2"]},"history_vs_storage":{"conflicts":0,"record_ids":[]}},"total":2}`
+	want := `{"attributed_vs_storage":{"conflicts":1,"record_ids":["e1"]},"endpoint_groups":{"conflicts":0,"record_ids":[]},"episode_groups":{"conflicts":1,"record_ids":["e2"]},"history_vs_storage":{"conflicts":0,"record_ids":[]},"status":"ASSESSABLE","total":2}`
 	if js(sc) != want {
 		t.Errorf("conflicts\n got  %s\n want %s", js(sc), want)
 	}
