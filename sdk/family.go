@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-plugin"
@@ -142,10 +143,43 @@ type familyServer struct {
 	pb.UnimplementedFamilyServer
 	impl   Family
 	broker *plugin.GRPCBroker
+
+	mu    sync.Mutex
+	hosts map[uint32]pb.HostClient // one dialed connection per host service
+}
+
+// hostClient dials the host's service once and reuses it: a plugin has one
+// host, and a connection per request would cost a TLS handshake each time.
+func (s *familyServer) hostClient(id uint32) (pb.HostClient, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.hosts[id]; ok {
+		return c, nil
+	}
+	conn, err := s.broker.DialWithOptions(id, DialOptions()...)
+	if err != nil {
+		return nil, fmt.Errorf("dial host service: %w", err)
+	}
+	if s.hosts == nil {
+		s.hosts = map[uint32]pb.HostClient{}
+	}
+	s.hosts[id] = pb.NewHostClient(conn)
+	return s.hosts[id], nil
 }
 
 func (s *familyServer) Describe(context.Context, *pb.DescribeRequest) (*pb.FamilyDescription, error) {
 	return s.impl.Describe(), nil
+}
+
+// Attach dials the host's service while the broker's offer is open.
+func (s *familyServer) Attach(_ context.Context, req *pb.AttachRequest) (*pb.AttachResponse, error) {
+	if s.broker == nil || req.GetHostServiceId() == 0 {
+		return nil, status.Error(codes.InvalidArgument, "no host service to attach")
+	}
+	if _, err := s.hostClient(req.GetHostServiceId()); err != nil {
+		return nil, status.Error(codes.Unavailable, "host service unreachable")
+	}
+	return &pb.AttachResponse{}, nil
 }
 
 // Run serves one request's stream. A panic inside the family is recovered
@@ -179,12 +213,7 @@ func (s *familyServer) Run(stream grpc.BidiStreamingServer[pb.HostToFamily, pb.F
 		return status.Error(codes.InvalidArgument, "unknown route")
 	}
 	if id := start.GetHostServiceId(); id != 0 && s.broker != nil {
-		conn, err := s.broker.DialWithOptions(id, DialOptions()...)
-		if err != nil {
-			return status.Error(codes.Unavailable, "host service unreachable")
-		}
-		defer conn.Close()
-		req.Adapters = &hostAdapters{client: pb.NewHostClient(conn)}
+		req.Adapters = &hostAdapters{get: func() (pb.HostClient, error) { return s.hostClient(id) }}
 	}
 	ctx := stream.Context()
 	checked := s.impl.Check(ctx, req)
@@ -252,6 +281,10 @@ func measure(ctx context.Context, checked Checked) (*pb.Report, error) {
 		if ctx.Err() != nil {
 			return nil, status.FromContextError(ctx.Err()).Err()
 		}
+		if status.Code(errors.Unwrap(err)) == codes.Unavailable || status.Code(err) == codes.Unavailable {
+			// an adapter the host could not reach: transient, like a crash
+			return nil, status.Error(codes.Unavailable, "adapter unavailable")
+		}
 		return nil, status.Error(codes.Internal, "measurement failed")
 	}
 	out := &pb.Report{CheckEndUnixNano: rep.CheckEnd.UnixNano()}
@@ -282,10 +315,16 @@ type AdapterCaller interface {
 	Adapt(ctx context.Context, req *pb.AdaptRequest) (*pb.AdaptResponse, error)
 }
 
-type hostAdapters struct{ client pb.HostClient }
+// hostAdapters reaches the host's service with the connection Attach made;
+// a request that never adapts never touches it.
+type hostAdapters struct{ get func() (pb.HostClient, error) }
 
 func (h *hostAdapters) Adapt(ctx context.Context, req *pb.AdaptRequest) (*pb.AdaptResponse, error) {
-	resp, err := h.client.Adapt(ctx, req)
+	client, err := h.get()
+	if err != nil {
+		return nil, fmt.Errorf("adapt through host: %w", status.Error(codes.Unavailable, "host service unreachable"))
+	}
+	resp, err := client.Adapt(ctx, req)
 	if err != nil {
 		return nil, fmt.Errorf("adapt through host: %w", err)
 	}

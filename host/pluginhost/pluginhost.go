@@ -76,16 +76,28 @@ var (
 	ErrClosed      = errors.New("plugin host closed")
 )
 
-// Family is one supervised family plugin.
-type Family struct {
-	spec Spec
-	opts Options
-	log  hclog.Logger
-	desc *pb.FamilyDescription
+// conn is what a dispensed plugin hands back: the host's handle, and a
+// channel closed when its process exits.
+type conn struct {
+	handle any
+	exited <-chan struct{}
+	broker *plugin.GRPCBroker
+}
+
+// proc supervises one plugin binary of any kind: start pinned, restart on
+// exit with backoff, hand out the live connection.
+type proc struct {
+	spec     Spec
+	opts     Options
+	log      hclog.Logger
+	name     string // the plugin name to dispense
+	set      plugin.PluginSet
+	unwrap   func(any) (conn, bool)
+	onLaunch func(conn) // per connection set-up (host services); may be nil
 
 	mu       sync.Mutex
 	client   *plugin.Client
-	conn     *sdk.FamilyConn
+	conn     conn
 	ready    chan struct{} // closed when conn is usable
 	restarts int
 	closed   bool
@@ -94,91 +106,90 @@ type Family struct {
 	done chan struct{}
 }
 
-// StartFamily starts a family plugin, reads its description, and supervises
-// it until Close. A checksum mismatch or failed handshake is an error here:
-// the host refuses to load the plugin.
-func StartFamily(ctx context.Context, spec Spec, opts Options) (*Family, error) {
+func newProc(spec Spec, opts Options, name string, set plugin.PluginSet, unwrap func(any) (conn, bool)) *proc {
 	opts.defaults()
-	f := &Family{
-		spec:  spec,
-		opts:  opts,
+	return &proc{
+		spec: spec, opts: opts, name: name, set: set, unwrap: unwrap,
 		log:   opts.Logger.Named("plugin").With("plugin", spec.Name),
 		ready: make(chan struct{}),
 		stop:  make(chan struct{}),
 		done:  make(chan struct{}),
 	}
-	client, conn, err := f.launch()
-	if err != nil {
-		return nil, err
-	}
-	dctx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
-	defer cancel()
-	desc, err := conn.Client.Describe(dctx, &pb.DescribeRequest{})
-	if err != nil {
-		client.Kill()
-		return nil, fmt.Errorf("plugin %s: describe: %w", spec.Name, err)
-	}
-	f.desc = desc
-	f.client, f.conn = client, conn
-	close(f.ready)
-	go f.supervise()
-	return f, nil
 }
 
-// Description is what the plugin said about itself at first start.
-func (f *Family) Description() *pb.FamilyDescription { return f.desc }
+// first launches the process once and, after describe succeeds, starts
+// supervising it.
+func (p *proc) first(ctx context.Context, describe func(context.Context, conn) error) error {
+	client, c, err := p.launch()
+	if err != nil {
+		return err
+	}
+	dctx, cancel := context.WithTimeout(ctx, p.opts.StartTimeout)
+	defer cancel()
+	if err := describe(dctx, c); err != nil {
+		client.Kill()
+		return fmt.Errorf("plugin %s: describe: %w", p.spec.Name, err)
+	}
+	p.client, p.conn = client, c
+	if p.onLaunch != nil {
+		p.onLaunch(c)
+	}
+	close(p.ready)
+	go p.supervise()
+	return nil
+}
 
 // Restarts counts restarts since start.
-func (f *Family) Restarts() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.restarts
+func (p *proc) Restarts() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.restarts
 }
 
 // resolve returns the binary's absolute path, refusing one that leaves the
 // plugin dir.
-func (f *Family) resolve() (string, error) {
-	p := f.spec.Path
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(f.opts.Dir, p)
+func (p *proc) resolve() (string, error) {
+	path := p.spec.Path
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(p.opts.Dir, path)
 	}
-	p = filepath.Clean(p)
-	if f.opts.Dir != "" {
-		dir, err := filepath.Abs(f.opts.Dir)
+	path = filepath.Clean(path)
+	if p.opts.Dir != "" {
+		dir, err := filepath.Abs(p.opts.Dir)
 		if err != nil {
 			return "", fmt.Errorf("plugin dir: %w", err)
 		}
-		abs, err := filepath.Abs(p)
+		abs, err := filepath.Abs(path)
 		if err != nil {
 			return "", fmt.Errorf("plugin path: %w", err)
 		}
 		if rel, err := filepath.Rel(dir, abs); err != nil || rel == ".." || filepath.IsAbs(rel) || len(rel) > 2 && rel[:3] == ".."+string(filepath.Separator) {
-			return "", fmt.Errorf("plugin %s: path leaves the plugin dir", f.spec.Name)
+			return "", fmt.Errorf("plugin %s: path leaves the plugin dir", p.spec.Name)
 		}
-		p = abs
+		path = abs
 	}
-	return p, nil
+	return path, nil
 }
 
 // launch starts one process and returns its connection.
-func (f *Family) launch() (*plugin.Client, *sdk.FamilyConn, error) {
-	path, err := f.resolve()
+func (p *proc) launch() (*plugin.Client, conn, error) {
+	path, err := p.resolve()
 	if err != nil {
-		return nil, nil, err
+		return nil, conn{}, err
 	}
-	sum, err := hex.DecodeString(f.spec.SHA256)
+	sum, err := hex.DecodeString(p.spec.SHA256)
 	if err != nil || len(sum) != sha256.Size {
-		return nil, nil, fmt.Errorf("plugin %s: sha256 pin must be 64 hex digits", f.spec.Name)
+		return nil, conn{}, fmt.Errorf("plugin %s: sha256 pin must be 64 hex digits", p.spec.Name)
 	}
 	cmd := exec.Command(path) // never through a shell: the pin covers this file
-	cmd.Env = append([]string{}, f.opts.Env...)
+	cmd.Env = append([]string{}, p.opts.Env...)
 	// Own process group (a terminal's ^C reaches the host, which drains and
 	// stops plugins in order); SIGKILL when the host dies, so a killed host
 	// leaves no plugin behind.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake,
-		VersionedPlugins: map[int]plugin.PluginSet{sdk.ProtocolVersion: {sdk.FamilyPluginName: &sdk.FamilyPlugin{}}},
+		VersionedPlugins: map[int]plugin.PluginSet{sdk.ProtocolVersion: p.set},
 		Cmd:              cmd,
 		SkipHostEnv:      true,
 		// A fresh hash every start: Check never resets the one it is given.
@@ -186,122 +197,176 @@ func (f *Family) launch() (*plugin.Client, *sdk.FamilyConn, error) {
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		AutoMTLS:         true,
 		GRPCDialOptions:  sdk.DialOptions(),
-		Logger:           clientLogger{f.log},
-		StartTimeout:     f.opts.StartTimeout,
+		Logger:           clientLogger{p.log},
+		StartTimeout:     p.opts.StartTimeout,
 	})
 	rpc, err := client.Client()
 	if err != nil {
 		client.Kill()
 		if errors.Is(err, plugin.ErrChecksumsDoNotMatch) {
-			f.log.Error("refusing to load plugin: binary does not match its pinned SHA-256", "path", path)
-			return nil, nil, fmt.Errorf("plugin %s: %w", f.spec.Name, ErrChecksum)
+			p.log.Error("refusing to load plugin: binary does not match its pinned SHA-256", "path", path)
+			return nil, conn{}, fmt.Errorf("plugin %s: %w", p.spec.Name, ErrChecksum)
 		}
-		return nil, nil, fmt.Errorf("plugin %s: start: %w", f.spec.Name, err)
+		return nil, conn{}, fmt.Errorf("plugin %s: start: %w", p.spec.Name, err)
 	}
-	raw, err := rpc.Dispense(sdk.FamilyPluginName)
+	raw, err := rpc.Dispense(p.name)
 	if err != nil {
 		client.Kill()
-		return nil, nil, fmt.Errorf("plugin %s: dispense: %w", f.spec.Name, err)
+		return nil, conn{}, fmt.Errorf("plugin %s: dispense: %w", p.spec.Name, err)
 	}
-	conn, ok := raw.(*sdk.FamilyConn)
+	c, ok := p.unwrap(raw)
 	if !ok {
 		client.Kill()
-		return nil, nil, fmt.Errorf("plugin %s: not a family plugin", f.spec.Name)
+		return nil, conn{}, fmt.Errorf("plugin %s: not a %s plugin", p.spec.Name, p.name)
 	}
-	return client, conn, nil
+	return client, c, nil
 }
 
 // supervise restarts the plugin whenever its process exits, with
 // exponential backoff reset after a stable minute. It is the only restarter,
 // so however many requests notice a crash there is one restart.
-func (f *Family) supervise() {
-	defer close(f.done)
-	backoff := f.opts.MinBackoff
+func (p *proc) supervise() {
+	defer close(p.done)
+	backoff := p.opts.MinBackoff
 	for {
-		f.mu.Lock()
-		exited, since := f.conn.Exited, time.Now()
-		f.mu.Unlock()
+		p.mu.Lock()
+		exited, since := p.conn.exited, time.Now()
+		p.mu.Unlock()
 		select {
-		case <-f.stop:
+		case <-p.stop:
 			return
 		case <-exited:
 		}
-		f.mu.Lock()
-		f.ready = make(chan struct{})
-		f.client.Kill()
-		f.mu.Unlock()
+		p.mu.Lock()
+		p.ready = make(chan struct{})
+		p.client.Kill()
+		p.mu.Unlock()
 		if time.Since(since) > time.Minute {
-			backoff = f.opts.MinBackoff
+			backoff = p.opts.MinBackoff
 		}
-		f.log.Warn("plugin exited; restarting", "backoff_ms", backoff.Milliseconds())
+		p.log.Warn("plugin exited; restarting", "backoff_ms", backoff.Milliseconds())
 		for {
 			select {
-			case <-f.stop:
+			case <-p.stop:
 				return
 			case <-time.After(backoff):
 			}
-			backoff = min(2*backoff, f.opts.MaxBackoff)
-			client, conn, err := f.launch()
+			backoff = min(2*backoff, p.opts.MaxBackoff)
+			client, c, err := p.launch()
 			if err != nil {
-				f.log.Error("plugin restart failed", "error", err)
+				p.log.Error("plugin restart failed", "error", err)
 				continue
 			}
-			f.mu.Lock()
-			f.client, f.conn = client, conn
-			f.restarts++
-			close(f.ready)
-			f.mu.Unlock()
+			if p.onLaunch != nil {
+				p.onLaunch(c)
+			}
+			p.mu.Lock()
+			p.client, p.conn = client, c
+			p.restarts++
+			close(p.ready)
+			p.mu.Unlock()
 			break
 		}
 	}
 }
 
 // current waits until the plugin is usable or ctx ends.
-func (f *Family) current(ctx context.Context) (*sdk.FamilyConn, error) {
+func (p *proc) current(ctx context.Context) (conn, error) {
 	for {
-		f.mu.Lock()
-		if f.closed {
-			f.mu.Unlock()
-			return nil, ErrClosed
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return conn{}, ErrClosed
 		}
-		ready, conn := f.ready, f.conn
-		f.mu.Unlock()
+		ready, c := p.ready, p.conn
+		p.mu.Unlock()
 		select {
 		case <-ready:
 			select {
-			case <-conn.Exited:
+			case <-c.exited:
 				// gone, the supervisor has not noticed yet: wait for it
 				time.Sleep(5 * time.Millisecond)
 				continue
 			default:
 			}
-			return conn, nil
+			return c, nil
 		case <-ctx.Done():
-			return nil, classify(ctx, nil, ctx.Err())
+			return conn{}, classify(ctx, nil, ctx.Err())
 		}
 	}
 }
 
 // Close stops supervising and kills the plugin.
-func (f *Family) Close() {
-	f.mu.Lock()
-	if f.closed {
-		f.mu.Unlock()
+func (p *proc) Close() {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
 		return
 	}
-	f.closed = true
-	close(f.stop)
-	f.mu.Unlock()
-	<-f.done
-	f.mu.Lock()
-	client := f.client
-	f.mu.Unlock()
+	p.closed = true
+	close(p.stop)
+	p.mu.Unlock()
+	<-p.done
+	p.mu.Lock()
+	client := p.client
+	p.mu.Unlock()
 	client.Kill()
 }
+
+// PID is the running plugin process's id (0 while restarting): for
+// operators' diagnostics and the crash tests.
+func (p *proc) PID() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if rc := p.client.ReattachConfig(); rc != nil {
+		return rc.Pid
+	}
+	return 0
+}
+
+// Family is one supervised family plugin.
+type Family struct {
+	*proc
+	desc *pb.FamilyDescription
+	// hostService is the broker id of the Host service on the current
+	// connection (0 when the family needs no adapter).
+	hostService uint32
+	router      *Router
+}
+
+// StartFamily starts a family plugin, reads its description, and supervises
+// it until Close. A checksum mismatch or failed handshake is an error here:
+// the host refuses to load the plugin. router (may be nil) reaches the
+// adapters for the formats the family lists.
+func StartFamily(ctx context.Context, spec Spec, opts Options, router *Router) (*Family, error) {
+	f := &Family{router: router}
+	f.proc = newProc(spec, opts, sdk.FamilyPluginName, plugin.PluginSet{sdk.FamilyPluginName: &sdk.FamilyPlugin{}},
+		func(raw any) (conn, bool) {
+			fc, ok := raw.(*sdk.FamilyConn)
+			if !ok {
+				return conn{}, false
+			}
+			return conn{handle: fc, exited: fc.Exited, broker: fc.Broker}, true
+		})
+	f.proc.onLaunch = f.serveHost
+	err := f.proc.first(ctx, func(ctx context.Context, c conn) error {
+		desc, err := c.handle.(*sdk.FamilyConn).Client.Describe(ctx, &pb.DescribeRequest{})
+		f.desc = desc
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// Description is what the plugin said about itself at first start.
+func (f *Family) Description() *pb.FamilyDescription { return f.desc }
 
 // Session is one request's stream to a family.
 type Session struct {
 	conn   *sdk.FamilyConn
+	hostID uint32
 	ctx    context.Context
 	cancel context.CancelFunc
 	stream pb.Family_RunClient
@@ -309,21 +374,26 @@ type Session struct {
 
 // Open starts a request's stream. ctx carries the request's deadline.
 func (f *Family) Open(ctx context.Context) (*Session, error) {
-	conn, err := f.current(ctx)
+	c, err := f.current(ctx)
 	if err != nil {
 		return nil, err
 	}
+	fc := c.handle.(*sdk.FamilyConn)
+	f.mu.Lock()
+	hostID := f.hostService
+	f.mu.Unlock()
 	sctx, cancel := context.WithCancel(ctx)
-	stream, err := conn.Client.Run(sctx)
+	stream, err := fc.Client.Run(sctx)
 	if err != nil {
 		cancel()
-		return nil, classify(ctx, conn, err)
+		return nil, classify(ctx, fc.Exited, err)
 	}
-	return &Session{conn: conn, ctx: ctx, cancel: cancel, stream: stream}, nil
+	return &Session{conn: fc, hostID: hostID, ctx: ctx, cancel: cancel, stream: stream}, nil
 }
 
 // Start sends the request and returns the family's validation.
 func (s *Session) Start(start *pb.Start) (*pb.Validated, error) {
+	start.HostServiceId = s.hostID
 	if err := s.stream.Send(&pb.HostToFamily{Msg: &pb.HostToFamily_Start{Start: start}}); err != nil {
 		return nil, s.fail(err)
 	}
@@ -366,18 +436,18 @@ func (s *Session) fail(err error) error {
 		// the server closed the stream: the real status is on Recv
 		_, err = s.stream.Recv()
 	}
-	return classify(s.ctx, s.conn, err)
+	return classify(s.ctx, s.conn.Exited, err)
 }
 
 // classify maps a transport error to the boundary's errors: a deadline, a
 // plugin that went away, or a plugin that failed the request.
-func classify(ctx context.Context, conn *sdk.FamilyConn, err error) error {
+func classify(ctx context.Context, exited <-chan struct{}, err error) error {
 	if ctx.Err() == context.DeadlineExceeded {
 		return fmt.Errorf("%w", ErrDeadline)
 	}
-	if conn != nil {
+	if exited != nil {
 		select {
-		case <-conn.Exited:
+		case <-exited:
 			return fmt.Errorf("%w: process exited", ErrUnavailable)
 		default:
 		}
@@ -400,15 +470,4 @@ func PinOf(path string) (string, error) {
 	}
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:]), nil
-}
-
-// PID is the running plugin process's id (0 while restarting): for
-// operators' diagnostics and the crash tests.
-func (f *Family) PID() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if rc := f.client.ReattachConfig(); rc != nil {
-		return rc.Pid
-	}
-	return 0
 }

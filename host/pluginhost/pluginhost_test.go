@@ -27,7 +27,7 @@ func TestChecksumMismatchRefusesToLoad(t *testing.T) {
 	log := &testhost.Log{}
 	wrong := strings.Repeat("0", 64)
 	_, err := pluginhost.StartFamily(context.Background(), pluginhost.Spec{Name: "testfamily", Path: path, SHA256: wrong},
-		pluginhost.Options{Logger: hclog.New(&hclog.LoggerOptions{Output: log})})
+		pluginhost.Options{Logger: hclog.New(&hclog.LoggerOptions{Output: log})}, nil)
 	if !errors.Is(err, pluginhost.ErrChecksum) {
 		t.Fatalf("err = %v, want ErrChecksum", err)
 	}
@@ -35,7 +35,7 @@ func TestChecksumMismatchRefusesToLoad(t *testing.T) {
 		t.Errorf("the refusal is not logged: %s", log.String())
 	}
 	// a pin that is not a SHA-256 at all never starts anything either
-	if _, err := pluginhost.StartFamily(context.Background(), pluginhost.Spec{Name: "x", Path: path, SHA256: "abc"}, pluginhost.Options{}); err == nil {
+	if _, err := pluginhost.StartFamily(context.Background(), pluginhost.Spec{Name: "x", Path: path, SHA256: "abc"}, pluginhost.Options{}, nil); err == nil {
 		t.Error("a malformed pin was accepted")
 	}
 }
@@ -45,7 +45,7 @@ func TestPluginPathMayNotLeaveThePluginDir(t *testing.T) {
 	sum, _ := pluginhost.PinOf(path)
 	dir := t.TempDir()
 	for _, p := range []string{"../" + filepath.Base(path), path} {
-		_, err := pluginhost.StartFamily(context.Background(), pluginhost.Spec{Name: "x", Path: p, SHA256: sum}, pluginhost.Options{Dir: dir})
+		_, err := pluginhost.StartFamily(context.Background(), pluginhost.Spec{Name: "x", Path: p, SHA256: sum}, pluginhost.Options{Dir: dir}, nil)
 		if err == nil || !strings.Contains(err.Error(), "leaves the plugin dir") {
 			t.Errorf("path %s: %v", p, err)
 		}
@@ -96,7 +96,7 @@ func TestKilledHostLeavesNoPlugin(t *testing.T) {
 func TestMain(m *testing.M) {
 	if path := os.Getenv("ASSAY_CHILD_HOST"); path != "" {
 		f, err := pluginhost.StartFamily(context.Background(),
-			pluginhost.Spec{Name: "child", Path: path, SHA256: os.Getenv("ASSAY_CHILD_SUM")}, pluginhost.Options{})
+			pluginhost.Spec{Name: "child", Path: path, SHA256: os.Getenv("ASSAY_CHILD_SUM")}, pluginhost.Options{}, nil)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)

@@ -158,13 +158,31 @@ func serve(args []string, stderr io.Writer) error {
 			f.Close()
 		}
 	}()
+	// adapters first: a family reaches them through the router as soon as
+	// it starts
+	router := pluginhost.NewRouter()
+	for _, p := range cfg.Plugins {
+		if p.Kind != "adapter" {
+			continue
+		}
+		a, err := pluginhost.StartAdapter(ctx, pluginhost.Spec{Name: p.Name, Path: p.Path, SHA256: p.SHA256},
+			pluginhost.Options{Logger: log, Dir: cfg.PluginDir, Env: pluginEnv()})
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		if err := router.Add(a); err != nil {
+			return err
+		}
+		log.Info("adapter loaded", "plugin", p.Name, "format", a.Description().GetFormatId())
+	}
 	seen := map[string]bool{}
 	for _, p := range cfg.Plugins {
 		if p.Kind != "family" {
-			continue // adapters are loaded by the families that need them
+			continue
 		}
 		f, err := pluginhost.StartFamily(ctx, pluginhost.Spec{Name: p.Name, Path: p.Path, SHA256: p.SHA256},
-			pluginhost.Options{Logger: log, Dir: cfg.PluginDir, Env: pluginEnv()})
+			pluginhost.Options{Logger: log, Dir: cfg.PluginDir, Env: pluginEnv()}, router)
 		if err != nil {
 			return err
 		}

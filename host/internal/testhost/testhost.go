@@ -136,6 +136,7 @@ type Host struct {
 	Store    *store.Store
 	Metrics  *metrics.Metrics
 	Families map[string]*pluginhost.Family
+	Adapters []*pluginhost.Adapter
 	Server   *server.Server
 }
 
@@ -150,6 +151,8 @@ type Options struct {
 	Now func() time.Time
 	// NoFreeTier turns the free tier off (benchmarks of the bare path).
 	NoFreeTier bool
+	// Adapters are adapter plugin packages to load and route formats to.
+	Adapters []string
 	// Gate builds the payment gate over the host's store; nil means
 	// payments off.
 	Gate func(tb testing.TB, st *store.Store) payment.Gate
@@ -186,6 +189,24 @@ func Start(tb testing.TB, opts Options, pkgs ...string) *Host {
 		tb.Fatal(err)
 	}
 	h.Keys = keys
+	router := pluginhost.NewRouter()
+	for _, pkg := range opts.Adapters {
+		path := Plugin(tb, pkg)
+		sum, err := pluginhost.PinOf(path)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		a, err := pluginhost.StartAdapter(context.Background(), pluginhost.Spec{Name: filepath.Base(pkg), Path: path, SHA256: sum},
+			pluginhost.Options{Logger: log, Env: []string{"PATH=" + os.Getenv("PATH")}, MinBackoff: 20 * time.Millisecond})
+		if err != nil {
+			tb.Fatalf("start adapter %s: %v", pkg, err)
+		}
+		tb.Cleanup(a.Close)
+		if err := router.Add(a); err != nil {
+			tb.Fatal(err)
+		}
+		h.Adapters = append(h.Adapters, a)
+	}
 	var services []server.Service
 	for _, pkg := range pkgs {
 		path := Plugin(tb, pkg)
@@ -194,7 +215,7 @@ func Start(tb testing.TB, opts Options, pkgs ...string) *Host {
 			tb.Fatal(err)
 		}
 		f, err := pluginhost.StartFamily(context.Background(), pluginhost.Spec{Name: filepath.Base(pkg), Path: path, SHA256: sum},
-			pluginhost.Options{Logger: log, Env: append([]string{"PATH=" + os.Getenv("PATH")}, opts.Env...), MinBackoff: 20 * time.Millisecond})
+			pluginhost.Options{Logger: log, Env: append([]string{"PATH=" + os.Getenv("PATH")}, opts.Env...), MinBackoff: 20 * time.Millisecond}, router)
 		if err != nil {
 			tb.Fatalf("start %s: %v", pkg, err)
 		}

@@ -127,7 +127,7 @@ func (x LedgerField_Type) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use LedgerField_Type.Descriptor instead.
 func (LedgerField_Type) EnumDescriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{3, 0}
+	return file_plugin_proto_rawDescGZIP(), []int{5, 0}
 }
 
 type Start_Route int32
@@ -176,7 +176,87 @@ func (x Start_Route) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Start_Route.Descriptor instead.
 func (Start_Route) EnumDescriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{7, 0}
+	return file_plugin_proto_rawDescGZIP(), []int{9, 0}
+}
+
+type AttachRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	HostServiceId uint32                 `protobuf:"varint,1,opt,name=host_service_id,json=hostServiceId,proto3" json:"host_service_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AttachRequest) Reset() {
+	*x = AttachRequest{}
+	mi := &file_plugin_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AttachRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AttachRequest) ProtoMessage() {}
+
+func (x *AttachRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AttachRequest.ProtoReflect.Descriptor instead.
+func (*AttachRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *AttachRequest) GetHostServiceId() uint32 {
+	if x != nil {
+		return x.HostServiceId
+	}
+	return 0
+}
+
+type AttachResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AttachResponse) Reset() {
+	*x = AttachResponse{}
+	mi := &file_plugin_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AttachResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AttachResponse) ProtoMessage() {}
+
+func (x *AttachResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AttachResponse.ProtoReflect.Descriptor instead.
+func (*AttachResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{1}
 }
 
 type DescribeRequest struct {
@@ -187,7 +267,7 @@ type DescribeRequest struct {
 
 func (x *DescribeRequest) Reset() {
 	*x = DescribeRequest{}
-	mi := &file_plugin_proto_msgTypes[0]
+	mi := &file_plugin_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -199,7 +279,7 @@ func (x *DescribeRequest) String() string {
 func (*DescribeRequest) ProtoMessage() {}
 
 func (x *DescribeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[0]
+	mi := &file_plugin_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -212,7 +292,7 @@ func (x *DescribeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeRequest.ProtoReflect.Descriptor instead.
 func (*DescribeRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{0}
+	return file_plugin_proto_rawDescGZIP(), []int{2}
 }
 
 type FamilyDescription struct {
@@ -241,7 +321,7 @@ type FamilyDescription struct {
 
 func (x *FamilyDescription) Reset() {
 	*x = FamilyDescription{}
-	mi := &file_plugin_proto_msgTypes[1]
+	mi := &file_plugin_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -253,7 +333,7 @@ func (x *FamilyDescription) String() string {
 func (*FamilyDescription) ProtoMessage() {}
 
 func (x *FamilyDescription) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[1]
+	mi := &file_plugin_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -266,7 +346,7 @@ func (x *FamilyDescription) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FamilyDescription.ProtoReflect.Descriptor instead.
 func (*FamilyDescription) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{1}
+	return file_plugin_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *FamilyDescription) GetCriteriaId() string {
@@ -372,7 +452,7 @@ type Op struct {
 
 func (x *Op) Reset() {
 	*x = Op{}
-	mi := &file_plugin_proto_msgTypes[2]
+	mi := &file_plugin_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -384,7 +464,7 @@ func (x *Op) String() string {
 func (*Op) ProtoMessage() {}
 
 func (x *Op) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[2]
+	mi := &file_plugin_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -397,7 +477,7 @@ func (x *Op) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Op.ProtoReflect.Descriptor instead.
 func (*Op) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{2}
+	return file_plugin_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Op) GetName() string {
@@ -444,7 +524,7 @@ type LedgerField struct {
 
 func (x *LedgerField) Reset() {
 	*x = LedgerField{}
-	mi := &file_plugin_proto_msgTypes[3]
+	mi := &file_plugin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -456,7 +536,7 @@ func (x *LedgerField) String() string {
 func (*LedgerField) ProtoMessage() {}
 
 func (x *LedgerField) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[3]
+	mi := &file_plugin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -469,7 +549,7 @@ func (x *LedgerField) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LedgerField.ProtoReflect.Descriptor instead.
 func (*LedgerField) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{3}
+	return file_plugin_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *LedgerField) GetName() string {
@@ -517,7 +597,7 @@ type FreeTier struct {
 
 func (x *FreeTier) Reset() {
 	*x = FreeTier{}
-	mi := &file_plugin_proto_msgTypes[4]
+	mi := &file_plugin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -529,7 +609,7 @@ func (x *FreeTier) String() string {
 func (*FreeTier) ProtoMessage() {}
 
 func (x *FreeTier) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[4]
+	mi := &file_plugin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -542,7 +622,7 @@ func (x *FreeTier) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FreeTier.ProtoReflect.Descriptor instead.
 func (*FreeTier) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{4}
+	return file_plugin_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *FreeTier) GetPerDay() int64 {
@@ -583,7 +663,7 @@ type Tripwires struct {
 
 func (x *Tripwires) Reset() {
 	*x = Tripwires{}
-	mi := &file_plugin_proto_msgTypes[5]
+	mi := &file_plugin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -595,7 +675,7 @@ func (x *Tripwires) String() string {
 func (*Tripwires) ProtoMessage() {}
 
 func (x *Tripwires) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[5]
+	mi := &file_plugin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -608,7 +688,7 @@ func (x *Tripwires) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Tripwires.ProtoReflect.Descriptor instead.
 func (*Tripwires) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{5}
+	return file_plugin_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Tripwires) GetAbsentTokens() []string {
@@ -659,7 +739,7 @@ type HostToFamily struct {
 
 func (x *HostToFamily) Reset() {
 	*x = HostToFamily{}
-	mi := &file_plugin_proto_msgTypes[6]
+	mi := &file_plugin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -671,7 +751,7 @@ func (x *HostToFamily) String() string {
 func (*HostToFamily) ProtoMessage() {}
 
 func (x *HostToFamily) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[6]
+	mi := &file_plugin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -684,7 +764,7 @@ func (x *HostToFamily) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostToFamily.ProtoReflect.Descriptor instead.
 func (*HostToFamily) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{6}
+	return file_plugin_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *HostToFamily) GetMsg() isHostToFamily_Msg {
@@ -745,7 +825,7 @@ type Start struct {
 
 func (x *Start) Reset() {
 	*x = Start{}
-	mi := &file_plugin_proto_msgTypes[7]
+	mi := &file_plugin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -757,7 +837,7 @@ func (x *Start) String() string {
 func (*Start) ProtoMessage() {}
 
 func (x *Start) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[7]
+	mi := &file_plugin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -770,7 +850,7 @@ func (x *Start) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Start.ProtoReflect.Descriptor instead.
 func (*Start) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{7}
+	return file_plugin_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Start) GetRoute() Start_Route {
@@ -816,7 +896,7 @@ type Proceed struct {
 
 func (x *Proceed) Reset() {
 	*x = Proceed{}
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -828,7 +908,7 @@ func (x *Proceed) String() string {
 func (*Proceed) ProtoMessage() {}
 
 func (x *Proceed) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -841,7 +921,7 @@ func (x *Proceed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Proceed.ProtoReflect.Descriptor instead.
 func (*Proceed) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{8}
+	return file_plugin_proto_rawDescGZIP(), []int{10}
 }
 
 type FamilyToHost struct {
@@ -857,7 +937,7 @@ type FamilyToHost struct {
 
 func (x *FamilyToHost) Reset() {
 	*x = FamilyToHost{}
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -869,7 +949,7 @@ func (x *FamilyToHost) String() string {
 func (*FamilyToHost) ProtoMessage() {}
 
 func (x *FamilyToHost) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -882,7 +962,7 @@ func (x *FamilyToHost) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FamilyToHost.ProtoReflect.Descriptor instead.
 func (*FamilyToHost) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{9}
+	return file_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *FamilyToHost) GetMsg() isFamilyToHost_Msg {
@@ -946,7 +1026,7 @@ type Validated struct {
 
 func (x *Validated) Reset() {
 	*x = Validated{}
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -958,7 +1038,7 @@ func (x *Validated) String() string {
 func (*Validated) ProtoMessage() {}
 
 func (x *Validated) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -971,7 +1051,7 @@ func (x *Validated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Validated.ProtoReflect.Descriptor instead.
 func (*Validated) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{10}
+	return file_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Validated) GetOutcome() Outcome {
@@ -1029,7 +1109,7 @@ type Report struct {
 
 func (x *Report) Reset() {
 	*x = Report{}
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1041,7 +1121,7 @@ func (x *Report) String() string {
 func (*Report) ProtoMessage() {}
 
 func (x *Report) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1054,7 +1134,7 @@ func (x *Report) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Report.ProtoReflect.Descriptor instead.
 func (*Report) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{11}
+	return file_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Report) GetBody() []byte {
@@ -1090,7 +1170,7 @@ type AdapterDescription struct {
 
 func (x *AdapterDescription) Reset() {
 	*x = AdapterDescription{}
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1102,7 +1182,7 @@ func (x *AdapterDescription) String() string {
 func (*AdapterDescription) ProtoMessage() {}
 
 func (x *AdapterDescription) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1115,7 +1195,7 @@ func (x *AdapterDescription) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdapterDescription.ProtoReflect.Descriptor instead.
 func (*AdapterDescription) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{12}
+	return file_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *AdapterDescription) GetFamily() string {
@@ -1157,7 +1237,7 @@ type AdaptRequest struct {
 
 func (x *AdaptRequest) Reset() {
 	*x = AdaptRequest{}
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1169,7 +1249,7 @@ func (x *AdaptRequest) String() string {
 func (*AdaptRequest) ProtoMessage() {}
 
 func (x *AdaptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1182,7 +1262,7 @@ func (x *AdaptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdaptRequest.ProtoReflect.Descriptor instead.
 func (*AdaptRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{13}
+	return file_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *AdaptRequest) GetFormatId() string {
@@ -1219,7 +1299,7 @@ type AdaptResponse struct {
 
 func (x *AdaptResponse) Reset() {
 	*x = AdaptResponse{}
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1231,7 +1311,7 @@ func (x *AdaptResponse) String() string {
 func (*AdaptResponse) ProtoMessage() {}
 
 func (x *AdaptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1244,7 +1324,7 @@ func (x *AdaptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdaptResponse.ProtoReflect.Descriptor instead.
 func (*AdaptResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{14}
+	return file_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *AdaptResponse) GetResult() isAdaptResponse_Result {
@@ -1299,7 +1379,7 @@ type AdaptRefusal struct {
 
 func (x *AdaptRefusal) Reset() {
 	*x = AdaptRefusal{}
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1311,7 +1391,7 @@ func (x *AdaptRefusal) String() string {
 func (*AdaptRefusal) ProtoMessage() {}
 
 func (x *AdaptRefusal) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1324,7 +1404,7 @@ func (x *AdaptRefusal) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdaptRefusal.ProtoReflect.Descriptor instead.
 func (*AdaptRefusal) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{15}
+	return file_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *AdaptRefusal) GetCode() string {
@@ -1355,7 +1435,7 @@ type SessionRecord struct {
 
 func (x *SessionRecord) Reset() {
 	*x = SessionRecord{}
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1367,7 +1447,7 @@ func (x *SessionRecord) String() string {
 func (*SessionRecord) ProtoMessage() {}
 
 func (x *SessionRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1380,7 +1460,7 @@ func (x *SessionRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionRecord.ProtoReflect.Descriptor instead.
 func (*SessionRecord) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{16}
+	return file_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SessionRecord) GetLevel() string {
@@ -1417,7 +1497,7 @@ type Message struct {
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1429,7 +1509,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1442,7 +1522,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{17}
+	return file_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Message) GetRoleRaw() string {
@@ -1485,7 +1565,7 @@ type Block struct {
 
 func (x *Block) Reset() {
 	*x = Block{}
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1497,7 +1577,7 @@ func (x *Block) String() string {
 func (*Block) ProtoMessage() {}
 
 func (x *Block) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1510,7 +1590,7 @@ func (x *Block) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Block.ProtoReflect.Descriptor instead.
 func (*Block) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{18}
+	return file_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Block) GetKindRaw() string {
@@ -1607,7 +1687,7 @@ type Disclosure struct {
 
 func (x *Disclosure) Reset() {
 	*x = Disclosure{}
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1619,7 +1699,7 @@ func (x *Disclosure) String() string {
 func (*Disclosure) ProtoMessage() {}
 
 func (x *Disclosure) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1632,7 +1712,7 @@ func (x *Disclosure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Disclosure.ProtoReflect.Descriptor instead.
 func (*Disclosure) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{19}
+	return file_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Disclosure) GetCode() string {
@@ -1660,7 +1740,10 @@ var File_plugin_proto protoreflect.FileDescriptor
 
 const file_plugin_proto_rawDesc = "" +
 	"\n" +
-	"\fplugin.proto\x12\x0fassay.plugin.v1\"\x11\n" +
+	"\fplugin.proto\x12\x0fassay.plugin.v1\"7\n" +
+	"\rAttachRequest\x12&\n" +
+	"\x0fhost_service_id\x18\x01 \x01(\rR\rhostServiceId\"\x10\n" +
+	"\x0eAttachResponse\"\x11\n" +
 	"\x0fDescribeRequest\"\xa8\x04\n" +
 	"\x11FamilyDescription\x12\x1f\n" +
 	"\vcriteria_id\x18\x01 \x01(\tR\n" +
@@ -1784,10 +1867,11 @@ const file_plugin_proto_rawDesc = "" +
 	"\x13OUTCOME_UNSPECIFIED\x10\x00\x12\f\n" +
 	"\bACCEPTED\x10\x01\x12\v\n" +
 	"\aREFUSED\x10\x02\x12\x15\n" +
-	"\x11COULD_NOT_MEASURE\x10\x032\xa3\x01\n" +
+	"\x11COULD_NOT_MEASURE\x10\x032\xee\x01\n" +
 	"\x06Family\x12P\n" +
 	"\bDescribe\x12 .assay.plugin.v1.DescribeRequest\x1a\".assay.plugin.v1.FamilyDescription\x12G\n" +
-	"\x03Run\x12\x1d.assay.plugin.v1.HostToFamily\x1a\x1d.assay.plugin.v1.FamilyToHost(\x010\x012\xa4\x01\n" +
+	"\x03Run\x12\x1d.assay.plugin.v1.HostToFamily\x1a\x1d.assay.plugin.v1.FamilyToHost(\x010\x01\x12I\n" +
+	"\x06Attach\x12\x1e.assay.plugin.v1.AttachRequest\x1a\x1f.assay.plugin.v1.AttachResponse2\xa4\x01\n" +
 	"\aAdapter\x12Q\n" +
 	"\bDescribe\x12 .assay.plugin.v1.DescribeRequest\x1a#.assay.plugin.v1.AdapterDescription\x12F\n" +
 	"\x05Adapt\x12\x1d.assay.plugin.v1.AdaptRequest\x1a\x1e.assay.plugin.v1.AdaptResponse2N\n" +
@@ -1807,61 +1891,65 @@ func file_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_plugin_proto_goTypes = []any{
 	(Outcome)(0),               // 0: assay.plugin.v1.Outcome
 	(LedgerField_Type)(0),      // 1: assay.plugin.v1.LedgerField.Type
 	(Start_Route)(0),           // 2: assay.plugin.v1.Start.Route
-	(*DescribeRequest)(nil),    // 3: assay.plugin.v1.DescribeRequest
-	(*FamilyDescription)(nil),  // 4: assay.plugin.v1.FamilyDescription
-	(*Op)(nil),                 // 5: assay.plugin.v1.Op
-	(*LedgerField)(nil),        // 6: assay.plugin.v1.LedgerField
-	(*FreeTier)(nil),           // 7: assay.plugin.v1.FreeTier
-	(*Tripwires)(nil),          // 8: assay.plugin.v1.Tripwires
-	(*HostToFamily)(nil),       // 9: assay.plugin.v1.HostToFamily
-	(*Start)(nil),              // 10: assay.plugin.v1.Start
-	(*Proceed)(nil),            // 11: assay.plugin.v1.Proceed
-	(*FamilyToHost)(nil),       // 12: assay.plugin.v1.FamilyToHost
-	(*Validated)(nil),          // 13: assay.plugin.v1.Validated
-	(*Report)(nil),             // 14: assay.plugin.v1.Report
-	(*AdapterDescription)(nil), // 15: assay.plugin.v1.AdapterDescription
-	(*AdaptRequest)(nil),       // 16: assay.plugin.v1.AdaptRequest
-	(*AdaptResponse)(nil),      // 17: assay.plugin.v1.AdaptResponse
-	(*AdaptRefusal)(nil),       // 18: assay.plugin.v1.AdaptRefusal
-	(*SessionRecord)(nil),      // 19: assay.plugin.v1.SessionRecord
-	(*Message)(nil),            // 20: assay.plugin.v1.Message
-	(*Block)(nil),              // 21: assay.plugin.v1.Block
-	(*Disclosure)(nil),         // 22: assay.plugin.v1.Disclosure
+	(*AttachRequest)(nil),      // 3: assay.plugin.v1.AttachRequest
+	(*AttachResponse)(nil),     // 4: assay.plugin.v1.AttachResponse
+	(*DescribeRequest)(nil),    // 5: assay.plugin.v1.DescribeRequest
+	(*FamilyDescription)(nil),  // 6: assay.plugin.v1.FamilyDescription
+	(*Op)(nil),                 // 7: assay.plugin.v1.Op
+	(*LedgerField)(nil),        // 8: assay.plugin.v1.LedgerField
+	(*FreeTier)(nil),           // 9: assay.plugin.v1.FreeTier
+	(*Tripwires)(nil),          // 10: assay.plugin.v1.Tripwires
+	(*HostToFamily)(nil),       // 11: assay.plugin.v1.HostToFamily
+	(*Start)(nil),              // 12: assay.plugin.v1.Start
+	(*Proceed)(nil),            // 13: assay.plugin.v1.Proceed
+	(*FamilyToHost)(nil),       // 14: assay.plugin.v1.FamilyToHost
+	(*Validated)(nil),          // 15: assay.plugin.v1.Validated
+	(*Report)(nil),             // 16: assay.plugin.v1.Report
+	(*AdapterDescription)(nil), // 17: assay.plugin.v1.AdapterDescription
+	(*AdaptRequest)(nil),       // 18: assay.plugin.v1.AdaptRequest
+	(*AdaptResponse)(nil),      // 19: assay.plugin.v1.AdaptResponse
+	(*AdaptRefusal)(nil),       // 20: assay.plugin.v1.AdaptRefusal
+	(*SessionRecord)(nil),      // 21: assay.plugin.v1.SessionRecord
+	(*Message)(nil),            // 22: assay.plugin.v1.Message
+	(*Block)(nil),              // 23: assay.plugin.v1.Block
+	(*Disclosure)(nil),         // 24: assay.plugin.v1.Disclosure
 }
 var file_plugin_proto_depIdxs = []int32{
-	5,  // 0: assay.plugin.v1.FamilyDescription.ops:type_name -> assay.plugin.v1.Op
-	6,  // 1: assay.plugin.v1.FamilyDescription.ledger_fields:type_name -> assay.plugin.v1.LedgerField
-	7,  // 2: assay.plugin.v1.FamilyDescription.free_tier:type_name -> assay.plugin.v1.FreeTier
-	8,  // 3: assay.plugin.v1.FamilyDescription.tripwires:type_name -> assay.plugin.v1.Tripwires
+	7,  // 0: assay.plugin.v1.FamilyDescription.ops:type_name -> assay.plugin.v1.Op
+	8,  // 1: assay.plugin.v1.FamilyDescription.ledger_fields:type_name -> assay.plugin.v1.LedgerField
+	9,  // 2: assay.plugin.v1.FamilyDescription.free_tier:type_name -> assay.plugin.v1.FreeTier
+	10, // 3: assay.plugin.v1.FamilyDescription.tripwires:type_name -> assay.plugin.v1.Tripwires
 	1,  // 4: assay.plugin.v1.LedgerField.type:type_name -> assay.plugin.v1.LedgerField.Type
-	10, // 5: assay.plugin.v1.HostToFamily.start:type_name -> assay.plugin.v1.Start
-	11, // 6: assay.plugin.v1.HostToFamily.proceed:type_name -> assay.plugin.v1.Proceed
+	12, // 5: assay.plugin.v1.HostToFamily.start:type_name -> assay.plugin.v1.Start
+	13, // 6: assay.plugin.v1.HostToFamily.proceed:type_name -> assay.plugin.v1.Proceed
 	2,  // 7: assay.plugin.v1.Start.route:type_name -> assay.plugin.v1.Start.Route
-	13, // 8: assay.plugin.v1.FamilyToHost.validated:type_name -> assay.plugin.v1.Validated
-	14, // 9: assay.plugin.v1.FamilyToHost.report:type_name -> assay.plugin.v1.Report
+	15, // 8: assay.plugin.v1.FamilyToHost.validated:type_name -> assay.plugin.v1.Validated
+	16, // 9: assay.plugin.v1.FamilyToHost.report:type_name -> assay.plugin.v1.Report
 	0,  // 10: assay.plugin.v1.Validated.outcome:type_name -> assay.plugin.v1.Outcome
-	19, // 11: assay.plugin.v1.AdaptResponse.record:type_name -> assay.plugin.v1.SessionRecord
-	18, // 12: assay.plugin.v1.AdaptResponse.refusal:type_name -> assay.plugin.v1.AdaptRefusal
-	20, // 13: assay.plugin.v1.SessionRecord.messages:type_name -> assay.plugin.v1.Message
-	22, // 14: assay.plugin.v1.SessionRecord.disclosures:type_name -> assay.plugin.v1.Disclosure
-	21, // 15: assay.plugin.v1.Message.blocks:type_name -> assay.plugin.v1.Block
-	3,  // 16: assay.plugin.v1.Family.Describe:input_type -> assay.plugin.v1.DescribeRequest
-	9,  // 17: assay.plugin.v1.Family.Run:input_type -> assay.plugin.v1.HostToFamily
-	3,  // 18: assay.plugin.v1.Adapter.Describe:input_type -> assay.plugin.v1.DescribeRequest
-	16, // 19: assay.plugin.v1.Adapter.Adapt:input_type -> assay.plugin.v1.AdaptRequest
-	16, // 20: assay.plugin.v1.Host.Adapt:input_type -> assay.plugin.v1.AdaptRequest
-	4,  // 21: assay.plugin.v1.Family.Describe:output_type -> assay.plugin.v1.FamilyDescription
-	12, // 22: assay.plugin.v1.Family.Run:output_type -> assay.plugin.v1.FamilyToHost
-	15, // 23: assay.plugin.v1.Adapter.Describe:output_type -> assay.plugin.v1.AdapterDescription
-	17, // 24: assay.plugin.v1.Adapter.Adapt:output_type -> assay.plugin.v1.AdaptResponse
-	17, // 25: assay.plugin.v1.Host.Adapt:output_type -> assay.plugin.v1.AdaptResponse
-	21, // [21:26] is the sub-list for method output_type
-	16, // [16:21] is the sub-list for method input_type
+	21, // 11: assay.plugin.v1.AdaptResponse.record:type_name -> assay.plugin.v1.SessionRecord
+	20, // 12: assay.plugin.v1.AdaptResponse.refusal:type_name -> assay.plugin.v1.AdaptRefusal
+	22, // 13: assay.plugin.v1.SessionRecord.messages:type_name -> assay.plugin.v1.Message
+	24, // 14: assay.plugin.v1.SessionRecord.disclosures:type_name -> assay.plugin.v1.Disclosure
+	23, // 15: assay.plugin.v1.Message.blocks:type_name -> assay.plugin.v1.Block
+	5,  // 16: assay.plugin.v1.Family.Describe:input_type -> assay.plugin.v1.DescribeRequest
+	11, // 17: assay.plugin.v1.Family.Run:input_type -> assay.plugin.v1.HostToFamily
+	3,  // 18: assay.plugin.v1.Family.Attach:input_type -> assay.plugin.v1.AttachRequest
+	5,  // 19: assay.plugin.v1.Adapter.Describe:input_type -> assay.plugin.v1.DescribeRequest
+	18, // 20: assay.plugin.v1.Adapter.Adapt:input_type -> assay.plugin.v1.AdaptRequest
+	18, // 21: assay.plugin.v1.Host.Adapt:input_type -> assay.plugin.v1.AdaptRequest
+	6,  // 22: assay.plugin.v1.Family.Describe:output_type -> assay.plugin.v1.FamilyDescription
+	14, // 23: assay.plugin.v1.Family.Run:output_type -> assay.plugin.v1.FamilyToHost
+	4,  // 24: assay.plugin.v1.Family.Attach:output_type -> assay.plugin.v1.AttachResponse
+	17, // 25: assay.plugin.v1.Adapter.Describe:output_type -> assay.plugin.v1.AdapterDescription
+	19, // 26: assay.plugin.v1.Adapter.Adapt:output_type -> assay.plugin.v1.AdaptResponse
+	19, // 27: assay.plugin.v1.Host.Adapt:output_type -> assay.plugin.v1.AdaptResponse
+	22, // [22:28] is the sub-list for method output_type
+	16, // [16:22] is the sub-list for method input_type
 	16, // [16:16] is the sub-list for extension type_name
 	16, // [16:16] is the sub-list for extension extendee
 	0,  // [0:16] is the sub-list for field type_name
@@ -1872,19 +1960,19 @@ func file_plugin_proto_init() {
 	if File_plugin_proto != nil {
 		return
 	}
-	file_plugin_proto_msgTypes[6].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[8].OneofWrappers = []any{
 		(*HostToFamily_Start)(nil),
 		(*HostToFamily_Proceed)(nil),
 	}
-	file_plugin_proto_msgTypes[9].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[11].OneofWrappers = []any{
 		(*FamilyToHost_Validated)(nil),
 		(*FamilyToHost_Report)(nil),
 	}
-	file_plugin_proto_msgTypes[14].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[16].OneofWrappers = []any{
 		(*AdaptResponse_Record)(nil),
 		(*AdaptResponse_Refusal)(nil),
 	}
-	file_plugin_proto_msgTypes[18].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[20].OneofWrappers = []any{
 		(*Block_Text)(nil),
 		(*Block_NonSerialisable)(nil),
 	}
@@ -1894,7 +1982,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   20,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

@@ -26,6 +26,7 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	Family_Describe_FullMethodName = "/assay.plugin.v1.Family/Describe"
 	Family_Run_FullMethodName      = "/assay.plugin.v1.Family/Run"
+	Family_Attach_FullMethodName   = "/assay.plugin.v1.Family/Attach"
 )
 
 // FamilyClient is the client API for Family service.
@@ -41,6 +42,10 @@ type FamilyClient interface {
 	// submission lives in the family only as long as this stream, so a record
 	// crosses the boundary once and is parsed once.
 	Run(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[HostToFamily, FamilyToHost], error)
+	// Attach hands the family the broker id of the host's service right after
+	// the host starts serving it: go-plugin's broker only keeps an offer open
+	// for seconds, so the family dials at once and keeps the connection.
+	Attach(ctx context.Context, in *AttachRequest, opts ...grpc.CallOption) (*AttachResponse, error)
 }
 
 type familyClient struct {
@@ -74,6 +79,16 @@ func (c *familyClient) Run(ctx context.Context, opts ...grpc.CallOption) (grpc.B
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Family_RunClient = grpc.BidiStreamingClient[HostToFamily, FamilyToHost]
 
+func (c *familyClient) Attach(ctx context.Context, in *AttachRequest, opts ...grpc.CallOption) (*AttachResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AttachResponse)
+	err := c.cc.Invoke(ctx, Family_Attach_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // FamilyServer is the server API for Family service.
 // All implementations must embed UnimplementedFamilyServer
 // for forward compatibility.
@@ -87,6 +102,10 @@ type FamilyServer interface {
 	// submission lives in the family only as long as this stream, so a record
 	// crosses the boundary once and is parsed once.
 	Run(grpc.BidiStreamingServer[HostToFamily, FamilyToHost]) error
+	// Attach hands the family the broker id of the host's service right after
+	// the host starts serving it: go-plugin's broker only keeps an offer open
+	// for seconds, so the family dials at once and keeps the connection.
+	Attach(context.Context, *AttachRequest) (*AttachResponse, error)
 	mustEmbedUnimplementedFamilyServer()
 }
 
@@ -102,6 +121,9 @@ func (UnimplementedFamilyServer) Describe(context.Context, *DescribeRequest) (*F
 }
 func (UnimplementedFamilyServer) Run(grpc.BidiStreamingServer[HostToFamily, FamilyToHost]) error {
 	return status.Error(codes.Unimplemented, "method Run not implemented")
+}
+func (UnimplementedFamilyServer) Attach(context.Context, *AttachRequest) (*AttachResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Attach not implemented")
 }
 func (UnimplementedFamilyServer) mustEmbedUnimplementedFamilyServer() {}
 func (UnimplementedFamilyServer) testEmbeddedByValue()                {}
@@ -149,6 +171,24 @@ func _Family_Run_Handler(srv interface{}, stream grpc.ServerStream) error {
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Family_RunServer = grpc.BidiStreamingServer[HostToFamily, FamilyToHost]
 
+func _Family_Attach_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AttachRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(FamilyServer).Attach(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Family_Attach_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(FamilyServer).Attach(ctx, req.(*AttachRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Family_ServiceDesc is the grpc.ServiceDesc for Family service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -159,6 +199,10 @@ var Family_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Describe",
 			Handler:    _Family_Describe_Handler,
+		},
+		{
+			MethodName: "Attach",
+			Handler:    _Family_Attach_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

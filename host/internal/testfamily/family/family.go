@@ -7,6 +7,7 @@ package family
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"time"
 
@@ -27,9 +28,14 @@ type instructions struct {
 	GoroutinePanic string `json:"goroutine_panic"`
 	ForbiddenWord  bool   `json:"forbidden_word"`
 	BadLedger      bool   `json:"bad_ledger"`
-	Refuse         bool   `json:"refuse"`
-	CouldNot       bool   `json:"could_not_measure"`
-	Caller         string `json:"caller"`
+	// Adapt names a format: measuring sends Record (or the pad) through
+	// the host to that format's adapter.
+	Adapt    string `json:"adapt"`
+	Record   string `json:"record"`
+	Pad      string `json:"pad"`
+	Refuse   bool   `json:"refuse"`
+	CouldNot bool   `json:"could_not_measure"`
+	Caller   string `json:"caller"`
 }
 
 // Describe describes.
@@ -74,6 +80,26 @@ func (f *Family) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 			}
 		}
 		body := map[string]any{"body_bytes": n}
+		if in.Adapt != "" {
+			record := in.Record
+			if record == "" {
+				record = in.Pad
+			}
+			if req.Adapters == nil {
+				return sdk.Report{}, errors.New("no host service")
+			}
+			resp, err := req.Adapters.Adapt(ctx, &pb.AdaptRequest{FormatId: in.Adapt, Record: []byte(record)})
+			if err != nil {
+				return sdk.Report{}, err
+			}
+			if ref := resp.GetRefusal(); ref != nil {
+				body["adapt_refusal"] = ref.GetCode()
+			} else {
+				rec := resp.GetRecord()
+				body["adapted_level"] = rec.GetLevel()
+				body["adapted_text_bytes"] = len(rec.GetMessages()[0].GetBlocks()[0].GetText())
+			}
+		}
 		if in.ForbiddenWord {
 			body["score"] = 7
 		}
@@ -94,5 +120,8 @@ func New() (*Family, error) {
 	}
 	d.Tripwires = &pb.Tripwires{ForbiddenMembers: []string{"score"}, ForbiddenPhrases: []string{"verified"}}
 	d.LedgerFields = []*pb.LedgerField{{Name: "op", Type: pb.LedgerField_STRING, Vocabulary: []string{"measure"}}}
+	// accepts test-format only; "other-format" has an adapter nowhere and
+	// "unlisted-format" is installed in no criteria
+	d.Formats = []string{"test-format", "other-format"}
 	return &Family{desc: d}, nil
 }

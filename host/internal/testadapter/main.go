@@ -1,0 +1,34 @@
+// Command testadapter is a format adapter for the host's tests: format
+// "test-format" turns a record into one message whose single block's text
+// is the record itself; the record "refuse" is a parse refusal, and the
+// record "crash" kills the process.
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/assay-audit/assay/sdk"
+	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
+)
+
+type adapter struct{}
+
+func (adapter) Describe() *pb.AdapterDescription {
+	return &pb.AdapterDescription{Family: "test-family/v1", FormatId: "test-format", FormatVersions: []string{"1"}, AdapterVersion: "0.0.1"}
+}
+
+func (adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse {
+	switch string(req.GetRecord()) {
+	case "refuse":
+		return &pb.AdaptResponse{Result: &pb.AdaptResponse_Refusal{Refusal: &pb.AdaptRefusal{
+			Code: "record_does_not_parse_as_declared_format", Message: "the record does not parse as the declared format"}}}
+	case "crash":
+		os.Exit(4)
+	}
+	block := &pb.Block{KindRaw: "text", Content: &pb.Block_Text{Text: string(req.GetRecord())}}
+	return &pb.AdaptResponse{Result: &pb.AdaptResponse_Record{Record: &pb.SessionRecord{
+		Level: "L0", Messages: []*pb.Message{{RoleRaw: "user", Blocks: []*pb.Block{block}}}}}}
+}
+
+func main() { sdk.ServeAdapter(adapter{}) }
