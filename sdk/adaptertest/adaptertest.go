@@ -1,0 +1,135 @@
+// Package adaptertest is the conformance check every format adapter runs in
+// its own tests, in process, before anyone pins and loads it: the contract
+// the host and the families rely on, whoever wrote the adapter.
+package adaptertest
+
+import (
+	"bytes"
+	"context"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/assay-audit/assay/sdk"
+	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
+)
+
+// RefusalCode is the one refusal an adapter gives: the record does not
+// parse as its format (the criteria's R-5). It never retries another
+// format.
+const RefusalCode = "record_does_not_parse_as_declared_format"
+
+// TB is the part of testing.TB the checks use (so the checks themselves
+// can be tested).
+type TB interface {
+	Helper()
+	Errorf(format string, args ...any)
+}
+
+// Cases are records of the adapter's format.
+type Cases struct {
+	// Valid records must adapt.
+	Valid [][]byte
+	// Invalid records must be refused with RefusalCode.
+	Invalid [][]byte
+}
+
+// Run checks a against the contract:
+//   - Describe names a family, a format id, at least one format version and
+//     the adapter's version;
+//   - every valid record adapts to a SessionRecord at level L0, L1 or L2
+//     whose every block carries exactly one content (text or
+//     non-serialisable), the same way twice;
+//   - every invalid record is refused with RefusalCode, and no refusal
+//     message repeats any 8-byte run of the record (custody);
+//   - truncations and byte flips of the valid records never panic, and any
+//     refusal they produce keeps the same rules.
+func Run(t TB, a sdk.Adapter, c Cases) {
+	t.Helper()
+	d := a.Describe()
+	if d.GetFamily() == "" || d.GetFormatId() == "" || len(d.GetFormatVersions()) == 0 || d.GetAdapterVersion() == "" {
+		t.Errorf("Describe must name family, format id, format versions and adapter version: %v", d)
+	}
+	ctx := context.Background()
+	adapt := func(rec []byte) *pb.AdaptResponse {
+		return a.Adapt(ctx, &pb.AdaptRequest{FormatId: d.GetFormatId(), Record: rec})
+	}
+	for i, rec := range c.Valid {
+		r := adapt(rec)
+		sr := r.GetRecord()
+		if sr == nil {
+			t.Errorf("valid record %d refused: %v", i, r.GetRefusal().GetCode())
+			continue
+		}
+		if l := sr.GetLevel(); l != "L0" && l != "L1" && l != "L2" {
+			t.Errorf("valid record %d: level %q", i, l)
+		}
+		for m, msg := range sr.GetMessages() {
+			for b, blk := range msg.GetBlocks() {
+				if blk.GetContent() == nil {
+					t.Errorf("valid record %d, message %d, block %d: no content (text or non-serialisable)", i, m, b)
+				}
+			}
+		}
+		if again := adapt(rec); !proto.Equal(r, again) {
+			t.Errorf("valid record %d adapts differently twice", i)
+		}
+	}
+	for i, rec := range c.Invalid {
+		checkRefusal(t, "invalid record", i, rec, adapt(rec), true)
+	}
+	for i, rec := range c.Valid {
+		for _, m := range mutations(rec) {
+			func() {
+				defer func() {
+					if p := recover(); p != nil {
+						t.Errorf("a mutation of valid record %d panicked", i)
+					}
+				}()
+				if r := adapt(m); r.GetRecord() == nil {
+					checkRefusal(t, "mutated record", i, m, r, false)
+				}
+			}()
+		}
+	}
+}
+
+func checkRefusal(t TB, what string, i int, rec []byte, r *pb.AdaptResponse, mustRefuse bool) {
+	t.Helper()
+	ref := r.GetRefusal()
+	if ref == nil {
+		if mustRefuse {
+			t.Errorf("%s %d was adapted, want %s", what, i, RefusalCode)
+		}
+		return
+	}
+	if ref.GetCode() != RefusalCode {
+		t.Errorf("%s %d: refusal code %q, want %q", what, i, ref.GetCode(), RefusalCode)
+	}
+	msg := []byte(ref.GetMessage())
+	for j := 0; j+8 <= len(rec); j++ {
+		if bytes.Contains(msg, rec[j:j+8]) {
+			t.Errorf("%s %d: the refusal message repeats part of the record", what, i)
+			return
+		}
+	}
+}
+
+// mutations are truncations at sixteenths and single-byte flips at a few
+// positions: cheap, deterministic, and enough to find an unguarded index.
+func mutations(rec []byte) [][]byte {
+	var out [][]byte
+	for k := 0; k < 16; k++ {
+		out = append(out, append([]byte{}, rec[:len(rec)*k/16]...))
+	}
+	for _, at := range []int{0, len(rec) / 3, len(rec) / 2, len(rec) - 1} {
+		if at < 0 || at >= len(rec) {
+			continue
+		}
+		for _, b := range []byte{'"', '{', ']', 0xff} {
+			m := append([]byte{}, rec...)
+			m[at] = b
+			out = append(out, m)
+		}
+	}
+	return out
+}

@@ -1,0 +1,43 @@
+package adaptertest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
+)
+
+type recorder struct{ errs []string }
+
+func (r *recorder) Helper()                       {}
+func (r *recorder) Errorf(format string, a ...any) { r.errs = append(r.errs, fmt.Sprintf(format, a...)) }
+
+// careless echoes the record in its refusal, panics on a record shorter
+// than 4 bytes, and names no version.
+type careless struct{}
+
+func (careless) Describe() *pb.AdapterDescription {
+	return &pb.AdapterDescription{Family: "f", FormatId: "x"}
+}
+
+func (careless) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse {
+	rec := req.GetRecord()
+	_ = rec[3]
+	if rec[0] != '[' {
+		return &pb.AdaptResponse{Result: &pb.AdaptResponse_Refusal{Refusal: &pb.AdaptRefusal{Code: "bad", Message: "cannot read " + string(rec)}}}
+	}
+	return &pb.AdaptResponse{Result: &pb.AdaptResponse_Record{Record: &pb.SessionRecord{Level: "L9"}}}
+}
+
+func TestRunCatchesACarelessAdapter(t *testing.T) {
+	var r recorder
+	Run(&r, careless{}, Cases{Valid: [][]byte{[]byte(`["ok"]`)}, Invalid: [][]byte{[]byte(`{"secret":"value here"}`)}})
+	all := strings.Join(r.errs, "\n")
+	for _, want := range []string{"Describe must name", `level "L9"`, "refusal code", "repeats part of the record", "panicked"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the checks missed %q; they said:\n%s", want, all)
+		}
+	}
+}

@@ -1,0 +1,47 @@
+// Package main is an example format adapter, written the way a third
+// party would write one: the adapter is a plain Go value (tested in
+// process with sdk/adaptertest) and main is one call to sdk.ServeAdapter.
+//
+// Its format, "example-lines", is a JSON array of strings: each string is
+// one user message with one text block. It exists to show the shape, not to
+// serve a real criteria family.
+package main
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/assay-audit/assay/sdk"
+	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
+)
+
+// Lines adapts the example-lines format.
+type Lines struct{}
+
+// Describe names the family and format this adapter serves.
+func (Lines) Describe() *pb.AdapterDescription {
+	return &pb.AdapterDescription{Family: "context-composition/v1", FormatId: "example-lines", FormatVersions: []string{"1"}, AdapterVersion: "1.0.0"}
+}
+
+// Adapt turns a record into a SessionRecord, or refuses it. The refusal's
+// message is static: it never quotes the record.
+func (Lines) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse {
+	var lines []*string
+	if err := json.Unmarshal(req.GetRecord(), &lines); err != nil || lines == nil {
+		return &pb.AdaptResponse{Result: &pb.AdaptResponse_Refusal{Refusal: &pb.AdaptRefusal{
+			Code: "record_does_not_parse_as_declared_format", Message: "the record is not a JSON array of strings"}}}
+	}
+	rec := &pb.SessionRecord{Level: "L0"}
+	for _, l := range lines {
+		b := &pb.Block{KindRaw: "text"}
+		if l == nil {
+			b.Content = &pb.Block_NonSerialisable{NonSerialisable: true}
+		} else {
+			b.Content = &pb.Block_Text{Text: *l}
+		}
+		rec.Messages = append(rec.Messages, &pb.Message{RoleRaw: "user", Blocks: []*pb.Block{b}})
+	}
+	return &pb.AdaptResponse{Result: &pb.AdaptResponse_Record{Record: rec}}
+}
+
+func main() { sdk.ServeAdapter(Lines{}) }
