@@ -11,8 +11,10 @@ import (
 
 type recorder struct{ errs []string }
 
-func (r *recorder) Helper()                       {}
-func (r *recorder) Errorf(format string, a ...any) { r.errs = append(r.errs, fmt.Sprintf(format, a...)) }
+func (r *recorder) Helper() {}
+func (r *recorder) Errorf(format string, a ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, a...))
+}
 
 // careless echoes the record in its refusal, panics on a record shorter
 // than 4 bytes, and names no version.
