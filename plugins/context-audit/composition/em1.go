@@ -1,0 +1,39 @@
+// Package composition is the context-composition/v1 engine (service
+// context-audit), being built in steps: so far the envelope and its
+// refusals, EM-1, and the axis-C classifier with the census tests it uses
+// (ANNEX C-1 to C-5). Plain Go: no gRPC, no I/O.
+package composition
+
+import (
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/assay-audit/assay/sdk"
+)
+
+// Method is the estimation method's id, printed in every report header.
+const Method = "EM-1"
+
+// Chars is C(b): the Unicode code points of the NFC form of text.
+func Chars(text string) int {
+	if norm.NFC.IsNormalString(text) {
+		return utf8.RuneCountInString(text)
+	}
+	return utf8.RuneCountInString(norm.NFC.String(text))
+}
+
+// Estimate is E(b) = ceil(C(b) / 4), 0 for an empty block.
+func Estimate(chars int) int {
+	return (chars + 3) / 4
+}
+
+// Share prints 100 × part / total as est:~N.NN%, or the NOT-ASSESSABLE
+// object for a zero denominator (ANNEX C-3).
+func Share(part, total int) any {
+	s, ok := sdk.EstimatePercent(int64(part), int64(total))
+	if !ok {
+		return sdk.NotStated{Token: sdk.NotAssessable, Reason: "zero denominator"}
+	}
+	return s
+}

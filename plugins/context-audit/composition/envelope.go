@@ -1,0 +1,106 @@
+package composition
+
+import (
+	"encoding/json"
+	"unicode/utf8"
+
+	"github.com/assay-audit/assay/sdk"
+)
+
+// EnvelopeVersion is the only envelope version v1 accepts.
+const EnvelopeVersion = "context-composition-envelope/1"
+
+// Caps (criteria input_contract.caps).
+const (
+	EntriesCap      = 10000
+	EntryBytesCap   = 1 << 20
+	StatedCountsCap = 64 << 10
+)
+
+// Refusal codes (ANNEX C-2), in order.
+const (
+	CodeMalformedBody  = "malformed_body"
+	CodeEnvelope       = "envelope_version_not_supported"
+	CodeFormat         = "format_not_accepted"
+	CodeRecordRequired = "record_required"
+	CodeStatedCounts   = "stated_counts_invalid"
+)
+
+var messages = map[string]string{
+	CodeMalformedBody:  "request body is not a JSON object",
+	CodeEnvelope:       "envelope_version is not context-composition-envelope/1",
+	CodeFormat:         "declared_format_id is not an accepted format",
+	CodeRecordRequired: "record is missing or ambiguous",
+	CodeStatedCounts:   "harness_stated_counts is not an object or is over its cap",
+}
+
+var known = map[string]bool{"envelope_version": true, "declared_format_id": true, "declared_format_version": true,
+	"record": true, "harness_stated_counts": true, "criteria_ack": true, "caller": true}
+
+// Envelope is a body that passed the envelope rules (not yet the format's).
+type Envelope struct {
+	FormatID       string
+	VersionGiven   bool
+	Record         json.RawMessage
+	StatedCounts   json.RawMessage // nil when absent
+	UnknownMembers int
+}
+
+// ParseEnvelope applies ANNEX C-1 and the envelope rules of C-2 (R-1 to
+// R-4 and the stated-counts rule); the format's own rules come after.
+func ParseEnvelope(body []byte, accepted []string) (*Envelope, *sdk.Refusal) {
+	var top map[string]json.RawMessage
+	if !utf8.Valid(body) || sdk.HasLoneSurrogate(body) || !sdk.JSONKind(body, '{') || json.Unmarshal(body, &top) != nil || top == nil {
+		return nil, refuse(CodeMalformedBody, nil)
+	}
+	if v, ok := str(top["envelope_version"]); !ok || v != EnvelopeVersion {
+		return nil, refuse(CodeEnvelope, nil)
+	}
+	id, ok := str(top["declared_format_id"])
+	if !ok || !contains(accepted, id) {
+		return nil, refuse(CodeFormat, map[string]any{"accepted_formats": accepted})
+	}
+	rec, ok := top["record"]
+	if !ok || sdk.JSONKind(rec, 'n') {
+		return nil, refuse(CodeRecordRequired, nil)
+	}
+	e := &Envelope{FormatID: id, Record: rec}
+	if raw, ok := top["harness_stated_counts"]; ok && !sdk.JSONKind(raw, 'n') {
+		if !sdk.JSONKind(raw, '{') || len(raw) > StatedCountsCap {
+			return nil, refuse(CodeStatedCounts, map[string]any{"cap": StatedCountsCap})
+		}
+		e.StatedCounts = raw
+	}
+	_, e.VersionGiven = str(top["declared_format_version"])
+	for k, v := range top {
+		optionalString := k == "declared_format_version" || k == "criteria_ack"
+		if !known[k] || (optionalString && !sdk.JSONKind(v, '"')) {
+			e.UnknownMembers++
+		}
+	}
+	return e, nil
+}
+
+func refuse(code string, facts map[string]any) *sdk.Refusal {
+	return &sdk.Refusal{Code: code, Message: messages[code], Facts: facts}
+}
+
+func str(raw json.RawMessage) (string, bool) {
+	if raw == nil || !sdk.JSONKind(raw, '"') {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
