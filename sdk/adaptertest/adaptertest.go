@@ -13,10 +13,13 @@ import (
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 )
 
-// RefusalCode is the one refusal an adapter gives: the record does not
-// parse as its format (the criteria's R-5). It never retries another
-// format.
+// RefusalCode is the refusal an adapter gives: the record does not parse
+// as its format (the criteria's R-5). It never retries another format.
 const RefusalCode = "record_does_not_parse_as_declared_format"
+
+// AmbiguousCode is the other refusal an adapter may give: the record is
+// ambiguous, e.g. an agent file holding several agents.
+const AmbiguousCode = "record_required"
 
 // TB is the part of testing.TB the checks use (so the checks themselves
 // can be tested).
@@ -39,8 +42,10 @@ type Cases struct {
 //   - every valid record adapts to a SessionRecord at level L0, L1 or L2
 //     whose every block carries exactly one content (text or
 //     non-serialisable), the same way twice;
-//   - every invalid record is refused with RefusalCode, and no refusal
-//     message repeats any 8-byte run of the record (custody);
+//   - every invalid record is refused with RefusalCode (or AmbiguousCode),
+//     no refusal message repeats any 16-byte run of the record, and the
+//     messages are static: at most 16 distinct ones over every invalid and
+//     damaged record (custody);
 //   - truncations and byte flips of the valid records never panic, and any
 //     refusal they produce keeps the same rules.
 func Run(t TB, a sdk.Adapter, c Cases) {
@@ -74,9 +79,17 @@ func Run(t TB, a sdk.Adapter, c Cases) {
 			t.Errorf("valid record %d adapts differently twice", i)
 		}
 	}
+	distinct := map[string]bool{}
 	for i, rec := range c.Invalid {
-		checkRefusal(t, "invalid record", i, rec, adapt(rec), true)
+		r := adapt(rec)
+		distinct[r.GetRefusal().GetMessage()] = true
+		checkRefusal(t, "invalid record", i, rec, r, true)
 	}
+	defer func() {
+		if len(distinct) > 16 {
+			t.Errorf("%d distinct refusal messages: messages must be static", len(distinct))
+		}
+	}()
 	for i, rec := range c.Valid {
 		for _, m := range mutations(rec) {
 			func() {
@@ -86,6 +99,7 @@ func Run(t TB, a sdk.Adapter, c Cases) {
 					}
 				}()
 				if r := adapt(m); r.GetRecord() == nil {
+					distinct[r.GetRefusal().GetMessage()] = true
 					checkRefusal(t, "mutated record", i, m, r, false)
 				}
 			}()
@@ -102,12 +116,12 @@ func checkRefusal(t TB, what string, i int, rec []byte, r *pb.AdaptResponse, mus
 		}
 		return
 	}
-	if ref.GetCode() != RefusalCode {
+	if ref.GetCode() != RefusalCode && ref.GetCode() != AmbiguousCode {
 		t.Errorf("%s %d: refusal code %q, want %q", what, i, ref.GetCode(), RefusalCode)
 	}
 	msg := []byte(ref.GetMessage())
-	for j := 0; j+8 <= len(rec); j++ {
-		if bytes.Contains(msg, rec[j:j+8]) {
+	for j := 0; j+16 <= len(rec); j++ {
+		if bytes.Contains(msg, rec[j:j+16]) {
 			t.Errorf("%s %d: the refusal message repeats part of the record", what, i)
 			return
 		}

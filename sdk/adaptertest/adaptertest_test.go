@@ -35,9 +35,13 @@ func (careless) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse
 
 func TestRunCatchesACarelessAdapter(t *testing.T) {
 	var r recorder
-	Run(&r, careless{}, Cases{Valid: [][]byte{[]byte(`["ok"]`)}, Invalid: [][]byte{[]byte(`{"secret":"value here"}`)}})
+	var invalid [][]byte
+	for i := 0; i < 20; i++ {
+		invalid = append(invalid, []byte(fmt.Sprintf(`{"secret":"value number %02d"}`, i)))
+	}
+	Run(&r, careless{}, Cases{Valid: [][]byte{[]byte(`["ok"]`)}, Invalid: invalid})
 	all := strings.Join(r.errs, "\n")
-	for _, want := range []string{"Describe must name", `level "L9"`, "refusal code", "repeats part of the record", "panicked"} {
+	for _, want := range []string{"Describe must name", `level "L9"`, "refusal code", "repeats part of the record", "panicked", "must be static"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("the checks missed %q; they said:\n%s", want, all)
 		}

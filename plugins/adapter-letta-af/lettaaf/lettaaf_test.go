@@ -1,0 +1,125 @@
+package lettaaf
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/assay-audit/assay/sdk/adaptertest"
+	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
+)
+
+func fixture(t *testing.T, name string) []byte {
+	b, err := os.ReadFile("../../../../shared/fixtures/letta/" + name)
+	if err != nil {
+		t.Fatalf("the real Letta fixtures (shared/ beside the checkout): %v", err)
+	}
+	return b
+}
+
+func adapt(t *testing.T, rec []byte) *pb.SessionRecord {
+	t.Helper()
+	r := Adapter{}.Adapt(context.Background(), &pb.AdaptRequest{FormatId: FormatID, Record: rec})
+	if r.GetRecord() == nil {
+		t.Fatalf("refused: %v", r.GetRefusal())
+	}
+	return r.GetRecord()
+}
+
+func disclosed(r *pb.SessionRecord, code string) int64 {
+	for _, d := range r.GetDisclosures() {
+		if d.GetCode() == code {
+			return d.GetCount()
+		}
+	}
+	return 0
+}
+
+func blocks(r *pb.SessionRecord) (schema, other int) {
+	for _, m := range r.GetMessages() {
+		if m.GetSchema() {
+			schema += len(m.GetBlocks())
+		} else {
+			other += len(m.GetBlocks())
+		}
+	}
+	return
+}
+
+// Expected figures are read off the files independently (docs/
+// context-audit-formats.md §1), not from this adapter.
+func TestRealAgentFiles(t *testing.T) {
+	loop := adapt(t, fixture(t, "loop.af"))
+	// 9 tools in tool_ids; system (1 part), assistant (0 parts + 1 call),
+	// tool (1 part; its tool_return repeats the part and is counted once)
+	if s, o := blocks(loop); s != 9 || o != 3 || len(loop.GetMessages()) != 4 || loop.GetLevel() != "L2" {
+		t.Errorf("loop.af: %d schema blocks, %d blocks, %d messages", s, o, len(loop.GetMessages()))
+	}
+	msgs := loop.GetMessages()[1:]
+	if msgs[0].GetRoleRaw() != "system" || msgs[1].GetBlocks()[0].GetKindRaw() != "tool_call" || msgs[1].GetBlocks()[0].GetName() != "send_message" {
+		t.Errorf("loop.af messages: %v", msgs)
+	}
+	if res := msgs[2].GetBlocks()[0]; msgs[2].GetRoleRaw() != "tool" || res.GetName() != "send_message" || len(res.GetText()) != 86 {
+		t.Errorf("loop.af tool result: %v", res)
+	}
+	if disclosed(loop, "messages_left_out") != 0 || disclosed(loop, "record_was_json_string") != 0 {
+		t.Error("loop.af disclosures")
+	}
+
+	cs := adapt(t, fixture(t, "customer_service-json-string.af"))
+	if s, o := blocks(cs); s != 7 || o != 1 || disclosed(cs, "record_was_json_string") != 1 {
+		t.Errorf("customer_service: %d schema blocks, %d blocks", s, o)
+	}
+	if txt := cs.GetMessages()[1].GetBlocks()[0].GetText(); len(txt) != 3236 {
+		t.Errorf("customer_service system text %d bytes, want 3236", len(txt))
+	}
+
+	old := adapt(t, fixture(t, "memgpt_agent_with_convo-old-shape.af"))
+	// 76 of 83 messages in context: 76 text parts + 25 tool-call arguments;
+	// 6 tools, no tool_ids; the 7 left out are stale system prompts
+	if s, o := blocks(old); s != 6 || o != 101 || len(old.GetMessages()) != 77 || disclosed(old, "messages_left_out") != 7 {
+		t.Errorf("old shape: %d schema blocks, %d blocks, %d messages, %d left out", s, o, len(old.GetMessages()), disclosed(old, "messages_left_out"))
+	}
+	first := old.GetMessages()[1]
+	if first.GetRoleRaw() != "system" || first.GetBlocks()[0].GetKindRaw() != "text" {
+		t.Errorf("the system prompt comes first: %v %v", first.GetRoleRaw(), first.GetBlocks()[0].GetKindRaw())
+	}
+	kinds := map[string]int{}
+	for _, m := range old.GetMessages() {
+		for _, b := range m.GetBlocks() {
+			kinds[b.GetKindRaw()]++
+		}
+	}
+	// packed user texts keep their type: 19 user_message, 4 heartbeat, 1 login, 1 system_alert (all in context)
+	if kinds["user_message"] != 19 || kinds["heartbeat"] != 4 || kinds["login"] != 1 || kinds["system_alert"] != 1 || kinds["tool_call"] != 25 {
+		t.Errorf("kinds %v", kinds)
+	}
+}
+
+func TestConformance(t *testing.T) {
+	adaptertest.Run(t, Adapter{}, adaptertest.Cases{
+		Valid: [][]byte{fixture(t, "loop.af"), fixture(t, "customer_service-json-string.af"),
+			[]byte(`{"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`)},
+		Invalid: [][]byte{[]byte(`[]`), []byte(`{"name":"an agent without messages"}`), []byte(`{"agents":[{"messages":[]},{"messages":[]}]}`),
+			[]byte(`"not an agent file"`), []byte(`{"messages":"secret text inside"}`)},
+	})
+}
+
+func FuzzAdapt(f *testing.F) {
+	f.Add([]byte(`{"agents":[{"messages":[{"id":"m","role":"tool","tool_call_id":"c","content":[{"type":"text","text":"x"}],"tool_returns":[{"func_response":"x"}]}],"in_context_message_ids":["m"]}]}`))
+	f.Add([]byte(`{"messages":[{"role":"system","in_context":true,"created_at":"2025-03-24T03:03:26.435527+00:00","content":[{"type":"text","text":"{\"type\":\"heartbeat\"}"}]}]}`))
+	f.Add([]byte(`"{\"agents\":[]}"`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r := Adapter{}.Adapt(context.Background(), &pb.AdaptRequest{FormatId: FormatID, Record: b})
+		if (r.GetRecord() == nil) == (r.GetRefusal() == nil) {
+			t.Fatal("exactly one of record and refusal")
+		}
+		for _, m := range r.GetRecord().GetMessages() {
+			for _, blk := range m.GetBlocks() {
+				if blk.GetContent() == nil {
+					t.Fatal("a block without content")
+				}
+			}
+		}
+	})
+}
