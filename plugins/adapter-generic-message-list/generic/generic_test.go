@@ -1,0 +1,61 @@
+package generic
+
+import (
+	"context"
+	"testing"
+
+	"github.com/assay-audit/assay/sdk/adaptertest"
+	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
+)
+
+func adapt(t *testing.T, rec string) *pb.SessionRecord {
+	t.Helper()
+	r := Adapter{}.Adapt(context.Background(), &pb.AdaptRequest{FormatId: FormatID, Record: []byte(rec)})
+	if r.GetRecord() == nil {
+		t.Fatalf("%s refused", rec)
+	}
+	return r.GetRecord()
+}
+
+func TestLevelsByContent(t *testing.T) {
+	for rec, want := range map[string]string{
+		`{"messages":[{"role":"user","text":"hi"},{"role":"assistant","text":"yo"}]}`:                  "L0",
+		`{"messages":[{"role":"assistant","name":"search","has_args":true,"text":"{}"}]}`:              "L1",
+		`{"messages":[{"role":"assistant","kind":"tool_call","text":"{}"}]}`:                           "L2",
+		`{"messages":[{"role":"user","text":"hi"}],"tool_schemas":[{"name":"search","text":"{...}"}]}`: "L2",
+		`{"messages":[{"role":"user","kind":"","text":"hi"}]}`:                                         "L0",
+	} {
+		if got := adapt(t, rec).GetLevel(); got != want {
+			t.Errorf("%s: level %s, want %s", rec, got, want)
+		}
+	}
+}
+
+func TestBlocks(t *testing.T) {
+	r := adapt(t, `{"messages":[{"role":"tool","text":null,"stated_tokens":12}],"tool_schemas":[{"name":"s","text":"schema"}]}`)
+	if len(r.GetMessages()) != 2 || !r.GetMessages()[0].GetSchema() || r.GetMessages()[0].GetBlocks()[0].GetKindRaw() != "tool_definition" {
+		t.Fatalf("schema first: %v", r)
+	}
+	b := r.GetMessages()[1].GetBlocks()[0]
+	if !b.GetNonSerialisable() || !b.GetHasStatedTokens() || b.GetStatedTokens() != 12 || r.GetMessages()[1].GetRoleRaw() != "tool" {
+		t.Errorf("null text block: %v", b)
+	}
+}
+
+func TestConformance(t *testing.T) {
+	adaptertest.Run(t, Adapter{}, adaptertest.Cases{
+		Valid: [][]byte{[]byte(`{"messages":[{"role":"user","text":"hello there"},{"role":"assistant","kind":"text","text":"hi"}]}`), []byte(`{"messages":[]}`)},
+		Invalid: [][]byte{[]byte(`[]`), []byte(`{"msgs":[]}`), []byte(`{"messages":[{"role":"user"}]}`), []byte(`{"messages":[{"role":"user","text":42}]}`),
+			[]byte(`{"messages":[{"role":"user","text":"x","stated_tokens":"many"}]}`)},
+	})
+}
+
+func FuzzAdapt(f *testing.F) {
+	f.Add([]byte(`{"messages":[{"role":"user","text":"hi","kind":"k","stated_tokens":3}],"tool_schemas":[{"text":null}]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r := Adapter{}.Adapt(context.Background(), &pb.AdaptRequest{FormatId: FormatID, Record: b})
+		if (r.GetRecord() == nil) == (r.GetRefusal() == nil) {
+			t.Fatal("exactly one of record and refusal")
+		}
+	})
+}
