@@ -28,11 +28,11 @@ func refuse() *pb.AdaptResponse {
 }
 
 type entry struct {
-	Role         *string          `json:"role"`
-	Kind         *string          `json:"kind"`
-	Name         *string          `json:"name"`
-	HasArgs      *bool            `json:"has_args"`
-	Source       *string          `json:"source"`
+	Role         *string         `json:"role"`
+	Kind         *string         `json:"kind"`
+	Name         *string         `json:"name"`
+	HasArgs      *bool           `json:"has_args"`
+	Source       *string         `json:"source"`
 	Text         json.RawMessage `json:"text"` // "null" when null, empty when missing
 	StatedTokens json.RawMessage `json:"stated_tokens"`
 }
