@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/assay-audit/assay/sdk"
 	"os"
 	"path/filepath"
 	"slices"
@@ -228,7 +229,7 @@ func (k *Keyring) Sign(answer map[string]any) ([]byte, error) {
 		keys = append(keys, name)
 		parts[name] = c
 	}
-	slices.SortFunc(keys, compareUTF16)
+	slices.SortFunc(keys, sdk.CompareUTF16)
 	payload := joinMembers(keys, parts)
 	k.mu.RLock()
 	active := k.keys[k.active]
@@ -239,7 +240,7 @@ func (k *Keyring) Sign(answer map[string]any) ([]byte, error) {
 	}
 	parts["signature"] = sig
 	keys = append(keys, "signature")
-	slices.SortFunc(keys, compareUTF16)
+	slices.SortFunc(keys, sdk.CompareUTF16)
 	return joinMembers(keys, parts), nil
 }
 
@@ -250,7 +251,8 @@ func joinMembers(keys []string, parts map[string][]byte) []byte {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		writeString(&b, k)
+		name, _ := sdk.CanonicalJSON(k)
+		b.Write(name)
 		b.WriteByte(':')
 		b.Write(parts[k])
 	}
@@ -318,3 +320,9 @@ func Verify(answer, jwks []byte) (string, error) {
 	}
 	return sig.KeyID, nil
 }
+
+// Decode parses JSON into the tree Canonical writes (see sdk.DecodeJSON).
+func Decode(raw []byte) (any, error) { return sdk.DecodeJSON(raw) }
+
+// Canonical is the RFC 8785 serialization of v (see sdk.CanonicalJSON).
+func Canonical(v any) ([]byte, error) { return sdk.CanonicalJSON(v) }

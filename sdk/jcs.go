@@ -1,4 +1,4 @@
-package signing
+package sdk
 
 import (
 	"bytes"
@@ -13,10 +13,10 @@ import (
 	"unicode/utf8"
 )
 
-// Decode parses JSON into the value tree Canonical writes: map[string]any,
+// DecodeJSON parses JSON into the value tree CanonicalJSON writes: map[string]any,
 // []any, string, json.Number, bool and nil. Numbers stay json.Number so an
 // integer is never rounded through float64 on its way to the signature.
-func Decode(raw []byte) (any, error) {
+func DecodeJSON(raw []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
@@ -29,13 +29,13 @@ func Decode(raw []byte) (any, error) {
 	return v, nil
 }
 
-// Canonical returns the RFC 8785 (JCS) serialization of v: object members
+// CanonicalJSON returns the RFC 8785 (JCS) serialization of v: object members
 // sorted by their UTF-16 code units, no insignificant whitespace, strings
 // escaped as ECMAScript's JSON.stringify does, numbers in ECMAScript's
-// shortest form. v is a Decode tree, or plain Go values (maps of any,
+// shortest form. v is a DecodeJSON tree, or plain Go values (maps of any,
 // strings, integers, floats, booleans, nil); anything else is marshalled
 // through encoding/json first.
-func Canonical(v any) ([]byte, error) {
+func CanonicalJSON(v any) ([]byte, error) {
 	var b bytes.Buffer
 	if err := writeCanonical(&b, v); err != nil {
 		return nil, err
@@ -79,7 +79,7 @@ func writeCanonical(b *bytes.Buffer, v any) error {
 		for k := range x {
 			keys = append(keys, k)
 		}
-		slices.SortFunc(keys, compareUTF16)
+		slices.SortFunc(keys, CompareUTF16)
 		b.WriteByte('{')
 		for i, k := range keys {
 			if i > 0 {
@@ -93,7 +93,7 @@ func writeCanonical(b *bytes.Buffer, v any) error {
 		}
 		b.WriteByte('}')
 	case json.RawMessage:
-		d, err := Decode(x)
+		d, err := DecodeJSON(x)
 		if err != nil {
 			return err
 		}
@@ -103,7 +103,7 @@ func writeCanonical(b *bytes.Buffer, v any) error {
 		if err != nil {
 			return fmt.Errorf("canonical: %w", err)
 		}
-		d, err := Decode(raw)
+		d, err := DecodeJSON(raw)
 		if err != nil {
 			return err
 		}
@@ -112,9 +112,10 @@ func writeCanonical(b *bytes.Buffer, v any) error {
 	return nil
 }
 
-// compareUTF16 orders keys by UTF-16 code units, as RFC 8785 §3.2.3 asks.
-// Byte order equals it unless a key holds characters above U+FFFF.
-func compareUTF16(a, b string) int {
+// CompareUTF16 orders strings by UTF-16 code units, as RFC 8785 §3.2.3
+// asks for member names (and JavaScript sorts strings). Byte order equals
+// it unless a string holds characters above U+FFFF.
+func CompareUTF16(a, b string) int {
 	if isASCII(a) && isASCII(b) {
 		return strings.Compare(a, b)
 	}
