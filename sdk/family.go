@@ -68,6 +68,10 @@ type Checked struct {
 	// unset: on the pre-check the SDK reads them from the body itself.
 	Caller    string
 	HasCaller bool
+	// Unavailable says the check could not run because something it needs
+	// through the host (an adapter) is unreachable: the host answers 503,
+	// nothing is charged, and the request can be sent again.
+	Unavailable bool
 	// Measure runs the paid measurement; set exactly when Route is Op and
 	// Outcome is Accepted. The parsed submission it closes over lives only
 	// as long as the request.
@@ -217,6 +221,9 @@ func (s *familyServer) Run(stream grpc.BidiStreamingServer[pb.HostToFamily, pb.F
 	}
 	ctx := stream.Context()
 	checked := s.impl.Check(ctx, req)
+	if checked.Unavailable {
+		return status.Error(codes.Unavailable, "a service the family needs is unavailable")
+	}
 	if req.Route == Precheck && !checked.HasCaller {
 		checked.Caller, checked.HasCaller = CallerOf(req.Body)
 	}

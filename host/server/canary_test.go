@@ -73,7 +73,7 @@ func canaryRun(t *testing.T, kind string) {
 	t.Setenv("TMPDIR", scratch)
 	c := newCanary(t)
 	clock := &steppingClock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), step: 6 * time.Second}
-	h := testhost.Start(t, testhost.Options{Env: []string{"TMPDIR=" + scratch}, CallTimeout: 5 * time.Second, Now: clock.Now, Store: spec}, sdPkg, testPkg, lcPkg, shPkg)
+	h := testhost.Start(t, testhost.Options{Env: []string{"TMPDIR=" + scratch}, CallTimeout: 5 * time.Second, Now: clock.Now, Store: spec, Adapters: caAdapters}, sdPkg, testPkg, lcPkg, shPkg, caPkg)
 
 	artefact := []byte("stream " + c.value + " end")
 	other := []byte("stream " + c.value + " END")
@@ -119,6 +119,21 @@ func canaryRun(t *testing.T, kind string) {
 	sh := []byte(`{"family":"mem0","form":"full_text","manifest":{"global_content_keys":["` + c.value + `x"],"private_scopes":["` + c.value + `"]},"records":[` +
 		shRec("r1", "alice") + `,` + shRec("r2", "bob") + `,` + shRec("r3", "bob") + `]}`)
 	shHash := bytes.Replace(sh, []byte(`"form":"full_text"`), []byte(`"form":"hash_only"`), 1)
+	// context-audit: the canary in message text, tool arguments, tool
+	// results and tool names, through each adapter
+	letta := map[string]any{"agents": []any{map[string]any{
+		"messages": []any{
+			map[string]any{"id": "m0", "role": "system", "content": []any{map[string]any{"type": "text", "text": "system " + c.value}}},
+			map[string]any{"id": "m1", "role": "assistant", "content": []any{}, "tool_calls": []any{map[string]any{"id": "c1",
+				"function": map[string]any{"name": c.value, "arguments": `{"q":"` + c.value + `"}`}}}},
+			map[string]any{"id": "m2", "role": "tool", "tool_call_id": "c1", "content": []any{map[string]any{"type": "text", "text": "result " + c.value}},
+				"tool_returns": []any{map[string]any{"func_response": "other " + c.value}}},
+		},
+		"in_context_message_ids": []string{"m0", "m1", "m2"}}},
+		"tools": []any{map[string]any{"id": "t", "name": c.value, "json_schema": map[string]any{"name": c.value}}}}
+	anth := []any{map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "tool_use", "name": c.value, "input": map[string]any{"q": c.value}}}},
+		map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "content": c.value}}}}
+	gen := map[string]any{"messages": []any{map[string]any{"role": c.value, "kind": c.value, "name": c.value, "text": c.value}}}
 	type call struct {
 		name, path string
 		body       []byte
@@ -147,6 +162,11 @@ func canaryRun(t *testing.T, kind string) {
 		{"test family report", "/test-family/measure", []byte(`{"pad":"` + c.value + `"}`), 200},
 		{"test family precheck", "/test-family/precheck", []byte(`{"pad":"` + c.value + `"}`), 200},
 		{"free interval", "/test-family/precheck", []byte(`{"pad":"` + c.value + `"}`), 429},
+		{"context-audit letta precheck", "/context-audit/precheck", envelope("letta-af", letta), 200},
+		{"context-audit anthropic precheck", "/context-audit/precheck", envelope("anthropic-messages", anth), 200},
+		{"context-audit generic precheck", "/context-audit/precheck", envelope("generic-message-list", gen), 200},
+		{"context-audit paid route", "/context-audit/audit", envelope("letta-af", letta), 422},
+		{"context-audit R-5", "/context-audit/audit", envelope("generic-message-list", map[string]any{"messages": c.value}), 400},
 		{"scope-hygiene precheck", "/scope-hygiene/precheck", sh, 200},
 		{"scope-hygiene report", "/scope-hygiene/audit", sh, 200},
 		{"scope-hygiene hash-only report", "/scope-hygiene/audit", shHash, 200},

@@ -1,0 +1,79 @@
+package server_test
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/assay-audit/assay/host/internal/testhost"
+)
+
+const caPkg = "plugins/context-audit"
+
+var caAdapters = []string{"plugins/adapter-letta-af", "plugins/adapter-anthropic-messages", "plugins/adapter-generic-message-list"}
+
+func envelope(format string, record any) []byte {
+	b, _ := json.Marshal(map[string]any{"envelope_version": "context-composition-envelope/1", "declared_format_id": format, "record": record})
+	return b
+}
+
+// The context-audit family reaches each of the three adapter plugins
+// through the host; the pre-check answers from the adapted record.
+func TestContextAuditPrecheckThroughAdapters(t *testing.T) {
+	clock := &steppingClock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), step: 6 * time.Second}
+	h := testhost.Start(t, testhost.Options{Adapters: caAdapters, Now: clock.Now}, caPkg)
+	pre := h.URL + "/context-audit/precheck"
+
+	raw, err := os.ReadFile("../../../shared/fixtures/letta/loop.af")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := post(t, pre, envelope("letta-af", json.RawMessage(raw)))
+	if r.status != 200 || r.json["kind"] != "precheck" || r.json["entry_count"] != float64(12) {
+		t.Fatalf("loop.af pre-check: %d %.400s", r.status, r.raw)
+	}
+	verified(t, h, r)
+	df, _ := r.json["declared_format"].(map[string]any)
+	if df["level"] != "L2" || df["accepted"] != true {
+		t.Errorf("declared format %v", df)
+	}
+	// loop.af has no user message and states no counts
+	na, _ := json.Marshal(r.json["not_assessable"])
+	if !strings.Contains(string(na), `"F-5"`) || !strings.Contains(string(na), `"no stated counts"`) || !strings.Contains(string(na), `"F-11"`) {
+		t.Errorf("not assessable %s", na)
+	}
+
+	r = post(t, pre, envelope("anthropic-messages", map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hello"}}}))
+	head, _ := r.json["headline"].(map[string]any)
+	share, _ := head["tool_output_share"].(map[string]any)
+	if r.status != 200 || share["reason"] != "not identifiable at this level" {
+		t.Errorf("anthropic pre-check: %d %s", r.status, r.raw)
+	}
+
+	// refusals and could-not-measure kinds
+	if r := post(t, pre, envelope("openai-chat", map[string]any{})); r.status != 400 || errorCode(r) != "format_not_accepted" {
+		t.Errorf("unlisted format: %d %s", r.status, r.raw)
+	}
+	if r := post(t, pre, envelope("letta-af", map[string]any{"agents": []any{map[string]any{}, map[string]any{}}})); r.status != 400 || errorCode(r) != "record_required" {
+		t.Errorf("two agents: %d %s", r.status, r.raw)
+	}
+	if r := post(t, pre, envelope("generic-message-list", "not a list")); r.status != 400 || errorCode(r) != "record_does_not_parse_as_declared_format" {
+		t.Errorf("R-5: %d %s", r.status, r.raw)
+	}
+	cnm := post(t, h.URL+"/context-audit/audit", envelope("generic-message-list", map[string]any{"messages": []any{}}))
+	if c, _ := cnm.json["could_not_measure"].(map[string]any); cnm.status != 422 || c["kind"] != "zero_entries" || cnm.json["kind"] != "could_not_measure" {
+		t.Errorf("zero entries on the paid route: %d %s", cnm.status, cnm.raw)
+	}
+	verified(t, h, cnm)
+	nothing := post(t, h.URL+"/context-audit/audit", envelope("generic-message-list", map[string]any{"messages": []any{map[string]any{"role": "user", "text": nil}}}))
+	if c, _ := nothing.json["could_not_measure"].(map[string]any); nothing.status != 422 || c["kind"] != "nothing_assessable" {
+		t.Errorf("nothing assessable: %d %s", nothing.status, nothing.raw)
+	}
+	// a measurable submission on the paid route: not measured yet (part 2), never charged
+	notYet := post(t, h.URL+"/context-audit/audit", envelope("anthropic-messages", []any{map[string]any{"role": "user", "content": "hello"}}))
+	if c, _ := notYet.json["could_not_measure"].(map[string]any); notYet.status != 422 || c["kind"] != "measurement_not_yet_offered" {
+		t.Errorf("paid route: %d %s", notYet.status, notYet.raw)
+	}
+}
