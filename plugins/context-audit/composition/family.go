@@ -249,5 +249,3 @@ func statedStatus(env *Envelope, rec *pb.SessionRecord, m Summary) string {
 	}
 	return ""
 }
-
-
