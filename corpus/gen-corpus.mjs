@@ -18,8 +18,9 @@ import { jcs, sha256Hex, deepEqual } from './gen/lib.mjs';
 import * as streamDivergence from './gen/stream-divergence.mjs';
 import * as settlementEvidence from './gen/settlement-evidence.mjs';
 import * as memoryScopeHygiene from './gen/memory-scope-hygiene.mjs';
+import * as contextComposition from './gen/context-composition.mjs';
 
-const FAMILIES = [streamDivergence, settlementEvidence, memoryScopeHygiene];
+const FAMILIES = [streamDivergence, settlementEvidence, memoryScopeHygiene, contextComposition];
 
 const corpusDir = dirname(fileURLToPath(import.meta.url));
 const repoRoot = dirname(corpusDir);

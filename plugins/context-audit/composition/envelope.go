@@ -47,7 +47,9 @@ type Envelope struct {
 }
 
 // ParseEnvelope applies ANNEX C-1 and the envelope rules of C-2 (R-1 to
-// R-4 and the stated-counts rule); the format's own rules come after.
+// R-4 and the stated-counts rule); the format's own rules come after. A
+// stated-counts refusal is returned with the envelope, since an adapter's
+// R-4 (an ambiguous record) precedes it.
 func ParseEnvelope(body []byte, accepted []string) (*Envelope, *sdk.Refusal) {
 	var top map[string]json.RawMessage
 	if !utf8.Valid(body) || sdk.HasLoneSurrogate(body) || !sdk.JSONKind(body, '{') || json.Unmarshal(body, &top) != nil || top == nil {
@@ -65,11 +67,13 @@ func ParseEnvelope(body []byte, accepted []string) (*Envelope, *sdk.Refusal) {
 		return nil, refuse(CodeRecordRequired, nil)
 	}
 	e := &Envelope{FormatID: id, Record: rec}
+	var stated *sdk.Refusal
 	if raw, ok := top["harness_stated_counts"]; ok && !sdk.JSONKind(raw, 'n') {
 		if !sdk.JSONKind(raw, '{') || len(raw) > StatedCountsCap {
-			return nil, refuse(CodeStatedCounts, map[string]any{"cap": StatedCountsCap})
+			stated = refuse(CodeStatedCounts, map[string]any{"cap": StatedCountsCap})
+		} else {
+			e.StatedCounts = raw
 		}
-		e.StatedCounts = raw
 	}
 	_, e.VersionGiven = str(top["declared_format_version"])
 	for k, v := range top {
@@ -78,7 +82,9 @@ func ParseEnvelope(body []byte, accepted []string) (*Envelope, *sdk.Refusal) {
 			e.UnknownMembers++
 		}
 	}
-	return e, nil
+	// a stated-counts refusal comes with the envelope: the caller applies
+	// it after the adapter's R-4 (ANNEX C-2 order)
+	return e, stated
 }
 
 func refuse(code string, facts map[string]any) *sdk.Refusal {

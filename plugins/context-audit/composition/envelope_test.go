@@ -22,7 +22,10 @@ func TestEnvelopeRulesInOrder(t *testing.T) {
 		{`{` + ok + `,"record":[],"harness_stated_counts":{"pad":"` + strings.Repeat("x", StatedCountsCap) + `"}}`, CodeStatedCounts},
 	}
 	for _, c := range cases {
-		_, ref := ParseEnvelope([]byte(c.body), accepted)
+		e, ref := ParseEnvelope([]byte(c.body), accepted)
+		if c.code == CodeStatedCounts && e == nil {
+			t.Errorf("%.60s: a stated-counts refusal comes with the envelope", c.body)
+		}
 		if ref == nil || ref.Code != c.code || ref.Message != messages[c.code] {
 			t.Errorf("%.60s: %+v, want %s", c.body, ref, c.code)
 		}

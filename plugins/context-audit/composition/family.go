@@ -90,9 +90,12 @@ func couldNot(kind string, facts map[string]any) sdk.Checked {
 // answers the pre-check (ANNEX C-6, C-10).
 func (f *Family) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 	env, ref := ParseEnvelope(req.Body, f.accepted)
-	if ref != nil {
+	if ref != nil && ref.Code != CodeStatedCounts {
 		return sdk.Checked{Outcome: sdk.Refused, Body: *ref}
 	}
+	// the stated-counts rule comes after R-4, whose "ambiguous" half only
+	// the adapter can see (an agent file with several agents)
+	statedRefusal := ref
 	if req.Adapters == nil {
 		return sdk.Checked{Unavailable: true} // a host that offers no adapters
 	}
@@ -100,6 +103,9 @@ func (f *Family) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 	if err != nil {
 		// no adapter reachable: the measurement cannot start (503 upstream)
 		return sdk.Checked{Unavailable: true}
+	}
+	if r := resp.GetRefusal(); (r == nil || r.GetCode() != CodeRecordRequired) && statedRefusal != nil {
+		return sdk.Checked{Outcome: sdk.Refused, Body: *statedRefusal}
 	}
 	if r := resp.GetRefusal(); r != nil {
 		code := r.GetCode()
@@ -113,23 +119,29 @@ func (f *Family) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 	}
 	rec := resp.GetRecord()
 	m := Summarise(env.FormatID, rec)
+	var kind string
+	var facts map[string]any
 	switch {
 	case m.Entries > EntriesCap:
-		return couldNot(KindTooManyEntries, map[string]any{"cap": EntriesCap, "entries": m.Entries})
+		kind, facts = KindTooManyEntries, map[string]any{"cap": EntriesCap, "entries": m.Entries}
 	case m.Oversize >= 0:
-		return couldNot(KindEntryTooLarge, map[string]any{"cap": EntryBytesCap, "entry_index": m.Oversize})
+		kind, facts = KindEntryTooLarge, map[string]any{"cap": EntryBytesCap, "entry_index": m.Oversize}
 	case m.Entries == 0:
-		return couldNot(KindZeroEntries, nil)
+		kind = KindZeroEntries
 	case m.T == 0:
-		return couldNot(KindNothing, nil)
+		kind = KindNothing
 	}
 	if req.Route == sdk.Precheck {
-		return sdk.Checked{Outcome: sdk.Accepted, Body: f.precheck(env, rec, m)}
+		// the pre-check discloses the kind (200); the paid route answers it (422)
+		return sdk.Checked{Outcome: sdk.Accepted, Body: f.precheck(env, rec, m, kind, facts)}
+	}
+	if kind != "" {
+		return couldNot(kind, facts)
 	}
 	return couldNot(KindNotYet, nil)
 }
 
-func (f *Family) precheck(env *Envelope, rec *pb.SessionRecord, m Summary) map[string]any {
+func (f *Family) precheck(env *Envelope, rec *pb.SessionRecord, m Summary, kind string, facts map[string]any) map[string]any {
 	headline := Share(m.TresE, m.T)
 	if rec.GetLevel() != "L2" {
 		headline = sdk.NotStated{Token: sdk.NotAssessable, Reason: "not identifiable at this level"}
@@ -145,17 +157,26 @@ func (f *Family) precheck(env *Envelope, rec *pb.SessionRecord, m Summary) map[s
 		na = append(na, map[string]any{"factor": "F-10", "metric": "M12", "reason": reason})
 	}
 	na = append(na, map[string]any{"factor": "F-11", "metric": nil, "reason": "NOT-ASSESSABLE-BY-DESIGN in v1"})
-	return map[string]any{
+	out := map[string]any{
 		"declared_format":           map[string]any{"id": env.FormatID, "accepted": true, "level": rec.GetLevel(), "version_supplied": env.VersionGiven},
 		"unknown_top_level_members": env.UnknownMembers,
-		"entry_count":               m.Entries,
-		"total":                     map[string]any{"bytes": m.Bytes, "tokens": sdk.Estimate(int64(m.T))},
-		"headline":                  map[string]any{"tool_output_share": headline},
 		"not_assessable":            na,
 		"never_assessable":          f.never,
 		"could_not_measure":         nil,
 		"price":                     f.price,
 	}
+	if kind != "" { // the other figures are absent (ANNEX C-6)
+		cnm := map[string]any{"kind": kind}
+		for k, v := range facts {
+			cnm[k] = v
+		}
+		out["could_not_measure"] = cnm
+		return out
+	}
+	out["entry_count"] = m.Entries
+	out["total"] = map[string]any{"bytes": m.Bytes, "tokens": sdk.Estimate(int64(m.T))}
+	out["headline"] = map[string]any{"tool_output_share": headline}
+	return out
 }
 
 // Summary is what validation and the pre-check need of an adapted record.
@@ -178,23 +199,24 @@ func Summarise(format string, rec *pb.SessionRecord) Summary {
 			s.NonSchemaMessages++
 		}
 		for i, b := range msg.GetBlocks() {
+			// axis P reads role and kind, never content: a non-serialisable
+			// block is classified like any other
+			p := ClassifyP(format, rec.GetLevel(), msg.GetRoleRaw(), msg.GetSchema(), b)
+			if i == 0 && !msg.GetSchema() && p.Class == PUser {
+				s.HasUserMessage = true
+			}
+			s.Entries++
 			if b.GetNonSerialisable() {
-				s.Entries++
 				continue
 			}
 			if len(b.GetText()) > EntryBytesCap && s.Oversize < 0 {
-				s.Oversize = s.Entries
+				s.Oversize = s.Entries - 1
 			}
-			s.Entries++
 			s.Bytes += len(b.GetText())
 			e := Estimate(Chars(b.GetText()))
 			s.T += e
-			p := ClassifyP(format, rec.GetLevel(), msg.GetRoleRaw(), msg.GetSchema(), b)
 			if p.Class == PTres {
 				s.TresE += e
-			}
-			if i == 0 && !msg.GetSchema() && p.Class == PUser {
-				s.HasUserMessage = true
 			}
 		}
 	}
@@ -214,11 +236,10 @@ func statedStatus(env *Envelope, rec *pb.SessionRecord, m Summary) string {
 		dec.UseNumber()
 		_ = dec.Decode(&st)
 	}
-	hasTotal := st.Total != nil
+	hasTotal := st.Total != nil && *st.Total != ""
 	perMessage := map[int]bool{}
 	for i, raw := range st.PerMessage {
-		var n json.Number
-		if json.Unmarshal(raw, &n) == nil {
+		if isNumber(raw) {
 			perMessage[i] = true
 		}
 	}
@@ -248,4 +269,10 @@ func statedStatus(env *Envelope, rec *pb.SessionRecord, m Summary) string {
 		return "partial coverage"
 	}
 	return ""
+}
+
+// isNumber reports a JSON number literal (null and strings are not).
+func isNumber(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) > 0 && (t[0] == '-' || (t[0] >= '0' && t[0] <= '9'))
 }

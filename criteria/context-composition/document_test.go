@@ -1,0 +1,13 @@
+package contextcomposition
+
+import (
+	"testing"
+
+	"github.com/assay-audit/assay/sdk/criteriatest"
+)
+
+// The served document is the published one with only the corpus pin
+// changed, and that pin is the shipped corpus's.
+func TestServedDocumentIsThePublishedOneRepinned(t *testing.T) {
+	criteriatest.Repinned(t, Document, "../../../shared/criteria/context-composition-v1.json", "../../corpus/context-composition/corpus.json")
+}
