@@ -211,7 +211,77 @@ func firstText(f obj) string {
 	return ""
 }
 
+// apiRoles maps the API view's message_type to the stored role it stands
+// for (ANNEX C-8).
+var apiRoles = map[string]string{
+	"system_message": "system", "user_message": "user", "assistant_message": "assistant",
+	"reasoning_message": "assistant", "hidden_reasoning_message": "assistant",
+	"tool_call_message": "assistant", "tool_return_message": "tool",
+}
+
+// adaptAPIMessage adapts a message in the API view (message_type set).
+func adaptAPIMessage(f obj, mt string, callNames map[string]string) *pb.Message {
+	m := &pb.Message{RoleRaw: apiRoles[mt]}
+	if m.RoleRaw == "" {
+		m.RoleRaw = mt // an unknown view type: reported as it is (P-OTHER)
+	}
+	add := func(kind, name, text string, ok bool) {
+		b := &pb.Block{KindRaw: kind, Name: name}
+		if ok {
+			b.Content = &pb.Block_Text{Text: text}
+		} else {
+			b.Content = &pb.Block_NonSerialisable{NonSerialisable: true}
+		}
+		m.Blocks = append(m.Blocks, b)
+	}
+	switch mt {
+	case "reasoning_message":
+		t, ok := str(f["reasoning"])
+		add("reasoning", "", t, ok)
+	case "hidden_reasoning_message":
+		add("reasoning", "", "", false)
+	case "tool_call_message":
+		var tc obj
+		_ = json.Unmarshal(f["tool_call"], &tc)
+		name, _ := str(tc["name"])
+		if id, ok := str(tc["tool_call_id"]); ok {
+			callNames[id] = name
+		}
+		args, ok := str(tc["arguments"])
+		b := &pb.Block{KindRaw: "tool_call", Name: name, HasArgs: true}
+		if ok {
+			b.Content = &pb.Block_Text{Text: args}
+		} else {
+			b.Content = &pb.Block_NonSerialisable{NonSerialisable: true}
+		}
+		m.Blocks = append(m.Blocks, b)
+	case "tool_return_message":
+		id, _ := str(f["tool_call_id"])
+		t, ok := str(f["tool_return"])
+		add("tool_return", callNames[id], t, ok)
+	default:
+		if t, ok := str(f["content"]); ok {
+			add("text", "", t, true)
+			if k := packedType(t); k != "" {
+				m.Blocks[len(m.Blocks)-1].KindRaw = k
+			}
+			break
+		}
+		var parts []obj
+		_ = json.Unmarshal(f["content"], &parts)
+		for _, p := range parts {
+			kind, _ := str(p["type"])
+			t, ok := str(p["text"])
+			add(kind, "", t, ok)
+		}
+	}
+	return m
+}
+
 func adaptMessage(f obj, callNames map[string]string) *pb.Message {
+	if mt, ok := str(f["message_type"]); ok {
+		return adaptAPIMessage(f, mt, callNames)
+	}
 	role, _ := str(f["role"])
 	m := &pb.Message{RoleRaw: role}
 	texts := map[string]bool{}

@@ -123,3 +123,36 @@ func FuzzAdapt(f *testing.F) {
 		}
 	})
 }
+
+// Messages in the API view carry message_type instead of stored parts.
+func TestAPIViewMessages(t *testing.T) {
+	r := adapt(t, []byte(`{"agents":[{"messages":[
+		{"id":"a","message_type":"system_message","content":"you are an agent"},
+		{"id":"b","message_type":"user_message","content":[{"type":"text","text":"hi"}]},
+		{"id":"c","message_type":"reasoning_message","reasoning":"thinking it over"},
+		{"id":"d","message_type":"tool_call_message","tool_call":{"name":"archival_memory_search","arguments":"{\"query\":\"x\"}","tool_call_id":"t1"}},
+		{"id":"e","message_type":"tool_return_message","tool_return":"found","tool_call_id":"t1"},
+		{"id":"f","message_type":"hidden_reasoning_message"},
+		{"id":"g","message_type":"assistant_message","content":"done"}]}]}`))
+	type got struct{ role, kind, name, text string }
+	var all []got
+	for _, m := range r.GetMessages() {
+		for _, b := range m.GetBlocks() {
+			all = append(all, got{m.GetRoleRaw(), b.GetKindRaw(), b.GetName(), b.GetText()})
+		}
+	}
+	want := []got{{"system", "text", "", "you are an agent"}, {"user", "text", "", "hi"}, {"assistant", "reasoning", "", "thinking it over"},
+		{"assistant", "tool_call", "archival_memory_search", `{"query":"x"}`}, {"tool", "tool_return", "archival_memory_search", "found"},
+		{"assistant", "reasoning", "", ""}, {"assistant", "text", "", "done"}}
+	if len(all) != len(want) {
+		t.Fatalf("%d blocks: %v", len(all), all)
+	}
+	for i := range want {
+		if all[i] != want[i] {
+			t.Errorf("block %d: %v, want %v", i, all[i], want[i])
+		}
+	}
+	if !r.GetMessages()[5].GetBlocks()[0].GetNonSerialisable() {
+		t.Error("hidden reasoning is non-serialisable")
+	}
+}

@@ -87,7 +87,7 @@ func ClassifyP(format, level, role string, schema bool, b *pb.Block) PClass {
 	return PClass{Class: PUnk}
 }
 
-var knownKinds = []string{"text", "tool_definition", "tool_call", "tool_return", "tool_result", "summary", "retrieval",
+var knownKinds = []string{"text", "reasoning", "tool_definition", "tool_call", "tool_return", "tool_result", "summary", "retrieval",
 	"heartbeat", "login", "system_alert", "user_message"}
 
 func containsMarker(s string) bool { return strings.Contains(s, compactionMarker) }
