@@ -17,8 +17,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  jcs, sha256Hex, utf8Length, makeRng, base58, b64encode, b64decodeStrict, assert, deepEqual,
-} from './lib.mjs';
+  jcs, sha256Hex, utf8Length, makeRng, base58, b64encode, b64decodeStrict, assert, deepEqual, commonMembers } from './lib.mjs';
 
 export const criteriaName = 'context-composition';
 
@@ -689,19 +688,7 @@ export function build({ criteria, annexText }) {
 
   // ------------------------------------------------------------ answer model
 
-  function common(op, kind) {
-    const a = {
-      service,
-      service_version: criteria.version,
-      criteria: { id: criteria.criteria_id, revision: criteria.criteria_revision },
-      corpus: { id: criteria.corpus.id, sha256: PIN },
-      op,
-      kind,
-      issued_at: CHECK_END,
-    };
-    if (op === 'audit') a.payment = { mode: 'off' };
-    return a;
-  }
+  const common = (op, kind) => commonMembers(criteria, service, 'audit', op, kind);
   function refusal(op, code, facts = {}) {
     const r = RULE[code];
     assert(r && r.status !== 422 && r.message, 'refusal ' + code);

@@ -238,3 +238,20 @@ export function base58(bytes) {
   for (let q = digits.length - 1; q >= 0; q--) out += B58[digits[q]];
   return out;
 }
+
+// The members every answer carries (corpus/README.md): the pin and the
+// check-end instant are the placeholders the harness substitutes. paidOp
+// names the route whose answers also carry the payments-off member.
+export function commonMembers(criteria, service, paidOp, op, kind) {
+  const a = {
+    service,
+    service_version: criteria.version,
+    criteria: { id: criteria.criteria_id, revision: criteria.criteria_revision },
+    corpus: { id: criteria.corpus.id, sha256: '<pin>' },
+    op,
+    kind,
+    issued_at: '<check-end UTC>',
+  };
+  if (op === paidOp) a.payment = { mode: 'off' };
+  return a;
+}

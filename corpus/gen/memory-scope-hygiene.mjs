@@ -9,7 +9,7 @@
 // calls the Go engine.
 
 import { createHash } from 'node:crypto';
-import { utf8, utf8Length, assert, deepEqual } from './lib.mjs';
+import { utf8, utf8Length, assert, deepEqual, commonMembers } from './lib.mjs';
 
 export const criteriaName = 'memory-scope-hygiene';
 
@@ -135,19 +135,7 @@ export function build({ criteria, annexText }) {
 
   // ------------------------------------------------------------ answer model
 
-  function common(op, kind) {
-    const a = {
-      service,
-      service_version: criteria.version,
-      criteria: { id: criteria.criteria_id, revision: criteria.criteria_revision },
-      corpus: { id: criteria.corpus.id, sha256: PIN },
-      op,
-      kind,
-      issued_at: CHECK_END,
-    };
-    if (op === OP) a.payment = { mode: 'off' };
-    return a;
-  }
+  const common = (op, kind) => commonMembers(criteria, service, OP, op, kind);
 
   function refusal(op, code, facts = {}) {
     const r = REFUSALS[code];

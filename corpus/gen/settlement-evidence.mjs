@@ -11,7 +11,7 @@
 // (criteria distribution_rule, A-6), the answer shapes and the verdict
 // line (criteria verdict_grammar, A-7) on its own. It never calls the Go engine.
 
-import { utf8, utf8Length, makeRng, assert, deepEqual } from './lib.mjs';
+import { utf8, utf8Length, makeRng, assert, deepEqual, commonMembers } from './lib.mjs';
 
 export const criteriaName = 'settlement-evidence';
 
@@ -170,19 +170,7 @@ export function build({ criteria, annexText }) {
   // Bucket upper edges in nanoseconds (criteria distribution_rule).
   const EDGES = [60n, 300n, 900n, 3600n].map((s) => s * NS_PER_S);
 
-  function common(op, kind) {
-    const a = {
-      service,
-      service_version: criteria.version,
-      criteria: { id: criteria.criteria_id, revision: criteria.criteria_revision },
-      corpus: { id: criteria.corpus.id, sha256: PIN },
-      op,
-      kind,
-      issued_at: CHECK_END,
-    };
-    if (op === OP) a.payment = { mode: 'off' };
-    return a;
-  }
+  const common = (op, kind) => commonMembers(criteria, service, OP, op, kind);
 
   function refusal(op, code, facts = {}) {
     const r = REFUSALS[code];

@@ -8,8 +8,7 @@
 // verdict_grammar, ANNEX A-7) on its own. It never calls the Go engine.
 
 import {
-  b64encode, b64decodeStrict, base58, utf8, utf8Length, makeRng, concatBytes, ascii, assert, deepEqual,
-} from './lib.mjs';
+  b64encode, b64decodeStrict, base58, utf8, utf8Length, makeRng, concatBytes, ascii, assert, deepEqual, commonMembers } from './lib.mjs';
 
 export const criteriaName = 'stream-divergence';
 
@@ -55,19 +54,7 @@ export function build({ criteria, annexText }) {
 
   // ------------------------------------------------------------ answer model
 
-  function common(op, kind) {
-    const a = {
-      service,
-      service_version: criteria.version,
-      criteria: { id: criteria.criteria_id, revision: criteria.criteria_revision },
-      corpus: { id: criteria.corpus.id, sha256: PIN },
-      op,
-      kind,
-      issued_at: CHECK_END,
-    };
-    if (op === 'compare') a.payment = { mode: 'off' };
-    return a;
-  }
+  const common = (op, kind) => commonMembers(criteria, service, 'compare', op, kind);
 
   function refusal(op, code, facts = {}) {
     const r = REFUSALS[code];
