@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
@@ -25,12 +26,15 @@ type Checker struct {
 	labels   map[string]bool
 	absent   []string
 	estimate *regexp.Regexp
+	t        *pb.Tripwires
 }
 
 // New compiles a family's tripwires.
 func New(t *pb.Tripwires) *Checker {
-	c := &Checker{exempt: map[string]bool{}, members: map[string]bool{}, labels: map[string]bool{}, estimate: regexp.MustCompile(`^est:~[0-9]+(\.[0-9]{2}%)?$`)}
+	c := &Checker{exempt: map[string]bool{}, members: map[string]bool{}, labels: map[string]bool{},
+		estimate: regexp.MustCompile(`^est:~[0-9]+(\.[0-9]{2}%)?$`), t: t}
 	if t == nil {
+		c.t = &pb.Tripwires{}
 		return c
 	}
 	if len(t.GetForbiddenPhrases()) > 0 {
@@ -55,7 +59,79 @@ func New(t *pb.Tripwires) *Checker {
 
 // Check walks a decoded JSON answer.
 func (c *Checker) Check(answer any) error {
-	return c.walk(answer, false)
+	if err := c.walk(answer, false); err != nil {
+		return err
+	}
+	return c.limited(answer)
+}
+
+// limited: a headline that hides an absent factor (or claims one that is
+// not there) is the criteria's canonical wrong report.
+func (c *Checker) limited(answer any) error {
+	r := c.t.GetLimited()
+	top, ok := answer.(map[string]any)
+	if r == nil || !ok {
+		return nil
+	}
+	line, ok := top[r.GetLine()].(string)
+	if !ok {
+		return nil // not a report (a refusal, a pre-check)
+	}
+	absent := false
+	factors, _ := top[r.GetFactors()].([]any)
+	for _, f := range factors {
+		m, _ := f.(map[string]any)
+		id, _ := m[r.GetIdMember()].(string)
+		st, _ := m[r.GetStatusMember()].(string)
+		if slices.Contains(c.absent, st) && !slices.Contains(r.GetExemptIds(), id) {
+			absent = true
+		}
+	}
+	says := strings.Contains(line, r.GetLimitedWord())
+	full := strings.Contains(line, r.GetFullWord())
+	if absent != says || absent == full {
+		return fmt.Errorf("%w: headline disagrees with the factors' assessability", ErrTripped)
+	}
+	return nil
+}
+
+func hasName(name string, names, suffixes []string) bool {
+	if slices.Contains(names, name) {
+		return true
+	}
+	for _, s := range suffixes {
+		if strings.HasSuffix(name, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// typography: exact figures are numbers, estimates are est:~ strings (or a
+// stated absence); the criteria make the swap a stop-serving tripwire.
+func (c *Checker) typography(name string, v any) error {
+	if hasName(name, c.t.GetCountNames(), c.t.GetCountSuffixes()) {
+		switch v.(type) {
+		case float64, int, int64, json.Number:
+		default:
+			return fmt.Errorf("%w: a count that is not a number", ErrTripped)
+		}
+	}
+	if hasName(name, c.t.GetEstimateNames(), c.t.GetEstimateSuffixes()) {
+		switch x := v.(type) {
+		case string:
+			if !c.estimate.MatchString(x) {
+				return fmt.Errorf("%w: an estimate without estimate typography", ErrTripped)
+			}
+		case map[string]any:
+			if st, _ := x["value"].(string); !slices.Contains(c.absent, st) {
+				return fmt.Errorf("%w: an estimate without estimate typography", ErrTripped)
+			}
+		default:
+			return fmt.Errorf("%w: an estimate without estimate typography", ErrTripped)
+		}
+	}
+	return nil
 }
 
 // walk checks v; label is true beneath a member the family declared as
@@ -67,6 +143,9 @@ func (c *Checker) walk(v any, label bool) error {
 		for k, child := range x {
 			if c.members[strings.ToLower(k)] {
 				return fmt.Errorf("%w: forbidden member name", ErrTripped)
+			}
+			if err := c.typography(k, child); err != nil {
+				return err
 			}
 			if err := c.walk(child, label || c.labels[k]); err != nil {
 				return err
@@ -97,6 +176,9 @@ func (c *Checker) walk(v any, label bool) error {
 // also carry a number, and must give a reason.
 func (c *Checker) notZeroedToken(m map[string]any) error {
 	val, ok := m["value"].(string)
+	if !ok {
+		val, ok = m["status"].(string)
+	}
 	if !ok {
 		return nil
 	}

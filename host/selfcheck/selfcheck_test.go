@@ -65,3 +65,45 @@ func TestExemptMembersCarrySubmittedLabels(t *testing.T) {
 		t.Error("an exempt member does not exempt member names")
 	}
 }
+
+func TestTypographyAndLimited(t *testing.T) {
+	c := New(&pb.Tripwires{
+		AbsentTokens:     []string{"NOT-ASSESSABLE"},
+		CountNames:       []string{"characters"},
+		CountSuffixes:    []string{"_count"},
+		EstimateNames:    []string{"tokens", "share"},
+		EstimateSuffixes: []string{"_tokens"},
+		Limited: &pb.LimitedRule{Line: "measurement_line", Factors: "factors", IdMember: "id", StatusMember: "status",
+			ExemptIds: []string{"F-11"}, LimitedWord: "LIMITED", FullWord: "FULL"},
+	})
+	na := `{"id":"F-5","status":"NOT-ASSESSABLE","reason":"no P-USER message"}`
+	byDesign := `{"id":"F-11","status":"NOT-ASSESSABLE","reason":"by design"}`
+	ok := `{"id":"F-1","status":"ASSESSABLE"}`
+	cases := []struct {
+		name, answer string
+		ok           bool
+	}{
+		{"count as number", `{"block_count":3,"characters":10}`, true},
+		{"count as string", `{"block_count":"3"}`, false},
+		{"count as estimate", `{"block_count":"est:~3"}`, false},
+		{"estimate as number", `{"tokens":12}`, false},
+		{"estimate suffix as number", `{"excess_tokens":0}`, false},
+		{"estimate as plain string", `{"share":"12.50%"}`, false},
+		{"estimate stated absent", `{"share":{"value":"NOT-ASSESSABLE","reason":"zero denominator"}}`, true},
+		{"estimate as other object", `{"share":{"value":"12"}}`, false},
+		{"full line, all assessable", `{"measurement_line":"X · FULL — t","factors":[` + ok + `,` + byDesign + `]}`, true},
+		{"limited line with an absent factor", `{"measurement_line":"X · LIMITED — t","factors":[` + ok + `,` + na + `]}`, true},
+		{"absent factor, line says FULL", `{"measurement_line":"X · FULL — t","factors":[` + na + `]}`, false},
+		{"no absent factor, line says LIMITED", `{"measurement_line":"X · LIMITED — t","factors":[` + ok + `]}`, false},
+		{"F-11 alone never limits", `{"measurement_line":"X · LIMITED — t","factors":[` + byDesign + `]}`, false},
+		{"absent factor without reason", `{"measurement_line":"X · LIMITED — t","factors":[{"id":"F-5","status":"NOT-ASSESSABLE"}]}`, false},
+		{"absent factor beside a number", `{"measurement_line":"X · LIMITED — t","factors":[{"id":"F-5","status":"NOT-ASSESSABLE","reason":"r","n":0}]}`, false},
+		{"no line: not a report", `{"factors":[` + na + `]}`, true},
+	}
+	for _, k := range cases {
+		err := c.Check(decode(t, k.answer))
+		if (err == nil) != k.ok {
+			t.Errorf("%s: err = %v", k.name, err)
+		}
+	}
+}

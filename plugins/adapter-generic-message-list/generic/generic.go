@@ -40,6 +40,7 @@ type entry struct {
 type record struct {
 	Messages    *[]json.RawMessage `json:"messages"`
 	ToolSchemas *[]json.RawMessage `json:"tool_schemas"`
+	StatedTotal json.RawMessage    `json:"stated_total"`
 }
 
 // Adapt turns a record into a SessionRecord.
@@ -49,6 +50,11 @@ func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse 
 		return refuse()
 	}
 	out := &pb.SessionRecord{}
+	if n, present, ok := statedInt(r.StatedTotal); !ok {
+		return refuse()
+	} else if present {
+		out.HasStatedTotal, out.StatedTotal = true, n
+	}
 	l2, l1 := false, false
 	if r.ToolSchemas != nil && len(*r.ToolSchemas) > 0 {
 		l2 = true
@@ -127,12 +133,23 @@ func block(e entry) (*pb.Block, bool) {
 	default:
 		return nil, false
 	}
-	if len(e.StatedTokens) > 0 && !sdk.JSONKind(e.StatedTokens, 'n') {
-		var n int64
-		if json.Unmarshal(e.StatedTokens, &n) != nil {
-			return nil, false
-		}
-		b.HasStatedTokens, b.StatedTokens = true, n
+	n, present, ok := statedInt(e.StatedTokens)
+	if !ok {
+		return nil, false
 	}
+	b.HasStatedTokens, b.StatedTokens = present, n
 	return b, true
+}
+
+// statedInt reads a stated figure: absent or null is not stated; an
+// integer is carried as stated (the family decides whether it is a valid
+// count); anything else does not parse as the format.
+func statedInt(raw json.RawMessage) (n int64, present, ok bool) {
+	if len(raw) == 0 || sdk.JSONKind(raw, 'n') {
+		return 0, false, true
+	}
+	if json.Unmarshal(raw, &n) != nil {
+		return 0, false, false
+	}
+	return n, true, true
 }

@@ -59,3 +59,20 @@ func FuzzAdapt(f *testing.F) {
 		}
 	})
 }
+
+func TestStatedTotal(t *testing.T) {
+	r := adapt(t, `{"messages":[{"role":"user","text":"x"}],"stated_total":-4}`)
+	if !r.GetHasStatedTotal() || r.GetStatedTotal() != -4 {
+		t.Fatalf("stated_total not carried as stated: %v %d", r.GetHasStatedTotal(), r.GetStatedTotal())
+	}
+	if r := adapt(t, `{"messages":[{"role":"user","text":"x"}],"stated_total":null}`); r.GetHasStatedTotal() {
+		t.Fatal("a null stated_total is not stated")
+	}
+	for _, bad := range []string{`"12"`, `1.5`, `1e2`, `true`} {
+		resp := Adapter{}.Adapt(context.Background(), &pb.AdaptRequest{FormatId: "generic-message-list",
+			Record: []byte(`{"messages":[{"role":"user","text":"x"}],"stated_total":` + bad + `}`)})
+		if resp.GetRefusal() == nil {
+			t.Errorf("stated_total %s accepted", bad)
+		}
+	}
+}

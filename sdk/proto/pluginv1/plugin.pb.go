@@ -176,7 +176,7 @@ func (x Start_Route) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Start_Route.Descriptor instead.
 func (Start_Route) EnumDescriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{9, 0}
+	return file_plugin_proto_rawDescGZIP(), []int{10, 0}
 }
 
 type AttachRequest struct {
@@ -657,6 +657,17 @@ type Tripwires struct {
 	// record ids, scopes): exempt from forbidden_phrases, never from the
 	// other rules.
 	ExemptMembers []string `protobuf:"bytes,5,rep,name=exempt_members,json=exemptMembers,proto3" json:"exempt_members,omitempty"`
+	// Typography: a member whose name equals one of count_names or ends with
+	// one of count_suffixes holds a JSON number; one whose name equals one of
+	// estimate_names or ends with one of estimate_suffixes holds an estimate
+	// string ("est:~...") or an object stating an absent token.
+	CountNames       []string `protobuf:"bytes,6,rep,name=count_names,json=countNames,proto3" json:"count_names,omitempty"`
+	CountSuffixes    []string `protobuf:"bytes,7,rep,name=count_suffixes,json=countSuffixes,proto3" json:"count_suffixes,omitempty"`
+	EstimateNames    []string `protobuf:"bytes,8,rep,name=estimate_names,json=estimateNames,proto3" json:"estimate_names,omitempty"`
+	EstimateSuffixes []string `protobuf:"bytes,9,rep,name=estimate_suffixes,json=estimateSuffixes,proto3" json:"estimate_suffixes,omitempty"`
+	// When set, the answer's line must say limited exactly when a factor
+	// other than the exempt ones is stated absent.
+	Limited       *LimitedRule `protobuf:"bytes,10,opt,name=limited,proto3" json:"limited,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -726,6 +737,138 @@ func (x *Tripwires) GetExemptMembers() []string {
 	return nil
 }
 
+func (x *Tripwires) GetCountNames() []string {
+	if x != nil {
+		return x.CountNames
+	}
+	return nil
+}
+
+func (x *Tripwires) GetCountSuffixes() []string {
+	if x != nil {
+		return x.CountSuffixes
+	}
+	return nil
+}
+
+func (x *Tripwires) GetEstimateNames() []string {
+	if x != nil {
+		return x.EstimateNames
+	}
+	return nil
+}
+
+func (x *Tripwires) GetEstimateSuffixes() []string {
+	if x != nil {
+		return x.EstimateSuffixes
+	}
+	return nil
+}
+
+func (x *Tripwires) GetLimited() *LimitedRule {
+	if x != nil {
+		return x.Limited
+	}
+	return nil
+}
+
+// LimitedRule ties a headline's LIMITED marker to the factors: the string
+// at top-level member line contains limited_word exactly when some object
+// of the top-level array factors has status_member equal to one of the
+// family's absent_tokens and an id_member not in exempt_ids; otherwise it
+// contains full_word.
+type LimitedRule struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Line          string                 `protobuf:"bytes,1,opt,name=line,proto3" json:"line,omitempty"`
+	Factors       string                 `protobuf:"bytes,2,opt,name=factors,proto3" json:"factors,omitempty"`
+	IdMember      string                 `protobuf:"bytes,3,opt,name=id_member,json=idMember,proto3" json:"id_member,omitempty"`
+	StatusMember  string                 `protobuf:"bytes,4,opt,name=status_member,json=statusMember,proto3" json:"status_member,omitempty"`
+	ExemptIds     []string               `protobuf:"bytes,5,rep,name=exempt_ids,json=exemptIds,proto3" json:"exempt_ids,omitempty"`
+	LimitedWord   string                 `protobuf:"bytes,6,opt,name=limited_word,json=limitedWord,proto3" json:"limited_word,omitempty"`
+	FullWord      string                 `protobuf:"bytes,7,opt,name=full_word,json=fullWord,proto3" json:"full_word,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LimitedRule) Reset() {
+	*x = LimitedRule{}
+	mi := &file_plugin_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LimitedRule) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LimitedRule) ProtoMessage() {}
+
+func (x *LimitedRule) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LimitedRule.ProtoReflect.Descriptor instead.
+func (*LimitedRule) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *LimitedRule) GetLine() string {
+	if x != nil {
+		return x.Line
+	}
+	return ""
+}
+
+func (x *LimitedRule) GetFactors() string {
+	if x != nil {
+		return x.Factors
+	}
+	return ""
+}
+
+func (x *LimitedRule) GetIdMember() string {
+	if x != nil {
+		return x.IdMember
+	}
+	return ""
+}
+
+func (x *LimitedRule) GetStatusMember() string {
+	if x != nil {
+		return x.StatusMember
+	}
+	return ""
+}
+
+func (x *LimitedRule) GetExemptIds() []string {
+	if x != nil {
+		return x.ExemptIds
+	}
+	return nil
+}
+
+func (x *LimitedRule) GetLimitedWord() string {
+	if x != nil {
+		return x.LimitedWord
+	}
+	return ""
+}
+
+func (x *LimitedRule) GetFullWord() string {
+	if x != nil {
+		return x.FullWord
+	}
+	return ""
+}
+
 type HostToFamily struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Msg:
@@ -739,7 +882,7 @@ type HostToFamily struct {
 
 func (x *HostToFamily) Reset() {
 	*x = HostToFamily{}
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -751,7 +894,7 @@ func (x *HostToFamily) String() string {
 func (*HostToFamily) ProtoMessage() {}
 
 func (x *HostToFamily) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -764,7 +907,7 @@ func (x *HostToFamily) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostToFamily.ProtoReflect.Descriptor instead.
 func (*HostToFamily) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{8}
+	return file_plugin_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *HostToFamily) GetMsg() isHostToFamily_Msg {
@@ -825,7 +968,7 @@ type Start struct {
 
 func (x *Start) Reset() {
 	*x = Start{}
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -837,7 +980,7 @@ func (x *Start) String() string {
 func (*Start) ProtoMessage() {}
 
 func (x *Start) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -850,7 +993,7 @@ func (x *Start) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Start.ProtoReflect.Descriptor instead.
 func (*Start) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{9}
+	return file_plugin_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Start) GetRoute() Start_Route {
@@ -896,7 +1039,7 @@ type Proceed struct {
 
 func (x *Proceed) Reset() {
 	*x = Proceed{}
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -908,7 +1051,7 @@ func (x *Proceed) String() string {
 func (*Proceed) ProtoMessage() {}
 
 func (x *Proceed) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -921,7 +1064,7 @@ func (x *Proceed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Proceed.ProtoReflect.Descriptor instead.
 func (*Proceed) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{10}
+	return file_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 type FamilyToHost struct {
@@ -937,7 +1080,7 @@ type FamilyToHost struct {
 
 func (x *FamilyToHost) Reset() {
 	*x = FamilyToHost{}
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -949,7 +1092,7 @@ func (x *FamilyToHost) String() string {
 func (*FamilyToHost) ProtoMessage() {}
 
 func (x *FamilyToHost) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -962,7 +1105,7 @@ func (x *FamilyToHost) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FamilyToHost.ProtoReflect.Descriptor instead.
 func (*FamilyToHost) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{11}
+	return file_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *FamilyToHost) GetMsg() isFamilyToHost_Msg {
@@ -1026,7 +1169,7 @@ type Validated struct {
 
 func (x *Validated) Reset() {
 	*x = Validated{}
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1038,7 +1181,7 @@ func (x *Validated) String() string {
 func (*Validated) ProtoMessage() {}
 
 func (x *Validated) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1051,7 +1194,7 @@ func (x *Validated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Validated.ProtoReflect.Descriptor instead.
 func (*Validated) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{12}
+	return file_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Validated) GetOutcome() Outcome {
@@ -1109,7 +1252,7 @@ type Report struct {
 
 func (x *Report) Reset() {
 	*x = Report{}
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1121,7 +1264,7 @@ func (x *Report) String() string {
 func (*Report) ProtoMessage() {}
 
 func (x *Report) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1134,7 +1277,7 @@ func (x *Report) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Report.ProtoReflect.Descriptor instead.
 func (*Report) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{13}
+	return file_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Report) GetBody() []byte {
@@ -1170,7 +1313,7 @@ type AdapterDescription struct {
 
 func (x *AdapterDescription) Reset() {
 	*x = AdapterDescription{}
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1182,7 +1325,7 @@ func (x *AdapterDescription) String() string {
 func (*AdapterDescription) ProtoMessage() {}
 
 func (x *AdapterDescription) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1195,7 +1338,7 @@ func (x *AdapterDescription) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdapterDescription.ProtoReflect.Descriptor instead.
 func (*AdapterDescription) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{14}
+	return file_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *AdapterDescription) GetFamily() string {
@@ -1237,7 +1380,7 @@ type AdaptRequest struct {
 
 func (x *AdaptRequest) Reset() {
 	*x = AdaptRequest{}
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1249,7 +1392,7 @@ func (x *AdaptRequest) String() string {
 func (*AdaptRequest) ProtoMessage() {}
 
 func (x *AdaptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1262,7 +1405,7 @@ func (x *AdaptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdaptRequest.ProtoReflect.Descriptor instead.
 func (*AdaptRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{15}
+	return file_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *AdaptRequest) GetFormatId() string {
@@ -1299,7 +1442,7 @@ type AdaptResponse struct {
 
 func (x *AdaptResponse) Reset() {
 	*x = AdaptResponse{}
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1311,7 +1454,7 @@ func (x *AdaptResponse) String() string {
 func (*AdaptResponse) ProtoMessage() {}
 
 func (x *AdaptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1324,7 +1467,7 @@ func (x *AdaptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdaptResponse.ProtoReflect.Descriptor instead.
 func (*AdaptResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{16}
+	return file_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *AdaptResponse) GetResult() isAdaptResponse_Result {
@@ -1379,7 +1522,7 @@ type AdaptRefusal struct {
 
 func (x *AdaptRefusal) Reset() {
 	*x = AdaptRefusal{}
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1391,7 +1534,7 @@ func (x *AdaptRefusal) String() string {
 func (*AdaptRefusal) ProtoMessage() {}
 
 func (x *AdaptRefusal) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1404,7 +1547,7 @@ func (x *AdaptRefusal) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdaptRefusal.ProtoReflect.Descriptor instead.
 func (*AdaptRefusal) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{17}
+	return file_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *AdaptRefusal) GetCode() string {
@@ -1428,14 +1571,18 @@ type SessionRecord struct {
 	Level    string     `protobuf:"bytes,1,opt,name=level,proto3" json:"level,omitempty"`
 	Messages []*Message `protobuf:"bytes,2,rep,name=messages,proto3" json:"messages,omitempty"`
 	// Adapter disclosures (static strings and counts), e.g. what was left out.
-	Disclosures   []*Disclosure `protobuf:"bytes,3,rep,name=disclosures,proto3" json:"disclosures,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Disclosures []*Disclosure `protobuf:"bytes,3,rep,name=disclosures,proto3" json:"disclosures,omitempty"`
+	// A record-level count stated by the record itself (e.g. a generic
+	// list's stated_total), reproduced as stated.
+	HasStatedTotal bool  `protobuf:"varint,4,opt,name=has_stated_total,json=hasStatedTotal,proto3" json:"has_stated_total,omitempty"`
+	StatedTotal    int64 `protobuf:"varint,5,opt,name=stated_total,json=statedTotal,proto3" json:"stated_total,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *SessionRecord) Reset() {
 	*x = SessionRecord{}
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1447,7 +1594,7 @@ func (x *SessionRecord) String() string {
 func (*SessionRecord) ProtoMessage() {}
 
 func (x *SessionRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1460,7 +1607,7 @@ func (x *SessionRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionRecord.ProtoReflect.Descriptor instead.
 func (*SessionRecord) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{18}
+	return file_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SessionRecord) GetLevel() string {
@@ -1484,6 +1631,20 @@ func (x *SessionRecord) GetDisclosures() []*Disclosure {
 	return nil
 }
 
+func (x *SessionRecord) GetHasStatedTotal() bool {
+	if x != nil {
+		return x.HasStatedTotal
+	}
+	return false
+}
+
+func (x *SessionRecord) GetStatedTotal() int64 {
+	if x != nil {
+		return x.StatedTotal
+	}
+	return 0
+}
+
 type Message struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	RoleRaw string                 `protobuf:"bytes,1,opt,name=role_raw,json=roleRaw,proto3" json:"role_raw,omitempty"`
@@ -1497,7 +1658,7 @@ type Message struct {
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1509,7 +1670,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1522,7 +1683,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{19}
+	return file_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Message) GetRoleRaw() string {
@@ -1565,7 +1726,7 @@ type Block struct {
 
 func (x *Block) Reset() {
 	*x = Block{}
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1577,7 +1738,7 @@ func (x *Block) String() string {
 func (*Block) ProtoMessage() {}
 
 func (x *Block) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1590,7 +1751,7 @@ func (x *Block) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Block.ProtoReflect.Descriptor instead.
 func (*Block) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{20}
+	return file_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Block) GetKindRaw() string {
@@ -1687,7 +1848,7 @@ type Disclosure struct {
 
 func (x *Disclosure) Reset() {
 	*x = Disclosure{}
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1699,7 +1860,7 @@ func (x *Disclosure) String() string {
 func (*Disclosure) ProtoMessage() {}
 
 func (x *Disclosure) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1712,7 +1873,7 @@ func (x *Disclosure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Disclosure.ProtoReflect.Descriptor instead.
 func (*Disclosure) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{21}
+	return file_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Disclosure) GetCode() string {
@@ -1786,13 +1947,29 @@ const file_plugin_proto_rawDesc = "" +
 	"\x06STRING\x10\x03\"K\n" +
 	"\bFreeTier\x12\x17\n" +
 	"\aper_day\x18\x01 \x01(\x03R\x06perDay\x12&\n" +
-	"\x0fmin_interval_ms\x18\x02 \x01(\x03R\rminIntervalMs\"\xdc\x01\n" +
+	"\x0fmin_interval_ms\x18\x02 \x01(\x03R\rminIntervalMs\"\xb0\x03\n" +
 	"\tTripwires\x12#\n" +
 	"\rabsent_tokens\x18\x01 \x03(\tR\fabsentTokens\x12+\n" +
 	"\x11forbidden_phrases\x18\x02 \x03(\tR\x10forbiddenPhrases\x12)\n" +
 	"\x10exempt_sentences\x18\x03 \x03(\tR\x0fexemptSentences\x12+\n" +
 	"\x11forbidden_members\x18\x04 \x03(\tR\x10forbiddenMembers\x12%\n" +
-	"\x0eexempt_members\x18\x05 \x03(\tR\rexemptMembers\"{\n" +
+	"\x0eexempt_members\x18\x05 \x03(\tR\rexemptMembers\x12\x1f\n" +
+	"\vcount_names\x18\x06 \x03(\tR\n" +
+	"countNames\x12%\n" +
+	"\x0ecount_suffixes\x18\a \x03(\tR\rcountSuffixes\x12%\n" +
+	"\x0eestimate_names\x18\b \x03(\tR\restimateNames\x12+\n" +
+	"\x11estimate_suffixes\x18\t \x03(\tR\x10estimateSuffixes\x126\n" +
+	"\alimited\x18\n" +
+	" \x01(\v2\x1c.assay.plugin.v1.LimitedRuleR\alimited\"\xdc\x01\n" +
+	"\vLimitedRule\x12\x12\n" +
+	"\x04line\x18\x01 \x01(\tR\x04line\x12\x18\n" +
+	"\afactors\x18\x02 \x01(\tR\afactors\x12\x1b\n" +
+	"\tid_member\x18\x03 \x01(\tR\bidMember\x12#\n" +
+	"\rstatus_member\x18\x04 \x01(\tR\fstatusMember\x12\x1d\n" +
+	"\n" +
+	"exempt_ids\x18\x05 \x03(\tR\texemptIds\x12!\n" +
+	"\flimited_word\x18\x06 \x01(\tR\vlimitedWord\x12\x1b\n" +
+	"\tfull_word\x18\a \x01(\tR\bfullWord\"{\n" +
 	"\fHostToFamily\x12.\n" +
 	"\x05start\x18\x01 \x01(\v2\x16.assay.plugin.v1.StartH\x00R\x05start\x124\n" +
 	"\aproceed\x18\x02 \x01(\v2\x18.assay.plugin.v1.ProceedH\x00R\aproceedB\x05\n" +
@@ -1839,11 +2016,13 @@ const file_plugin_proto_rawDesc = "" +
 	"\x06result\"<\n" +
 	"\fAdaptRefusal\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x18\n" +
-	"\amessage\x18\x02 \x01(\tR\amessage\"\x9a\x01\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"\xe7\x01\n" +
 	"\rSessionRecord\x12\x14\n" +
 	"\x05level\x18\x01 \x01(\tR\x05level\x124\n" +
 	"\bmessages\x18\x02 \x03(\v2\x18.assay.plugin.v1.MessageR\bmessages\x12=\n" +
-	"\vdisclosures\x18\x03 \x03(\v2\x1b.assay.plugin.v1.DisclosureR\vdisclosures\"l\n" +
+	"\vdisclosures\x18\x03 \x03(\v2\x1b.assay.plugin.v1.DisclosureR\vdisclosures\x12(\n" +
+	"\x10has_stated_total\x18\x04 \x01(\bR\x0ehasStatedTotal\x12!\n" +
+	"\fstated_total\x18\x05 \x01(\x03R\vstatedTotal\"l\n" +
 	"\aMessage\x12\x19\n" +
 	"\brole_raw\x18\x01 \x01(\tR\aroleRaw\x12.\n" +
 	"\x06blocks\x18\x02 \x03(\v2\x16.assay.plugin.v1.BlockR\x06blocks\x12\x16\n" +
@@ -1891,7 +2070,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_plugin_proto_goTypes = []any{
 	(Outcome)(0),               // 0: assay.plugin.v1.Outcome
 	(LedgerField_Type)(0),      // 1: assay.plugin.v1.LedgerField.Type
@@ -1904,20 +2083,21 @@ var file_plugin_proto_goTypes = []any{
 	(*LedgerField)(nil),        // 8: assay.plugin.v1.LedgerField
 	(*FreeTier)(nil),           // 9: assay.plugin.v1.FreeTier
 	(*Tripwires)(nil),          // 10: assay.plugin.v1.Tripwires
-	(*HostToFamily)(nil),       // 11: assay.plugin.v1.HostToFamily
-	(*Start)(nil),              // 12: assay.plugin.v1.Start
-	(*Proceed)(nil),            // 13: assay.plugin.v1.Proceed
-	(*FamilyToHost)(nil),       // 14: assay.plugin.v1.FamilyToHost
-	(*Validated)(nil),          // 15: assay.plugin.v1.Validated
-	(*Report)(nil),             // 16: assay.plugin.v1.Report
-	(*AdapterDescription)(nil), // 17: assay.plugin.v1.AdapterDescription
-	(*AdaptRequest)(nil),       // 18: assay.plugin.v1.AdaptRequest
-	(*AdaptResponse)(nil),      // 19: assay.plugin.v1.AdaptResponse
-	(*AdaptRefusal)(nil),       // 20: assay.plugin.v1.AdaptRefusal
-	(*SessionRecord)(nil),      // 21: assay.plugin.v1.SessionRecord
-	(*Message)(nil),            // 22: assay.plugin.v1.Message
-	(*Block)(nil),              // 23: assay.plugin.v1.Block
-	(*Disclosure)(nil),         // 24: assay.plugin.v1.Disclosure
+	(*LimitedRule)(nil),        // 11: assay.plugin.v1.LimitedRule
+	(*HostToFamily)(nil),       // 12: assay.plugin.v1.HostToFamily
+	(*Start)(nil),              // 13: assay.plugin.v1.Start
+	(*Proceed)(nil),            // 14: assay.plugin.v1.Proceed
+	(*FamilyToHost)(nil),       // 15: assay.plugin.v1.FamilyToHost
+	(*Validated)(nil),          // 16: assay.plugin.v1.Validated
+	(*Report)(nil),             // 17: assay.plugin.v1.Report
+	(*AdapterDescription)(nil), // 18: assay.plugin.v1.AdapterDescription
+	(*AdaptRequest)(nil),       // 19: assay.plugin.v1.AdaptRequest
+	(*AdaptResponse)(nil),      // 20: assay.plugin.v1.AdaptResponse
+	(*AdaptRefusal)(nil),       // 21: assay.plugin.v1.AdaptRefusal
+	(*SessionRecord)(nil),      // 22: assay.plugin.v1.SessionRecord
+	(*Message)(nil),            // 23: assay.plugin.v1.Message
+	(*Block)(nil),              // 24: assay.plugin.v1.Block
+	(*Disclosure)(nil),         // 25: assay.plugin.v1.Disclosure
 }
 var file_plugin_proto_depIdxs = []int32{
 	7,  // 0: assay.plugin.v1.FamilyDescription.ops:type_name -> assay.plugin.v1.Op
@@ -1925,34 +2105,35 @@ var file_plugin_proto_depIdxs = []int32{
 	9,  // 2: assay.plugin.v1.FamilyDescription.free_tier:type_name -> assay.plugin.v1.FreeTier
 	10, // 3: assay.plugin.v1.FamilyDescription.tripwires:type_name -> assay.plugin.v1.Tripwires
 	1,  // 4: assay.plugin.v1.LedgerField.type:type_name -> assay.plugin.v1.LedgerField.Type
-	12, // 5: assay.plugin.v1.HostToFamily.start:type_name -> assay.plugin.v1.Start
-	13, // 6: assay.plugin.v1.HostToFamily.proceed:type_name -> assay.plugin.v1.Proceed
-	2,  // 7: assay.plugin.v1.Start.route:type_name -> assay.plugin.v1.Start.Route
-	15, // 8: assay.plugin.v1.FamilyToHost.validated:type_name -> assay.plugin.v1.Validated
-	16, // 9: assay.plugin.v1.FamilyToHost.report:type_name -> assay.plugin.v1.Report
-	0,  // 10: assay.plugin.v1.Validated.outcome:type_name -> assay.plugin.v1.Outcome
-	21, // 11: assay.plugin.v1.AdaptResponse.record:type_name -> assay.plugin.v1.SessionRecord
-	20, // 12: assay.plugin.v1.AdaptResponse.refusal:type_name -> assay.plugin.v1.AdaptRefusal
-	22, // 13: assay.plugin.v1.SessionRecord.messages:type_name -> assay.plugin.v1.Message
-	24, // 14: assay.plugin.v1.SessionRecord.disclosures:type_name -> assay.plugin.v1.Disclosure
-	23, // 15: assay.plugin.v1.Message.blocks:type_name -> assay.plugin.v1.Block
-	5,  // 16: assay.plugin.v1.Family.Describe:input_type -> assay.plugin.v1.DescribeRequest
-	11, // 17: assay.plugin.v1.Family.Run:input_type -> assay.plugin.v1.HostToFamily
-	3,  // 18: assay.plugin.v1.Family.Attach:input_type -> assay.plugin.v1.AttachRequest
-	5,  // 19: assay.plugin.v1.Adapter.Describe:input_type -> assay.plugin.v1.DescribeRequest
-	18, // 20: assay.plugin.v1.Adapter.Adapt:input_type -> assay.plugin.v1.AdaptRequest
-	18, // 21: assay.plugin.v1.Host.Adapt:input_type -> assay.plugin.v1.AdaptRequest
-	6,  // 22: assay.plugin.v1.Family.Describe:output_type -> assay.plugin.v1.FamilyDescription
-	14, // 23: assay.plugin.v1.Family.Run:output_type -> assay.plugin.v1.FamilyToHost
-	4,  // 24: assay.plugin.v1.Family.Attach:output_type -> assay.plugin.v1.AttachResponse
-	17, // 25: assay.plugin.v1.Adapter.Describe:output_type -> assay.plugin.v1.AdapterDescription
-	19, // 26: assay.plugin.v1.Adapter.Adapt:output_type -> assay.plugin.v1.AdaptResponse
-	19, // 27: assay.plugin.v1.Host.Adapt:output_type -> assay.plugin.v1.AdaptResponse
-	22, // [22:28] is the sub-list for method output_type
-	16, // [16:22] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	11, // 5: assay.plugin.v1.Tripwires.limited:type_name -> assay.plugin.v1.LimitedRule
+	13, // 6: assay.plugin.v1.HostToFamily.start:type_name -> assay.plugin.v1.Start
+	14, // 7: assay.plugin.v1.HostToFamily.proceed:type_name -> assay.plugin.v1.Proceed
+	2,  // 8: assay.plugin.v1.Start.route:type_name -> assay.plugin.v1.Start.Route
+	16, // 9: assay.plugin.v1.FamilyToHost.validated:type_name -> assay.plugin.v1.Validated
+	17, // 10: assay.plugin.v1.FamilyToHost.report:type_name -> assay.plugin.v1.Report
+	0,  // 11: assay.plugin.v1.Validated.outcome:type_name -> assay.plugin.v1.Outcome
+	22, // 12: assay.plugin.v1.AdaptResponse.record:type_name -> assay.plugin.v1.SessionRecord
+	21, // 13: assay.plugin.v1.AdaptResponse.refusal:type_name -> assay.plugin.v1.AdaptRefusal
+	23, // 14: assay.plugin.v1.SessionRecord.messages:type_name -> assay.plugin.v1.Message
+	25, // 15: assay.plugin.v1.SessionRecord.disclosures:type_name -> assay.plugin.v1.Disclosure
+	24, // 16: assay.plugin.v1.Message.blocks:type_name -> assay.plugin.v1.Block
+	5,  // 17: assay.plugin.v1.Family.Describe:input_type -> assay.plugin.v1.DescribeRequest
+	12, // 18: assay.plugin.v1.Family.Run:input_type -> assay.plugin.v1.HostToFamily
+	3,  // 19: assay.plugin.v1.Family.Attach:input_type -> assay.plugin.v1.AttachRequest
+	5,  // 20: assay.plugin.v1.Adapter.Describe:input_type -> assay.plugin.v1.DescribeRequest
+	19, // 21: assay.plugin.v1.Adapter.Adapt:input_type -> assay.plugin.v1.AdaptRequest
+	19, // 22: assay.plugin.v1.Host.Adapt:input_type -> assay.plugin.v1.AdaptRequest
+	6,  // 23: assay.plugin.v1.Family.Describe:output_type -> assay.plugin.v1.FamilyDescription
+	15, // 24: assay.plugin.v1.Family.Run:output_type -> assay.plugin.v1.FamilyToHost
+	4,  // 25: assay.plugin.v1.Family.Attach:output_type -> assay.plugin.v1.AttachResponse
+	18, // 26: assay.plugin.v1.Adapter.Describe:output_type -> assay.plugin.v1.AdapterDescription
+	20, // 27: assay.plugin.v1.Adapter.Adapt:output_type -> assay.plugin.v1.AdaptResponse
+	20, // 28: assay.plugin.v1.Host.Adapt:output_type -> assay.plugin.v1.AdaptResponse
+	23, // [23:29] is the sub-list for method output_type
+	17, // [17:23] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -1960,19 +2141,19 @@ func file_plugin_proto_init() {
 	if File_plugin_proto != nil {
 		return
 	}
-	file_plugin_proto_msgTypes[8].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[9].OneofWrappers = []any{
 		(*HostToFamily_Start)(nil),
 		(*HostToFamily_Proceed)(nil),
 	}
-	file_plugin_proto_msgTypes[11].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[12].OneofWrappers = []any{
 		(*FamilyToHost_Validated)(nil),
 		(*FamilyToHost_Report)(nil),
 	}
-	file_plugin_proto_msgTypes[16].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[17].OneofWrappers = []any{
 		(*AdaptResponse_Record)(nil),
 		(*AdaptResponse_Refusal)(nil),
 	}
-	file_plugin_proto_msgTypes[20].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[21].OneofWrappers = []any{
 		(*Block_Text)(nil),
 		(*Block_NonSerialisable)(nil),
 	}
@@ -1982,7 +2163,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   22,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   3,
 		},
