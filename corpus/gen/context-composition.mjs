@@ -300,6 +300,105 @@ function classifyC(text) {
   return 'C-TEXT';
 }
 
+// The four content tests of C-4 evaluated independently (M01's axis-C
+// conflict count needs every one that holds, not only the first). The text
+// is the block's text; every test runs on its NFC form (C-5).
+function cTests(text) {
+  const t = text.normalize('NFC');
+  const C = codePoints(t);
+  const segs = base64Segments(t).filter((s) => s.qualifies);
+  const blobChars = segs.reduce((k, s) => k + s.text.length, 0);
+  const tr = trim4(t);
+  const node = tryParse(tr);
+  const tl = splitLines(tr);
+  const fenced = tl.length >= 2 && /^```[^`]*$/.test(tl[0]) && tl[tl.length - 1] === '```';
+  const ne = splitLines(t).filter(nonEmptyLine);
+  const indented = ne.length > 0 && 2 * ne.filter((l) => l.startsWith('    ') || l.startsWith('\t')).length >= ne.length;
+  return {
+    C, segs,
+    blob: C > 0 && 10 * blobChars >= 9 * C,
+    raw: rawExportTest(t, C),
+    struct: node !== null && (node.t === 'object' || node.t === 'array'),
+    code: fenced || indented,
+  };
+}
+
+// ============================================================== M08 / M09 normalisation (C-12)
+
+// Unicode White_Space, as C-12 lists it (not JavaScript's \s, which has
+// U+FEFF and lacks U+0085).
+const WHITE_SPACE = new Set([
+  0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20, 0x85, 0xa0, 0x1680,
+  0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200a,
+  0x2028, 0x2029, 0x202f, 0x205f, 0x3000,
+]);
+const isWS = (ch) => WHITE_SPACE.has(ch.codePointAt(0));
+
+// N(s): NFC, CRLF/CR to LF, trim, internal whitespace runs to one space, case kept.
+function normN(text) {
+  const t = text.normalize('NFC').replace(/\r\n|\r/g, '\n');
+  let out = '';
+  let gap = false;
+  for (const ch of t) {
+    if (isWS(ch)) { gap = out.length > 0; continue; }
+    if (gap) out += ' ';
+    gap = false;
+    out += ch;
+  }
+  return out;
+}
+
+// Per code point simple lowercase mapping (Go's unicode.ToLower). JavaScript's
+// toLowerCase applied to one code point at a time agrees except on U+0130,
+// whose full mapping is two code points (C-12); applying it to a whole string
+// would also bring in the context-dependent final sigma, which a per-code-point
+// mapping never applies.
+function lowerSimple(s) {
+  let out = '';
+  for (const ch of s) {
+    if (ch === '\u0130') { out += 'i'; continue; }
+    const l = ch.toLowerCase();
+    assert([...l].length === 1, 'simple lowercase is one code point for ' + ch.codePointAt(0).toString(16));
+    out += l;
+  }
+  return out;
+}
+
+const STRIP = new Set([...'.,;:!?()[]{}', '"', "'", '\u2018', '\u2019', '\u201c', '\u201d', '`']);
+function m09Tokens(n) {
+  const toks = [];
+  for (const w of lowerSimple(n).split(' ')) {
+    const cps = [...w];
+    let a = 0, b = cps.length;
+    while (a < b && STRIP.has(cps[a])) a++;
+    while (b > a && STRIP.has(cps[b - 1])) b--;
+    if (b > a) toks.push(cps.slice(a, b).join(''));
+  }
+  return toks;
+}
+function shingles(toks) {
+  const s = new Set();
+  for (let i = 0; i + 3 <= toks.length; i++) s.add(toks[i] + ' ' + toks[i + 1] + ' ' + toks[i + 2]);
+  return s;
+}
+
+// ============================================================== stated counts (C-8, C-10, C-12, C-13)
+
+const INT64_MIN = -(2n ** 63n), INT64_MAX = 2n ** 63n - 1n;
+const MAX_STATED = 999999999999999n;
+// A harness_stated_counts figure is valid when its JSON number literal is a
+// non-negative integer without sign, fraction or exponent, at most 15 digits.
+const validHarnessFigure = (node) => node.t === 'number' && /^(0|[1-9][0-9]{0,14})$/.test(node.raw);
+// A generic stated_tokens / stated_total is carried when it is a JSON integer
+// (no fraction, no exponent) within int64; null when it is not (R-5).
+function carriedInteger(node) {
+  if (node.t !== 'number' || !/^-?(0|[1-9][0-9]*)$/.test(node.raw)) return null;
+  const v = BigInt(node.raw);
+  if (v < INT64_MIN || v > INT64_MAX) return null;
+  if (node.raw === '-0') undecided('a generic stated integer written -0');
+  return { value: v, valid: v >= 0n && v <= MAX_STATED };
+}
+
 // ============================================================== adapters (C-8)
 //
 // SessionRecord: {level, messages: [{role_raw, schema, blocks: [block]}]};
@@ -415,6 +514,9 @@ function lettaAdapt(sh) {
       });
     } else {
       if (hasFlags) undecided('current-shape in_context flags without in_context_message_ids');
+      // C-8 gives the order of in_context_message_ids and of the older shape
+      // only; a current-shape agent without the list has no decided order.
+      if (fileMessages.length > 1) undecided('order of a current-shape agent without in_context_message_ids');
       selected = fileMessages.map((_, k) => k);
     }
   } else {
@@ -425,10 +527,11 @@ function lettaAdapt(sh) {
     } else if (pool.length > 1) {
       undecided('older-shape order without in-context flags');
     }
-    // "The in-context system message" when several are in context (the
-    // old-shape fixture has two) is not decided: the first in file order is
-    // taken. No part-1 answer depends on message order.
-    const sysPos = pool.find((k) => fileMessages[k].role === 'system');
+    // "The in-context system message" when several are in context is not
+    // decided (the order of every later block depends on it).
+    const systems = pool.filter((k) => lettaRole(fileMessages[k]) === 'system');
+    if (systems.length > 1) undecided('older shape with several in-context system messages');
+    const sysPos = systems[0];
     const rest = pool.filter((k) => k !== sysPos);
     const keyed = rest.map((k) => ({ k, t: instantNs(fileMessages[k].created_at) }));
     keyed.sort((a, b) => (a.t < b.t ? -1 : a.t > b.t ? 1 : a.k - b.k));
@@ -438,6 +541,13 @@ function lettaAdapt(sh) {
   // Retrieval links: call id -> function name, over the whole file.
   const callName = new Map();
   for (const m of fileMessages) {
+    if (typeof m.message_type === 'string') {
+      // API view: a tool_call_message names its call in tool_call.tool_call_id.
+      if (m.message_type === 'tool_call_message' && isPlainObject(m.tool_call) && typeof m.tool_call.tool_call_id === 'string') {
+        callName.set(m.tool_call.tool_call_id, m.tool_call.name);
+      }
+      continue;
+    }
     if (Array.isArray(m.tool_calls)) {
       for (const tc of m.tool_calls) {
         if (isPlainObject(tc) && typeof tc.id === 'string' && isPlainObject(tc.function)) callName.set(tc.id, tc.function.name);
@@ -449,6 +559,10 @@ function lettaAdapt(sh) {
   if (schemaBlocks.length > 0) messages.push({ role_raw: undefined, schema: true, blocks: schemaBlocks });
   for (const k of selected) {
     const m = fileMessages[k];
+    if (typeof m.message_type === 'string') {
+      messages.push(lettaApiMessage(m, callName));
+      continue;
+    }
     if (typeof m.role !== 'string') undecided('letta message role that is not a string');
     const role = m.role;
     const blocks = [];
@@ -456,18 +570,9 @@ function lettaAdapt(sh) {
     if (!Array.isArray(content)) undecided('letta content that is not an array');
     const textParts = [];
     for (const part of content) {
-      if (!isPlainObject(part)) undecided('letta content part that is not an object');
-      if (typeof part.text === 'string') {
-        textParts.push(part.text);
-        let kind = part.type;
-        const pk = tryParse(part.text);
-        if (pk && pk.t === 'object' && pk.m.get('type') && pk.m.get('type').t === 'string' && PACKED_TYPES.has(pk.m.get('type').v)) {
-          kind = pk.m.get('type').v;
-        }
-        blocks.push(mkBlock({ role_raw: role, kind_raw: kind, text: part.text }));
-      } else {
-        blocks.push(mkBlock({ role_raw: role, kind_raw: part.type, text: null }));
-      }
+      const b = lettaPart(part, role);
+      if (b.text !== null) textParts.push(b.text);
+      blocks.push(b);
     }
     const calls = m.tool_calls === undefined || m.tool_calls === null ? [] : m.tool_calls;
     if (!Array.isArray(calls)) undecided('letta tool_calls that is not an array');
@@ -493,6 +598,83 @@ function lettaAdapt(sh) {
     level: 'L2', messages, record_was_json_string: sh.wasString,
     messages_left_out: fileMessages.length - selected.length, root,
   };
+}
+
+// The role a letta message is measured under: its message_type's (API view,
+// C-8) or its stored role.
+const API_ROLES = {
+  system_message: 'system', user_message: 'user', assistant_message: 'assistant',
+  reasoning_message: 'assistant', hidden_reasoning_message: 'assistant', tool_call_message: 'assistant',
+  tool_return_message: 'tool',
+};
+function lettaRole(m) {
+  if (typeof m.message_type === 'string') return hasOwn(API_ROLES, m.message_type) ? API_ROLES[m.message_type] : m.message_type;
+  return m.role;
+}
+
+// A content[] part under the general rule: a string text is a text block whose
+// kind_raw is the part's type (or the packed type); any other part is non-serialisable.
+function lettaPart(part, role) {
+  if (!isPlainObject(part)) undecided('letta content part that is not an object');
+  if (typeof part.text !== 'string') return mkBlock({ role_raw: role, kind_raw: part.type, text: null });
+  let kind = part.type;
+  const pk = tryParse(part.text);
+  if (pk && pk.t === 'object' && pk.m.get('type') && pk.m.get('type').t === 'string' && PACKED_TYPES.has(pk.m.get('type').v)) {
+    kind = pk.m.get('type').v;
+  }
+  return mkBlock({ role_raw: role, kind_raw: kind, text: part.text });
+}
+
+// One message of the API view (C-8).
+function lettaApiMessage(m, callName) {
+  const type = m.message_type;
+  const role = lettaRole(m);
+  for (const k of ['tool_calls', 'tool_returns']) {
+    if (Array.isArray(m[k]) && m[k].length > 0) undecided(`an API-view message that also carries ${k}`);
+  }
+  let blocks;
+  switch (type) {
+    case 'system_message':
+    case 'user_message':
+    case 'assistant_message':
+      if (typeof m.content === 'string') {
+        // A string content has no part type; kind_raw is undecided and
+        // unobservable for these roles unless the text is packed.
+        const pk = tryParse(m.content);
+        if (pk && pk.t === 'object') undecided('packed JSON as an API-view string content');
+        blocks = [mkBlock({ role_raw: role, kind_raw: undefined, text: m.content })];
+      } else if (Array.isArray(m.content)) {
+        blocks = m.content.map((p) => lettaPart(p, role));
+      } else {
+        undecided('API-view content that is neither a string nor a list of parts');
+      }
+      break;
+    case 'reasoning_message':
+      if (typeof m.reasoning !== 'string') undecided('reasoning_message without a string reasoning');
+      blocks = [mkBlock({ role_raw: role, kind_raw: 'reasoning', text: m.reasoning })];
+      break;
+    case 'hidden_reasoning_message':
+      blocks = [mkBlock({ role_raw: role, kind_raw: 'reasoning', text: null })];
+      break;
+    case 'tool_call_message': {
+      const tc = m.tool_call;
+      if (!isPlainObject(tc) || typeof tc.arguments !== 'string') undecided('tool_call_message without string tool_call.arguments');
+      blocks = [mkBlock({ role_raw: role, kind_raw: 'tool_call', name: tc.name, has_args: true, text: tc.arguments })];
+      break;
+    }
+    case 'tool_return_message': {
+      if (typeof m.tool_return !== 'string') undecided('tool_return_message without a string tool_return');
+      const name = typeof m.tool_call_id === 'string' ? callName.get(m.tool_call_id) : undefined;
+      blocks = [mkBlock({ role_raw: role, kind_raw: 'tool_return', name, text: m.tool_return, retr: RETRIEVAL_TOOLS.has(name) })];
+      break;
+    }
+    default:
+      // "Any other type keeps the type as its role": its blocks are read by
+      // the general rule, which needs content[] parts.
+      if (!Array.isArray(m.content) || m.content.length === 0) undecided('an API-view message of another type without content parts');
+      blocks = m.content.map((p) => lettaPart(p, role));
+  }
+  return { role_raw: role, schema: false, blocks };
 }
 
 // ---------------------------------------------------------------- anthropic-messages (L0)
@@ -586,19 +768,35 @@ function genericShape(recordNode) {
   return { r5: true };
 }
 
-function genericAdapt(rec) {
-  // `text` neither a string nor null is R-5 (C-8), checked over every message first.
-  for (const m of rec.messages) {
+function genericAdapt(rec, recNode) {
+  // `text` neither a string nor null is R-5 (C-8), checked over every message
+  // first; so is a stated_tokens / stated_total that is present, not null and
+  // not a JSON integer within int64.
+  const msgNodes = recNode.m.get('messages').a;
+  const carried = [];
+  for (const [k, m] of rec.messages.entries()) {
     if (!isPlainObject(m)) undecided('generic message that is not an object');
     if (!hasOwn(m, 'text')) undecided('generic message without a text member');
     if (m.text !== null && typeof m.text !== 'string') return { r5: true };
+    const sn = msgNodes[k].m.get('stated_tokens');
+    carried.push(undefined);
+    if (sn !== undefined && !(sn.t === 'lit' && sn.v === null)) {
+      const c = carriedInteger(sn);
+      if (!c) return { r5: true };
+      carried[k] = c;
+    }
+  }
+  let statedTotal;
+  const stn = recNode.m.get('stated_total');
+  if (stn !== undefined && !(stn.t === 'lit' && stn.v === null)) {
+    statedTotal = carriedInteger(stn);
+    if (!statedTotal) return { r5: true };
   }
   let schemas = [];
   if (hasOwn(rec, 'tool_schemas')) {
     if (!Array.isArray(rec.tool_schemas)) undecided('tool_schemas that is not an array');
     schemas = rec.tool_schemas;
   }
-  if (hasOwn(rec, 'stated_total')) undecided('stated_total (C-10 does not say how it counts)');
   const presentNonNull = (m, k) => {
     if (!hasOwn(m, k)) return false;
     if (m[k] === null) undecided(`generic ${k} present with null`);
@@ -617,17 +815,18 @@ function genericAdapt(rec) {
       }),
     });
   }
-  for (const m of rec.messages) {
+  for (const [k, m] of rec.messages.entries()) {
     if (typeof m.role !== 'string') undecided('generic message without a string role');
+    if (hasOwn(m, 'kind') && m.kind !== null && typeof m.kind !== 'string') undecided('generic kind that is not a string');
     messages.push({
       role_raw: m.role, schema: false,
       blocks: [mkBlock({
         role_raw: m.role, kind_raw: typeof m.kind === 'string' ? m.kind : undefined, name: m.name,
-        has_args: m.has_args === true, source: m.source, text: m.text, stated_tokens: m.stated_tokens,
+        has_args: m.has_args === true, source: m.source, text: m.text, stated_tokens: carried[k],
       })],
     });
   }
-  return { level, messages };
+  return { level, messages, stated_total: statedTotal };
 }
 
 // ============================================================== axis P (C-9)
@@ -721,7 +920,7 @@ export function build({ criteria, annexText }) {
     }
     if (shape.r5) return { refuse: ['record_does_not_parse_as_declared_format'] };
     const rec = fmt === 'letta-af' ? lettaAdapt(shape)
-      : fmt === 'anthropic-messages' ? anthropicAdapt(plain(recordNode)) : genericAdapt(plain(recordNode));
+      : fmt === 'anthropic-messages' ? anthropicAdapt(plain(recordNode)) : genericAdapt(plain(recordNode), recordNode);
     if (rec.r5) return { refuse: ['record_does_not_parse_as_declared_format'] };
     // R-6 (caller) is the host's; cases always carry a well-formed caller.
 
@@ -747,7 +946,61 @@ export function build({ criteria, annexText }) {
       const allVoid = blocks.every((b) => ['C-EMPTY', 'C-UNK'].includes(classifyC(b.text)));
       assert(allVoid === (T === 0), 'T = 0 iff every block is C-EMPTY or C-UNK');
     }
-    return { env, fmt, rec, blocks, sizes, T, cnm };
+    return { env, fmt, rec, blocks, sizes, T, cnm, root, recordNode, text };
+  }
+
+  // The stated counts of a submission (C-8, C-10, C-12, C-13), over the
+  // non-schema messages in adapted order.
+  function statedInfo(ev) {
+    const { root, rec } = ev;
+    const msgs = rec.messages.filter((m) => !m.schema);
+    const hn = root.m.get('harness_stated_counts'); // an object when present (validated)
+    let total = null; // {valid, value} of a present, non-null harness total
+    let entries = []; // per_message nodes
+    if (hn !== undefined) {
+      const tn = hn.m.get('total');
+      if (tn !== undefined && !(tn.t === 'lit' && tn.v === null)) total = { valid: validHarnessFigure(tn), value: tn.t === 'number' ? Number(tn.raw) : null };
+      const pn = hn.m.get('per_message');
+      if (pn !== undefined) {
+        if (pn.t !== 'array') undecided('per_message that is not an array');
+        entries = pn.a;
+      }
+    }
+    const isNull = (n) => n.t === 'lit' && n.v === null;
+    const inRange = entries.slice(0, msgs.length);
+    const ignored = Math.max(0, entries.length - msgs.length);
+    const invalidEntries = inRange.filter((n) => !isNull(n) && !validHarnessFigure(n)).length;
+    const gt = rec.stated_total; // generic stated_total, carried
+    // The whole-record figure: the envelope's valid total wins over a valid
+    // generic stated_total (C-12, C-13).
+    let wholeTotal = null;
+    if (total && total.valid) wholeTotal = { value: total.value, from: 'harness' };
+    else if (gt && gt.valid) {
+      if (total) undecided('an invalid harness total beside a valid generic stated_total');
+      wholeTotal = { value: Number(gt.value), from: 'stated_total' };
+    }
+    if (gt && !gt.valid) undecided('an invalid generic stated_total (is it counted in invalid_entry_count?)');
+    const perMessage = msgs.map((m, i) => {
+      const n = inRange[i];
+      if (n !== undefined && validHarnessFigure(n)) return { covered: true, stated: Number(n.raw), from: 'per_message' };
+      if (m.blocks.length > 0 && m.blocks.every((b) => b.stated_tokens && b.stated_tokens.valid)) {
+        const sum = m.blocks.reduce((k, b) => k + b.stated_tokens.value, 0n);
+        assert(sum <= BigInt(Number.MAX_SAFE_INTEGER), 'stated sum is a safe integer');
+        return { covered: true, stated: Number(sum), from: 'stated_tokens' };
+      }
+      return { covered: false };
+    });
+    const validEntryAnywhere = entries.some(validHarnessFigure);
+    const validInRange = inRange.some(validHarnessFigure);
+    if (validEntryAnywhere && !validInRange && !wholeTotal && !ev.blocks.some((b) => b.stated_tokens && b.stated_tokens.valid)) {
+      undecided('valid per_message entries only beyond the message count (no stated counts, or partial coverage?)');
+    }
+    const anyStated = wholeTotal !== null || validEntryAnywhere || ev.blocks.some((b) => b.stated_tokens && b.stated_tokens.valid);
+    const allCovered = perMessage.every((x) => x.covered);
+    let status = null;
+    if (!anyStated) status = 'no stated counts';
+    else if (!allCovered && !wholeTotal) status = 'partial coverage';
+    return { msgs, total, wholeTotal, perMessage, ignored, invalidEntries, allCovered, status };
   }
 
   // C-10: the pre-check's NOT-ASSESSABLE list, register order.
@@ -756,20 +1009,13 @@ export function build({ criteria, annexText }) {
     const msgs = rec.messages.filter((m) => !m.schema);
     for (const m of msgs) if (m.blocks.length === 0) undecided('adapted message with zero blocks (F-5 / F-10 coverage)');
     const out = [];
-    if (msgs.length === 0) out.push({ factor: 'F-3', metric: 'M06', reason: 'zero denominator' });
+    // F-3: no non-schema message has a sized block (C-10 as amended by C-13).
+    if (!msgs.some((m) => m.blocks.some((b) => b.text !== null))) out.push({ factor: 'F-3', metric: 'M06', reason: 'zero denominator' });
     const anyUser = msgs.some((m) => classifyP(m.blocks[0], fmt, rec.level).winner === 'P-USER');
     if (!anyUser) out.push({ factor: 'F-5', metric: 'M07', reason: 'no P-USER message' });
-    const hsc = isPlainObject(env.harness_stated_counts) ? env.harness_stated_counts : {};
-    if (hasOwn(hsc, 'per_message') && !Array.isArray(hsc.per_message)) undecided('per_message that is not an array');
-    if (hasOwn(hsc, 'total') && typeof hsc.total !== 'number') undecided('total that is not a number');
-    const pm = Array.isArray(hsc.per_message) ? hsc.per_message : [];
-    for (const x of pm) if (x !== null && !Number.isInteger(x)) undecided('per_message entry that is not an integer or null');
-    const hasTotal = typeof hsc.total === 'number';
-    const isNum = (x) => typeof x === 'number';
-    const anyStated = hasTotal || pm.some(isNum) || ev.blocks.some((b) => isNum(b.stated_tokens));
-    const covered = msgs.every((m, i) => isNum(pm[i]) || m.blocks.every((b) => isNum(b.stated_tokens)));
-    if (!anyStated) out.push({ factor: 'F-10', metric: 'M12', reason: 'no stated counts' });
-    else if (!covered && !hasTotal) out.push({ factor: 'F-10', metric: 'M12', reason: 'partial coverage' });
+    void env;
+    const st = statedInfo(ev);
+    if (st.status) out.push({ factor: 'F-10', metric: 'M12', reason: st.status });
     out.push({ factor: 'F-11', metric: null, reason: 'NOT-ASSESSABLE-BY-DESIGN in v1' });
     return out;
   }
@@ -1222,11 +1468,11 @@ export function build({ criteria, annexText }) {
     'An anthropic-messages object whose messages member is an object is refused record_does_not_parse_as_declared_format.',
     { body: anth({ messages: { role: 'user', content: 'hi' } }), expectCode: 'record_does_not_parse_as_declared_format' });
   pre('precheck-anthropic-nothing-assessable',
-    'An anthropic record of only image and redacted_thinking blocks and an empty tool_result has no textual payload, disclosed as nothing_assessable on the pre-check.',
+    'An anthropic record of only image and redacted_thinking blocks and an empty tool_result has no textual payload, disclosed as nothing_assessable on the pre-check with F-3 listed since no message has a sized block.',
     {
       body: anth({ messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'https://example.invalid/x.png' } }, { type: 'tool_result', tool_use_id: 't' }] }, { role: 'assistant', content: [{ type: 'redacted_thinking', data: 'EmwKAhgB' }] }] }),
       expectCode: 'nothing_assessable',
-      check: expectNA(['F-10:no stated counts', 'F-11']),
+      check: expectNA(['F-3', 'F-10:no stated counts', 'F-11']),
     });
   aud('audit-anthropic-zero-entries',
     'An anthropic record with an empty messages list and no system answers 422 zero_entries, unpaid.',

@@ -71,9 +71,25 @@ func TestContextAuditPrecheckThroughAdapters(t *testing.T) {
 	if c, _ := nothing.json["could_not_measure"].(map[string]any); nothing.status != 422 || c["kind"] != "nothing_assessable" {
 		t.Errorf("nothing assessable: %d %s", nothing.status, nothing.raw)
 	}
-	// a measurable submission on the paid route: not measured yet (part 2), never charged
-	notYet := post(t, h.URL+"/context-audit/audit", envelope("anthropic-messages", []any{map[string]any{"role": "user", "content": "hello"}}))
-	if c, _ := notYet.json["could_not_measure"].(map[string]any); notYet.status != 422 || c["kind"] != "measurement_not_yet_offered" {
-		t.Errorf("paid route: %d %s", notYet.status, notYet.raw)
+	// a measurable submission on the paid route: the signed report (the
+	// ANNEX C-13 example, worked by hand: E("Hello there") = ceil(11/4) = 3,
+	// E("Hi") = 1, T = 4; no stated counts, so F-10 is NOT-ASSESSABLE and
+	// the line says LIMITED)
+	rep := post(t, h.URL+"/context-audit/audit", envelope("anthropic-messages", []any{
+		map[string]any{"role": "user", "content": "Hello there"}, map[string]any{"role": "assistant", "content": "Hi"}}))
+	if rep.status != 200 || rep.json["kind"] != "report" {
+		t.Fatalf("paid route: %d %.300s", rep.status, rep.raw)
+	}
+	verified(t, h, rep)
+	want := "CONTEXT COMPOSITION — format: anthropic-messages (L0) · messages: 2 · blocks: 2 · total: est:~4 · unknown blocks: 0 · LIMITED — " + rep.json["issued_at"].(string)
+	if rep.json["measurement_line"] != want {
+		t.Errorf("measurement line %q", rep.json["measurement_line"])
+	}
+	factors, _ := rep.json["factors"].([]any)
+	if len(factors) != 13 {
+		t.Fatalf("%d factors", len(factors))
+	}
+	if f10, _ := factors[10].(map[string]any); f10["id"] != "F-10" || f10["status"] != "NOT-ASSESSABLE" || f10["reason"] != "no stated counts" {
+		t.Errorf("F-10 %v", f10)
 	}
 }

@@ -25,33 +25,59 @@ func ClassifyC(text string, serialisable bool) string {
 		return CUnk
 	}
 	nfc := norm.NFC.String(text)
-	c := Chars(nfc)
-	if c == 0 {
-		return CEmpty
-	}
-	blob := 0
-	for _, s := range Base64Segments(nfc) {
-		blob += s.Length
-	}
-	switch {
-	case 10*blob >= 9*c:
-		return CBlob
-	case RawExport(nfc, c):
-		return CRaw
-	case structured(nfc):
-		return CStruct
-	case code(nfc):
-		return CCode
-	}
-	return CText
+	return contentTests(nfc, Chars(nfc)).class
 }
 
-func structured(s string) bool {
-	t := strings.Trim(s, space)
-	if t == "" || (t[0] != '{' && t[0] != '[') || !json.Valid([]byte(t)) {
-		return false
+// content is what the axis-C tests and the M10 census found in one
+// block's NFC text.
+type content struct {
+	class     string
+	conflict  bool // two or more of C-BLOB, C-RAW, C-STRUCT, C-CODE hold (ANNEX C-13)
+	std, url  int  // qualifying segments per alphabet
+	segChars  int
+	rawExport bool
+}
+
+// contentTests runs every axis-C test once (the census needs each result
+// whatever the class) and picks the first in precedence order.
+func contentTests(nfc string, chars int) content {
+	if chars == 0 {
+		return content{class: CEmpty}
 	}
-	return true
+	var k content
+	for _, s := range Base64Segments(nfc) {
+		if s.URLSafe {
+			k.url++
+		} else {
+			k.std++
+		}
+		k.segChars += s.Length
+	}
+	trimmed := strings.Trim(nfc, space)
+	isJSON := trimmed != "" && (trimmed[0] == '{' || trimmed[0] == '[') && json.Valid([]byte(trimmed))
+	k.rawExport = rawExport(nfc, chars, trimmed, isJSON)
+	blob := 10*k.segChars >= 9*chars
+	code := code(nfc)
+	fired := 0
+	for _, t := range []bool{blob, k.rawExport, isJSON, code} {
+		if t {
+			fired++
+		}
+	}
+	k.conflict = fired >= 2
+	switch {
+	case blob:
+		k.class = CBlob
+	case k.rawExport:
+		k.class = CRaw
+	case isJSON:
+		k.class = CStruct
+	case code:
+		k.class = CCode
+	default:
+		k.class = CText
+	}
+	return k
 }
 
 func code(s string) bool {

@@ -10,49 +10,50 @@ import (
 // Segment is one qualifying base64 run of the M10 census.
 type Segment struct {
 	URLSafe bool
-	Start   int // code-point offset in the NFC text
-	Length  int // code points, padding included
+	Start   int // byte offset in the NFC text (every alphabet character is ASCII)
+	Length  int // characters, padding included (bytes = code points here)
 }
 
-func isStd(r rune) bool  { return r == '+' || r == '/' }
-func isURL(r rune) bool  { return r == '-' || r == '_' }
-func isBoth(r rune) bool { return r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' }
+func isStd(c byte) bool  { return c == '+' || c == '/' }
+func isURL(c byte) bool  { return c == '-' || c == '_' }
+func isBoth(c byte) bool { return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
 
 // Base64Segments finds the qualifying segments (ANNEX C-5): maximal runs
 // of one alphabet plus at most two '=', length ≥ 40 and a multiple of 4,
 // decoding strictly to ≥ 30 bytes. A run of letters and digits only is
-// standard; it is counted once.
+// standard; it is counted once. It scans bytes: every alphabet character
+// is ASCII and no byte of a multi-byte UTF-8 sequence is, so runs and
+// lengths are the same as over code points.
 func Base64Segments(nfc string) []Segment {
-	runes := []rune(nfc)
 	var out []Segment
-	for i := 0; i < len(runes); {
-		if !isBoth(runes[i]) && !isStd(runes[i]) && !isURL(runes[i]) {
+	for i := 0; i < len(nfc); {
+		if c := nfc[i]; !isBoth(c) && !isStd(c) && !isURL(c) {
 			i++
 			continue
 		}
 		start, url, decided := i, false, false
-		for ; i < len(runes); i++ {
-			r := runes[i]
-			if isBoth(r) {
+		for ; i < len(nfc); i++ {
+			c := nfc[i]
+			if isBoth(c) {
 				continue
 			}
-			if isStd(r) && (!decided || !url) {
+			if isStd(c) && (!decided || !url) {
 				decided, url = true, false
 				continue
 			}
-			if isURL(r) && (!decided || url) {
+			if isURL(c) && (!decided || url) {
 				decided, url = true, true
 				continue
 			}
 			break // the other alphabet's character starts the next run
 		}
 		pads := 0
-		for i+pads < len(runes) && runes[i+pads] == '=' {
+		for i+pads < len(nfc) && nfc[i+pads] == '=' {
 			pads++
 		}
 		end := i + min(pads, 2) // a third '=' ends the run before it
 		i += pads
-		if seg := string(runes[start:end]); qualifies(seg, url) {
+		if end-start >= 40 && qualifies(nfc[start:end], url) {
 			out = append(out, Segment{URLSafe: url, Start: start, Length: end - start})
 		}
 	}
@@ -89,6 +90,13 @@ func lines(s string) []string {
 
 // RawExport is test R-1 (ANNEX C-5).
 func RawExport(nfc string, chars int) bool {
+	t := strings.Trim(nfc, space)
+	return rawExport(nfc, chars, t, t != "" && (t[0] == '{' || t[0] == '[') && json.Valid([]byte(t)))
+}
+
+// rawExport is R-1 with the trimmed text and its JSON validity, which
+// axis C computes once for C-STRUCT too.
+func rawExport(nfc string, chars int, trimmed string, isJSON bool) bool {
 	ls := lines(nfc)
 	if len(ls) == 0 {
 		return false
@@ -108,15 +116,12 @@ func RawExport(nfc string, chars int) bool {
 	if 5*matching >= 4*len(ls) {
 		return true
 	}
-	return chars >= 200 && wideJSON(strings.Trim(nfc, space))
+	return chars >= 200 && isJSON && wideJSON(trimmed)
 }
 
 // wideJSON: a strict JSON object with ≥ 10 distinct member names, or an
 // array with ≥ 10 elements.
 func wideJSON(s string) bool {
-	if !json.Valid([]byte(s)) {
-		return false
-	}
 	var obj map[string]json.RawMessage
 	if json.Unmarshal([]byte(s), &obj) == nil && obj != nil {
 		return len(obj) >= 10

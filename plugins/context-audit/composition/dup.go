@@ -1,6 +1,7 @@
 package composition
 
 import (
+	"container/heap"
 	"crypto/sha256"
 	"slices"
 	"strings"
@@ -17,10 +18,14 @@ func whiteSpace(r rune) bool { return unicode.IsSpace(r) }
 
 // Normalise is M08's N(s): NFC, CRLF and CR to LF, trimmed, internal
 // whitespace runs to one space, case preserved.
-func Normalise(s string) string {
-	s = norm.NFC.String(s)
-	s = strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
+func Normalise(s string) string { return normaliseNFC(norm.NFC.String(s)) }
+
+// normaliseNFC is N(s) of a text already in NFC. CR and LF are themselves
+// whitespace, so folding line ends first changes nothing once runs become
+// one space; the step is kept implicit.
+func normaliseNFC(s string) string {
 	var b strings.Builder
+	b.Grow(len(s))
 	space := false
 	for _, r := range strings.TrimFunc(s, whiteSpace) {
 		if whiteSpace(r) {
@@ -44,16 +49,14 @@ type ExactGroup struct {
 }
 
 // ExactDuplicates groups sized blocks by SHA-256 of N(text) (the digest is
-// internal and never printed); empty N(s) is excluded (ANNEX C-12).
-func (c *Classified) ExactDuplicates(texts []string) []ExactGroup {
+// internal and never printed); empty N(s) is excluded (ANNEX C-12). Groups
+// come in the order of their kept (lowest) index.
+func (c *Classified) ExactDuplicates() []ExactGroup {
 	byKey := map[[32]byte]*ExactGroup{}
 	var order [][32]byte
 	for i, b := range c.Blocks {
-		if !b.Sized {
-			continue
-		}
-		n := Normalise(texts[i])
-		if n == "" {
+		n := c.norms[i]
+		if !b.Sized || n == "" {
 			continue
 		}
 		k := sha256.Sum256([]byte(n))
@@ -83,8 +86,10 @@ const quoteOrPunct = ".,;:!?()[]{}\"'`\u2018\u2019\u201c\u201d"
 
 // Tokens is M09's word list: N(s) lowercased per code point (simple
 // mapping), split on single spaces, ends stripped, empties dropped.
-func Tokens(s string) []string {
-	n := strings.Map(unicode.ToLower, Normalise(s))
+func Tokens(s string) []string { return tokensOf(Normalise(s)) }
+
+func tokensOf(n string) []string {
+	n = strings.Map(unicode.ToLower, n)
 	var out []string
 	for _, w := range strings.Split(n, " ") {
 		if w = strings.Trim(w, quoteOrPunct); w != "" {
@@ -97,43 +102,87 @@ func Tokens(s string) []string {
 // ListingBound is how many M09 pairs a report lists (the count is exact).
 const ListingBound = 100
 
+// NearResult is M09's answer.
+type NearResult struct {
+	Eligible int // sized blocks with at least 3 tokens
+	Count    int64
+	Pairs    []nearjoin.Pair // the first ListingBound by (I, J)
+}
+
 // NearDuplicates is M09: pairs of blocks whose 3-gram shingle sets reach
-// Jaccard 0.80, exact-duplicate pairs (equal N(s)) dropped; it returns the
-// exact count and the first ListingBound pairs by (lower, higher) index.
-func NearDuplicates(texts []string) (int64, []nearjoin.Pair) {
-	ids := map[string]uint32{}
-	sets := make([][]uint32, len(texts))
-	norms := make([]string, len(texts))
-	for i, t := range texts {
-		norms[i] = Normalise(t)
-		tok := Tokens(t)
-		for k := 0; k+3 <= len(tok); k++ {
-			sh := tok[k] + " " + tok[k+1] + " " + tok[k+2]
-			id, ok := ids[sh]
-			if !ok {
-				id = uint32(len(ids))
-				ids[sh] = id
-			}
-			sets[i] = append(sets[i], id)
+// Jaccard 0.80, exact-duplicate pairs (equal N(s)) dropped, counted
+// exactly, listed up to ListingBound by (lower, higher) block index.
+func (c *Classified) NearDuplicates() NearResult {
+	words := map[string]uint32{}
+	shingles := map[[3]uint32]uint32{}
+	sets := make([][]uint32, len(c.Blocks))
+	var r NearResult
+	var ids []uint32
+	for i, b := range c.Blocks {
+		if !b.Sized {
+			continue
 		}
+		ids = ids[:0]
+		for _, w := range tokensOf(c.norms[i]) {
+			id, ok := words[w]
+			if !ok {
+				id = uint32(len(words))
+				words[w] = id
+			}
+			ids = append(ids, id)
+		}
+		if len(ids) < 3 {
+			continue
+		}
+		r.Eligible++
+		set := make([]uint32, 0, len(ids)-2)
+		for k := 0; k+3 <= len(ids); k++ {
+			key := [3]uint32{ids[k], ids[k+1], ids[k+2]}
+			id, ok := shingles[key]
+			if !ok {
+				id = uint32(len(shingles))
+				shingles[key] = id
+			}
+			set = append(set, id)
+		}
+		sets[i] = set
 	}
-	var count int64
-	var list []nearjoin.Pair
+	first := &pairHeap{}
 	nearjoin.Join(sets, func(p nearjoin.Pair) {
-		if norms[p.I] == norms[p.J] {
+		if c.norms[p.I] == c.norms[p.J] {
 			return // an exact pair: M08's
 		}
-		count++
-		list = append(list, p)
-	})
-	slices.SortFunc(list, func(a, b nearjoin.Pair) int {
-		if a.I != b.I {
-			return a.I - b.I
+		r.Count++
+		if first.Len() < ListingBound {
+			heap.Push(first, p)
+		} else if less(p, (*first)[0]) {
+			(*first)[0] = p
+			heap.Fix(first, 0)
 		}
-		return a.J - b.J
 	})
-	if len(list) > ListingBound {
-		list = list[:ListingBound]
-	}
-	return count, list
+	r.Pairs = slices.Clone(*first)
+	slices.SortFunc(r.Pairs, func(a, b nearjoin.Pair) int {
+		if less(a, b) {
+			return -1
+		}
+		return 1
+	})
+	return r
+}
+
+func less(a, b nearjoin.Pair) bool { return a.I < b.I || a.I == b.I && a.J < b.J }
+
+// pairHeap keeps the ListingBound smallest pairs: a max-heap, so the
+// largest kept pair is the one a smaller newcomer replaces.
+type pairHeap []nearjoin.Pair
+
+func (h pairHeap) Len() int           { return len(h) }
+func (h pairHeap) Less(i, j int) bool { return less(h[j], h[i]) }
+func (h pairHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *pairHeap) Push(x any)        { *h = append(*h, x.(nearjoin.Pair)) }
+func (h *pairHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }

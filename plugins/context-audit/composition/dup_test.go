@@ -39,14 +39,39 @@ func TestExactAndNearDuplicates(t *testing.T) {
 		blocks = append(blocks, txt("text", "", s))
 	}
 	c := Classify("generic-message-list", &pb.SessionRecord{Level: "L0", Messages: []*pb.Message{{RoleRaw: "user", Blocks: blocks}}})
-	groups := c.ExactDuplicates(texts)
+	groups := c.ExactDuplicates()
 	// blocks 0 and 2: N(s) equal; 2 is the excess (E of "...today " = ceil(51/4) = 13)
 	if len(groups) != 1 || !slices.Equal(groups[0].Blocks, []int{0, 2}) || groups[0].ExcessCount != 1 || groups[0].ExcessE != 13 {
 		t.Fatalf("exact groups %+v", groups)
 	}
-	n, list := NearDuplicates(texts)
+	r := c.NearDuplicates()
 	// 0-1 and 1-2 are near (identical shingles after lowercasing, N(s) differ); 0-2 is exact, dropped
-	if n != 2 || !slices.Equal(list, []nearjoin.Pair{{I: 0, J: 1}, {I: 1, J: 2}}) {
-		t.Errorf("near pairs %d %v", n, list)
+	if r.Count != 2 || r.Eligible != 3 || !slices.Equal(r.Pairs, []nearjoin.Pair{{I: 0, J: 1}, {I: 1, J: 2}}) {
+		t.Errorf("near pairs %+v", r)
+	}
+}
+
+// 30 blocks that differ only in case: every pair is near (same shingles
+// after lowercasing) and none is exact, so 435 pairs, of which the first
+// 100 by (i, j) are listed: (0,1) … (0,29) is 29, (1,2) … (1,29) 28,
+// (2,3) … (2,29) 27: 84, then (3,4) … (3,19): 16 more.
+func TestNearListingIsBoundedAndOrdered(t *testing.T) {
+	var blocks []*pb.Block
+	for i := 0; i < 30; i++ {
+		w := []byte("aaaaa bbbbb ccccc ddddd")
+		for k := 0; k < 5; k++ {
+			if i&(1<<k) != 0 {
+				w[k] = 'A'
+			}
+		}
+		blocks = append(blocks, txt("text", "", string(w)))
+	}
+	c := Classify("generic-message-list", &pb.SessionRecord{Level: "L0", Messages: []*pb.Message{{RoleRaw: "user", Blocks: blocks}}})
+	r := c.NearDuplicates()
+	if r.Count != 435 || len(r.Pairs) != ListingBound {
+		t.Fatalf("count %d, listed %d", r.Count, len(r.Pairs))
+	}
+	if r.Pairs[0] != (nearjoin.Pair{I: 0, J: 1}) || r.Pairs[84] != (nearjoin.Pair{I: 3, J: 4}) || r.Pairs[99] != (nearjoin.Pair{I: 3, J: 19}) {
+		t.Errorf("listing %v … %v … %v", r.Pairs[0], r.Pairs[84], r.Pairs[99])
 	}
 }

@@ -1,10 +1,12 @@
 package composition
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
+	"strings"
+	"time"
 
 	contextcomposition "github.com/assay-audit/assay/criteria/context-composition"
 	"github.com/assay-audit/assay/sdk"
@@ -17,9 +19,6 @@ const (
 	KindEntryTooLarge  = "entry_too_large"
 	KindZeroEntries    = "zero_entries"
 	KindNothing        = "nothing_assessable"
-	// KindNotYet answers a measurable submission on the paid route until
-	// the metric register (part 2) is built: signed, 422, never charged.
-	KindNotYet = "measurement_not_yet_offered"
 )
 
 var kindMessages = map[string]string{
@@ -27,7 +26,6 @@ var kindMessages = map[string]string{
 	KindEntryTooLarge:  "an entry's adapted text exceeds the published cap",
 	KindZeroEntries:    "the record has no entries",
 	KindNothing:        "no entry carries a textual payload",
-	KindNotYet:         "this host does not yet measure reports under context-composition/v1; nothing was charged",
 }
 
 // Family serves context-composition/v1 through the SDK.
@@ -37,13 +35,23 @@ type Family struct {
 	levels   map[string]string
 	never    []string
 	price    string
+	scope    string
+	label    string
+	f9       string
+	criteria string
 }
 
 type document struct {
 	Accepted []string          `json:"accepted_formats"`
 	Levels   map[string]string `json:"format_levels"`
 	Never    []string          `json:"never_assessable"`
-	Price    struct {
+	ID       string            `json:"criteria_id"`
+	Scope    string            `json:"scope_block"`
+	F9       string            `json:"f9_line"`
+	Method   struct {
+		Labelling string `json:"labelling"`
+	} `json:"estimation_method"`
+	Price struct {
 		Label string `json:"label"`
 		Basis string `json:"basis"`
 	} `json:"price"`
@@ -63,15 +71,39 @@ func New() (*Family, error) {
 	desc.Formats = d.Accepted
 	desc.LedgerFields = []*pb.LedgerField{
 		{Name: "op", Type: pb.LedgerField_STRING, Vocabulary: []string{"audit"}},
+		{Name: "measurement_line", Type: pb.LedgerField_STRING, Pattern: linePattern(d.Accepted)},
+		{Name: "declared_format_id", Type: pb.LedgerField_STRING, Vocabulary: d.Accepted},
+		{Name: "entry_count", Type: pb.LedgerField_NUMBER},
+		{Name: "record_bytes", Type: pb.LedgerField_NUMBER},
+		{Name: "outcome", Type: pb.LedgerField_STRING, Vocabulary: []string{"measured_full", "measured_limited"}},
 	}
+	exempt := append(append([]string{d.Scope, d.Method.Labelling, d.F9}, d.Never...), fixedSentences...)
 	desc.Tripwires = &pb.Tripwires{
 		AbsentTokens:     []string{sdk.NotAssessable},
-		ForbiddenPhrases: []string{"score", "grade", "quality", "recall degraded", "better", "worse", "good", "bad"},
-		ExemptSentences:  append(append([]string{}, d.Never...), kindMessages[KindNotYet]),
-		ForbiddenMembers: []string{"score", "grade", "composite", "text", "content"},
+		ForbiddenPhrases: []string{"score", "grade", "quality", "recall degraded", "better", "worse", "good", "bad", "healthy", "rotten", "certified", "degraded", "improved", "pass", "fail"},
+		ExemptSentences:  exempt,
+		ForbiddenMembers: []string{"score", "grade", "composite", "verdict", "text", "content", "fetched_at"},
+		// P-OTHER raw values are printed because the criteria require it
+		ExemptMembers:    []string{"raw_values"},
+		CountNames:       []string{"characters", "bytes"},
+		CountSuffixes:    []string{"_count", "_bytes"},
+		EstimateNames:    []string{"tokens", "share", "depth"},
+		EstimateSuffixes: []string{"_tokens", "_share"},
+		Limited: &pb.LimitedRule{Line: "measurement_line", Factors: "factors", IdMember: "id", StatusMember: "status",
+			ExemptIds: []string{"F-11"}, LimitedWord: "· LIMITED —", FullWord: "· FULL —"},
 	}
 	return &Family{desc: desc, accepted: d.Accepted, levels: d.Levels, never: d.Never,
-		price: d.Price.Label + " " + d.Price.Basis}, nil
+		price: d.Price.Label + " " + d.Price.Basis, scope: d.Scope, label: d.Method.Labelling, f9: d.F9, criteria: d.ID}, nil
+}
+
+// linePattern is the measurement line's grammar (ANNEX C-13): the ledger
+// keeps the line only when it is this shape, so it can hold no content.
+func linePattern(formats []string) string {
+	ids := make([]string, len(formats))
+	for i, f := range formats {
+		ids[i] = regexp.QuoteMeta(f)
+	}
+	return `CONTEXT COMPOSITION — format: (` + strings.Join(ids, "|") + `) \((L0|L1|L2)\) · messages: [0-9]+ · blocks: [0-9]+ · total: est:~[0-9]+ · unknown blocks: [0-9]+ · (FULL|LIMITED) — [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z`
 }
 
 // Describe returns the family's description.
@@ -133,27 +165,69 @@ func (f *Family) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 	}
 	if req.Route == sdk.Precheck {
 		// the pre-check discloses the kind (200); the paid route answers it (422)
-		return sdk.Checked{Outcome: sdk.Accepted, Body: f.precheck(env, rec, m, kind, facts)}
+		c := Classify(env.FormatID, rec)
+		st := ReadStated(env.StatedCounts, c, rec.GetStatedTotal(), rec.GetHasStatedTotal())
+		return sdk.Checked{Outcome: sdk.Accepted, Body: f.precheck(env, rec, m, c, st, kind, facts)}
 	}
 	if kind != "" {
 		return couldNot(kind, facts)
 	}
-	return couldNot(KindNotYet, nil)
+	return sdk.Checked{Outcome: sdk.Accepted, Measure: func(ctx context.Context, clock func() time.Time) (sdk.Report, error) {
+		return f.Report(env, rec, clock), nil
+	}}
 }
 
-func (f *Family) precheck(env *Envelope, rec *pb.SessionRecord, m Summary, kind string, facts map[string]any) map[string]any {
+// Report measures an accepted submission (ANNEX C-13); clock gives the
+// check-end instant once the figures are computed.
+func (f *Family) Report(env *Envelope, rec *pb.SessionRecord, clock func() time.Time) sdk.Report {
+	c := Classify(env.FormatID, rec)
+	st := ReadStated(env.StatedCounts, c, rec.GetStatedTotal(), rec.GetHasStatedTotal())
+	checkEnd := clock()
+	ms := Measure(c, st, checkEnd)
+	jsonString, leftOut := recordFacts(rec)
+	body := ms.Body
+	body["method"] = map[string]any{"id": Method, "criteria": f.criteria}
+	body["labelling"] = f.label
+	body["declared_format"] = map[string]any{"id": env.FormatID, "level": rec.GetLevel(), "version_supplied": env.VersionGiven}
+	body["record_bytes"] = len(env.Record)
+	body["record_was_json_string"] = jsonString
+	body["messages_left_out_count"] = leftOut
+	body["unknown_top_level_members"] = env.UnknownMembers
+	body["scope"] = f.scope
+	body["never_assessable"] = f.never
+	// F-9's literature line is the criteria's own sentence
+	for _, fc := range body["factors"].([]map[string]any) {
+		if fc["id"] == "F-9" && fc["status"] == "ASSESSABLE" {
+			fc["literature_line"] = f.f9
+		}
+	}
+	outcome := "measured_full"
+	if ms.Limited {
+		outcome = "measured_limited"
+	}
+	return sdk.Report{Body: body, CheckEnd: checkEnd, Ledger: map[string]any{
+		"op": "audit", "measurement_line": ms.Line, "declared_format_id": env.FormatID,
+		"entry_count": len(c.Blocks), "record_bytes": len(env.Record), "outcome": outcome,
+	}}
+}
+
+func (f *Family) precheck(env *Envelope, rec *pb.SessionRecord, m Summary, c *Classified, st Stated, kind string, facts map[string]any) map[string]any {
 	headline := Share(m.TresE, m.T)
 	if rec.GetLevel() != "L2" {
 		headline = sdk.NotStated{Token: sdk.NotAssessable, Reason: "not identifiable at this level"}
 	}
 	na := []map[string]any{}
-	if m.NonSchemaMessages == 0 {
+	sized := false
+	for _, msg := range c.Msgs {
+		sized = sized || (!msg.Schema && msg.Sized)
+	}
+	if !sized {
 		na = append(na, map[string]any{"factor": "F-3", "metric": "M06", "reason": "zero denominator"})
 	}
 	if !m.HasUserMessage {
 		na = append(na, map[string]any{"factor": "F-5", "metric": "M07", "reason": "no P-USER message"})
 	}
-	if reason := statedStatus(env, rec, m); reason != "" {
+	if reason := st.Status(c.Messages); reason != "" {
 		na = append(na, map[string]any{"factor": "F-10", "metric": "M12", "reason": reason})
 	}
 	na = append(na, map[string]any{"factor": "F-11", "metric": nil, "reason": "NOT-ASSESSABLE-BY-DESIGN in v1"})
@@ -221,58 +295,4 @@ func Summarise(format string, rec *pb.SessionRecord) Summary {
 		}
 	}
 	return s
-}
-
-type stated struct {
-	Total      *json.Number      `json:"total"`
-	PerMessage []json.RawMessage `json:"per_message"`
-}
-
-// statedStatus is F-10's pre-check status (ANNEX C-10): "" when covered.
-func statedStatus(env *Envelope, rec *pb.SessionRecord, m Summary) string {
-	var st stated
-	if env.StatedCounts != nil {
-		dec := json.NewDecoder(bytes.NewReader(env.StatedCounts))
-		dec.UseNumber()
-		_ = dec.Decode(&st)
-	}
-	hasTotal := st.Total != nil && *st.Total != ""
-	perMessage := map[int]bool{}
-	for i, raw := range st.PerMessage {
-		if isNumber(raw) {
-			perMessage[i] = true
-		}
-	}
-	anyBlock := false
-	covered, idx := 0, 0
-	for _, msg := range rec.GetMessages() {
-		if msg.GetSchema() {
-			continue
-		}
-		all := len(msg.GetBlocks()) > 0
-		for _, b := range msg.GetBlocks() {
-			if b.GetHasStatedTokens() {
-				anyBlock = true
-			} else {
-				all = false
-			}
-		}
-		if perMessage[idx] || all {
-			covered++
-		}
-		idx++
-	}
-	switch {
-	case !hasTotal && len(perMessage) == 0 && !anyBlock:
-		return "no stated counts"
-	case !hasTotal && covered < m.NonSchemaMessages:
-		return "partial coverage"
-	}
-	return ""
-}
-
-// isNumber reports a JSON number literal (null and strings are not).
-func isNumber(raw json.RawMessage) bool {
-	t := bytes.TrimSpace(raw)
-	return len(t) > 0 && (t[0] == '-' || (t[0] >= '0' && t[0] <= '9'))
 }

@@ -2,6 +2,9 @@ package composition
 
 import (
 	"slices"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 )
@@ -21,49 +24,107 @@ type BlockFacts struct {
 	Chars   int  // C(b); 0 for a non-serialisable block
 	E       int  // E(b); 0 for a non-serialisable block
 	Sized   bool // false for a non-serialisable block (its size is not assessable)
+	// the M10 census and the axis-C conflict flag
+	CConflict bool
+	Std, URL  int
+	SegChars  int
+	RawExport bool
+}
+
+// MessageFacts is one message of the adapted record.
+type MessageFacts struct {
+	Index  int // message index; -1 for the schema pseudo-message
+	Schema bool
+	First  int // first block index; Blocks is the count
+	Blocks int
+	E      int  // sum of its sized blocks' E
+	Sized  bool // at least one sized block
+	User   bool // its first block is P-USER (M07)
+	// Stated is the sum of its blocks' stated tokens when every block
+	// carries one (a generic record); HasStated says so.
+	Stated    int64
+	HasStated bool
 }
 
 // Classified is a record's blocks on both axes with the counts the
 // register's header facts and composition tables read (M01–M05, M13).
 type Classified struct {
+	Format          string
 	Level           string
 	Blocks          []BlockFacts
+	Msgs            []MessageFacts
 	Messages        int // non-schema messages
 	SchemaBlocks    int
 	EmptyBlocks     int
+	Unsized         int
 	PConflicts      int
+	CConflicts      int
 	CTotal, T       int
 	PCount, PEst    map[string]int
 	CCount, CEst    map[string]int
 	Cross           map[[2]string]int // P × C block counts
+	CrossE          map[[2]string]int // P × C sized estimates
 	OtherRaw        []string          // P-OTHER raw values, distinct, first-seen order
 	UnknownEitherE  int
 	UnknownEitherN  int
 	NotIdentifiable []string // structural P classes a level cannot show
+	AnyBlockStated  bool     // some block carries a valid stated_tokens
+	// norms holds N(s) per block for M08 and M09 ("" for unsized blocks):
+	// computed once, never printed.
+	norms []string
 }
 
-// Classify measures and classifies every block of an adapted record.
+// Classify measures and classifies every block of an adapted record in one
+// pass: NFC once per block, every axis-C test and the census once.
 func Classify(format string, rec *pb.SessionRecord) *Classified {
-	c := &Classified{Level: rec.GetLevel(), PCount: map[string]int{}, PEst: map[string]int{},
-		CCount: map[string]int{}, CEst: map[string]int{}, Cross: map[[2]string]int{}}
+	c := &Classified{Format: format, Level: rec.GetLevel(), PCount: map[string]int{}, PEst: map[string]int{},
+		CCount: map[string]int{}, CEst: map[string]int{}, Cross: map[[2]string]int{}, CrossE: map[[2]string]int{}}
 	if c.Level != "L2" {
 		c.NotIdentifiable = Structural
 	}
+	n := 0
+	for _, m := range rec.GetMessages() {
+		n += len(m.GetBlocks())
+	}
+	c.Blocks = make([]BlockFacts, 0, n)
+	c.norms = make([]string, 0, n)
 	idx, msgIdx := 0, 0
 	for _, m := range rec.GetMessages() {
-		mi := -1
+		mf := MessageFacts{Index: -1, Schema: m.GetSchema(), First: idx, Blocks: len(m.GetBlocks())}
 		if !m.GetSchema() {
-			mi = msgIdx
+			mf.Index = msgIdx
 			msgIdx++
 		}
-		for _, b := range m.GetBlocks() {
-			f := BlockFacts{Index: idx, Message: mi}
+		allStated := len(m.GetBlocks()) > 0
+		for bi, b := range m.GetBlocks() {
+			f := BlockFacts{Index: idx, Message: mf.Index}
 			idx++
 			f.P = ClassifyP(format, c.Level, m.GetRoleRaw(), m.GetSchema(), b)
-			f.C = ClassifyC(b.GetText(), !b.GetNonSerialisable())
-			if !b.GetNonSerialisable() {
-				f.Chars = Chars(b.GetText())
+			nrm := ""
+			if b.GetNonSerialisable() {
+				f.C = CUnk
+				c.Unsized++
+			} else {
+				nfc := b.GetText()
+				if !norm.NFC.IsNormalString(nfc) {
+					nfc = norm.NFC.String(nfc)
+				}
+				f.Chars = utf8.RuneCountInString(nfc)
 				f.E, f.Sized = Estimate(f.Chars), true
+				k := contentTests(nfc, f.Chars)
+				f.C, f.CConflict, f.Std, f.URL, f.SegChars, f.RawExport = k.class, k.conflict, k.std, k.url, k.segChars, k.rawExport
+				nrm = normaliseNFC(nfc)
+				mf.Sized = true
+				mf.E += f.E
+			}
+			if bi == 0 && f.P.Class == PUser {
+				mf.User = true
+			}
+			if b.GetHasStatedTokens() && b.GetStatedTokens() >= 0 && b.GetStatedTokens() <= maxStated {
+				mf.Stated += b.GetStatedTokens()
+				c.AnyBlockStated = true
+			} else {
+				allStated = false
 			}
 			if m.GetSchema() {
 				c.SchemaBlocks++
@@ -73,6 +134,9 @@ func Classify(format string, rec *pb.SessionRecord) *Classified {
 			}
 			if len(f.P.Losers) > 0 {
 				c.PConflicts++
+			}
+			if f.CConflict {
+				c.CConflicts++
 			}
 			for _, raw := range f.P.Raw {
 				if !slices.Contains(c.OtherRaw, raw) {
@@ -86,12 +150,16 @@ func Classify(format string, rec *pb.SessionRecord) *Classified {
 			c.CCount[f.C]++
 			c.CEst[f.C] += f.E
 			c.Cross[[2]string{f.P.Class, f.C}]++
+			c.CrossE[[2]string{f.P.Class, f.C}] += f.E
 			if f.P.Class == PUnk || f.C == CUnk {
 				c.UnknownEitherN++
 				c.UnknownEitherE += f.E
 			}
 			c.Blocks = append(c.Blocks, f)
+			c.norms = append(c.norms, nrm)
 		}
+		mf.HasStated = allStated
+		c.Msgs = append(c.Msgs, mf)
 	}
 	c.Messages = msgIdx
 	return c
