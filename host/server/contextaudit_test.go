@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"strings"
@@ -91,5 +92,60 @@ func TestContextAuditPrecheckThroughAdapters(t *testing.T) {
 	}
 	if f10, _ := factors[10].(map[string]any); f10["id"] != "F-10" || f10["status"] != "NOT-ASSESSABLE" || f10["reason"] != "no stated counts" {
 		t.Errorf("F-10 %v", f10)
+	}
+}
+
+// Reports that break the family's declared tripwires are forged inside an
+// otherwise genuine context-audit plugin; the host withholds each (500,
+// never charged, never in the ledger, counted) and issues the genuine one.
+func TestContextAuditSelfCheckWithholdsForgedReports(t *testing.T) {
+	h := testhost.Start(t, testhost.Options{Adapters: caAdapters}, "host/internal/testfamily/forged")
+	record := []any{map[string]any{"role": "user", "content": "Hello there"}, map[string]any{"role": "assistant", "content": "Hi"}}
+	send := func(forge string, stated any) reply {
+		env := map[string]any{"envelope_version": "context-composition-envelope/1", "declared_format_id": "anthropic-messages", "record": record}
+		if forge != "" {
+			env["forge"] = forge
+		}
+		if stated != nil {
+			env["harness_stated_counts"] = stated
+		}
+		b, _ := json.Marshal(env)
+		return post(t, h.URL+"/context-audit/audit", b)
+	}
+	full := map[string]any{"total": 4} // F-10 assessable: the genuine line says FULL
+	forgeries := []struct {
+		forge  string
+		stated any
+	}{
+		{"full_line", nil}, {"limited_line", full}, {"estimate_as_number", nil}, {"count_as_estimate", nil},
+		{"zeroed_factor", nil}, {"composite", nil}, {"wording", nil},
+	}
+	for _, f := range forgeries {
+		r := send(f.forge, f.stated)
+		if r.status != 500 || errorCode(r) != "self_check_failed" {
+			t.Errorf("%s: %d %.300s", f.forge, r.status, r.raw)
+		}
+		if strings.Contains(string(r.raw), "measurement_line") {
+			t.Errorf("%s: the withheld report leaked", f.forge)
+		}
+	}
+	if r := send("", nil); r.status != 200 || !strings.Contains(r.json["measurement_line"].(string), "· LIMITED —") {
+		t.Fatalf("genuine LIMITED report: %d %.300s", r.status, r.raw)
+	}
+	if r := send("", full); r.status != 200 || !strings.Contains(r.json["measurement_line"].(string), "· FULL —") {
+		t.Fatalf("genuine FULL report: %d %.300s", r.status, r.raw)
+	}
+	lines, err := h.Store.Lines(context.Background())
+	if err != nil || len(lines) != 2 {
+		t.Fatalf("ledger: %d lines, %v; want the two genuine reports only", len(lines), err)
+	}
+	var fields map[string]any
+	_ = json.Unmarshal([]byte(lines[1].FamilyFields), &fields)
+	if fields["outcome"] != "measured_full" || fields["declared_format_id"] != "anthropic-messages" || fields["entry_count"] != float64(2) || fields["record_bytes"] == nil {
+		t.Errorf("ledger fields %s", lines[1].FamilyFields)
+	}
+	m := do(t, "GET", h.URL+"/context-audit/metrics", nil, nil)
+	if want := `assay_self_check_failures_total{service="context-audit"} 7`; !strings.Contains(string(m.raw), want) {
+		t.Errorf("metrics lack %s", want)
 	}
 }
