@@ -19,13 +19,13 @@ func workedRecord() *pb.SessionRecord {
 	unsized := &pb.Block{Content: &pb.Block_NonSerialisable{NonSerialisable: true}}
 	return &pb.SessionRecord{Level: "L2", Messages: []*pb.Message{
 		{Schema: true, Blocks: []*pb.Block{txt("tool_definition", "lookup", `{"name":"lookup"}`)}}, // b0: C 17, E 5, P-TDEF, C-STRUCT
-		{RoleRaw: "system", Blocks: []*pb.Block{txt("", "", "You are a careful assistant.")}},       // b1 m0: C 28, E 7, P-SYS
-		{RoleRaw: "user", Blocks: []*pb.Block{txt("", "", "find the blue box now")}},                // b2 m1: C 21, E 6, P-USER
-		{RoleRaw: "assistant", Blocks: []*pb.Block{txt("tool_call", "", `{"q":"blue box"}`)}},       // b3 m2: C 16, E 4, P-TCALL over P-ASST
-		{RoleRaw: "tool", Blocks: []*pb.Block{txt("tool_result", "", "Find the blue box now!")}},    // b4 m3: C 22, E 6, P-TRES
-		{RoleRaw: "user", Blocks: []*pb.Block{txt("", "", "find the blue box now")}},                // b5 m4: E 6, exact with b2
-		{RoleRaw: "assistant", Blocks: []*pb.Block{unsized}},                                        // b6 m5: C-UNK
-		{RoleRaw: "critic", Blocks: []*pb.Block{txt("", "", "")}},                                   // b7 m6: P-OTHER, C-EMPTY
+		{RoleRaw: "system", Blocks: []*pb.Block{txt("", "", "You are a careful assistant.")}},      // b1 m0: C 28, E 7, P-SYS
+		{RoleRaw: "user", Blocks: []*pb.Block{txt("", "", "find the blue box now")}},               // b2 m1: C 21, E 6, P-USER
+		{RoleRaw: "assistant", Blocks: []*pb.Block{txt("tool_call", "", `{"q":"blue box"}`)}},      // b3 m2: C 16, E 4, P-TCALL over P-ASST
+		{RoleRaw: "tool", Blocks: []*pb.Block{txt("tool_result", "", "Find the blue box now!")}},   // b4 m3: C 22, E 6, P-TRES
+		{RoleRaw: "user", Blocks: []*pb.Block{txt("", "", "find the blue box now")}},               // b5 m4: E 6, exact with b2
+		{RoleRaw: "assistant", Blocks: []*pb.Block{unsized}},                                       // b6 m5: C-UNK
+		{RoleRaw: "critic", Blocks: []*pb.Block{txt("", "", "")}},                                  // b7 m6: P-OTHER, C-EMPTY
 	}}
 }
 
@@ -82,8 +82,8 @@ func TestReportWorkedByHand(t *testing.T) {
 		"M01":  {js2(at(t, m, "header_facts", "M01")), `{"axis_c_conflict_count":0,"axis_p_conflict_count":1,"block_count":8,"empty_block_count":1,"message_count":7,"schema_block_count":1}`},
 		"M02":  {js2(at(t, m, "header_facts", "M02")), `{"characters":125,"tokens":"est:~34","unsized_block_count":1}`},
 		"M13":  {js2(at(t, m, "header_facts", "M13")), `{"c_unk":{"block_count":1,"share":{"reason":"non-serialisable payload","value":"NOT-ASSESSABLE"},"tokens":{"reason":"non-serialisable payload","value":"NOT-ASSESSABLE"}},"either":{"block_count":1,"share":"est:~0.00%","tokens":"est:~0"},"p_unk":{"block_count":0,"share":"est:~0.00%","tokens":"est:~0"}}`},
-		"TDEF": {js2(at(t, m, "factors", 0, "rows", 0)), `{"block_count":1,"class":"P-TDEF","share":"est:~14.71%","tokens":"est:~5"}`},       // 500/34 = 14.705…
-		"USER": {js2(at(t, m, "factors", 0, "rows", 6)), `{"block_count":2,"class":"P-USER","share":"est:~35.29%","tokens":"est:~12"}`},      // 1200/34 = 35.294…
+		"TDEF": {js2(at(t, m, "factors", 0, "rows", 0)), `{"block_count":1,"class":"P-TDEF","share":"est:~14.71%","tokens":"est:~5"}`},  // 500/34 = 14.705…
+		"USER": {js2(at(t, m, "factors", 0, "rows", 6)), `{"block_count":2,"class":"P-USER","share":"est:~35.29%","tokens":"est:~12"}`}, // 1200/34 = 35.294…
 		"OTH":  {js2(at(t, m, "factors", 0, "rows", 8)), `{"block_count":1,"class":"P-OTHER","raw_values":["critic"],"share":"est:~0.00%","tokens":"est:~0"}`},
 		"conf": {js2(at(t, m, "factors", 0, "conflicts")), `[{"block_index":3,"losers":["P-ASST"],"winner":"P-TCALL"}]`},
 		"CUNK": {js2(at(t, m, "factors", 1, "rows", 1)), `{"block_count":1,"class":"C-UNK","share":{"reason":"non-serialisable payload","value":"NOT-ASSESSABLE"},"tokens":{"reason":"non-serialisable payload","value":"NOT-ASSESSABLE"}}`},
@@ -95,11 +95,11 @@ func TestReportWorkedByHand(t *testing.T) {
 		// M07: turn 0 = m0 (7); turn 1 = m1..m3 (16, cumulative 23 = 67.647…%); turn 2 = m4..m6 (6, 29 = 85.294…%)
 		"M07": {js2(at(t, m, "factors", 5, "turns")), `[{"cumulative_share":"est:~20.59%","cumulative_tokens":"est:~7","first_message_index":0,"increment_tokens":"est:~7","message_count":1,"turn":0},{"cumulative_share":"est:~67.65%","cumulative_tokens":"est:~23","first_message_index":1,"increment_tokens":"est:~16","message_count":3,"turn":1},{"cumulative_share":"est:~85.29%","cumulative_tokens":"est:~29","first_message_index":4,"increment_tokens":"est:~6","message_count":3,"turn":2}]`},
 		// M09: b1, b2, b4, b5 have ≥ 3 tokens; b2/b4 and b4/b5 share every shingle, b2/b5 is exact (M08's)
-		"M09": {js2([]any{at(t, m, "factors", 6, "eligible_block_count"), at(t, m, "factors", 6, "pair_count"), at(t, m, "factors", 6, "pairs")}), `[4,2,[[2,4],[4,5]]]`},
-		"M11": {js2([]any{at(t, m, "factors", 8, "block_count"), at(t, m, "factors", 8, "share"), at(t, m, "factors", 8, "absence_note")}), `[1,"est:~14.71%",null]`},
-		"M14": {js2(at(t, m, "factors", 9, "blocks")), `[{"block_index":1,"class":"P-SYS","depth":"est:~14.71%","offset_tokens":"est:~5"}]`},
-		"F10": {js2(at(t, m, "factors", 10)), `{"id":"F-10","metric":"M12","reason":"no stated counts","status":"NOT-ASSESSABLE"}`},
-		"M15": {js2(at(t, m, "factors", 12)), `{"block_index":1,"c_class":"C-TEXT","id":"F-12","message_index":0,"metric":"M15","p_class":"P-SYS","share":"est:~20.59%","status":"ASSESSABLE","tokens":"est:~7"}`},
+		"M09":  {js2([]any{at(t, m, "factors", 6, "eligible_block_count"), at(t, m, "factors", 6, "pair_count"), at(t, m, "factors", 6, "pairs")}), `[4,2,[[2,4],[4,5]]]`},
+		"M11":  {js2([]any{at(t, m, "factors", 8, "block_count"), at(t, m, "factors", 8, "share"), at(t, m, "factors", 8, "absence_note")}), `[1,"est:~14.71%",null]`},
+		"M14":  {js2(at(t, m, "factors", 9, "blocks")), `[{"block_index":1,"class":"P-SYS","depth":"est:~14.71%","offset_tokens":"est:~5"}]`},
+		"F10":  {js2(at(t, m, "factors", 10)), `{"id":"F-10","metric":"M12","reason":"no stated counts","status":"NOT-ASSESSABLE"}`},
+		"M15":  {js2(at(t, m, "factors", 12)), `{"block_index":1,"c_class":"C-TEXT","id":"F-12","message_index":0,"metric":"M15","p_class":"P-SYS","share":"est:~20.59%","status":"ASSESSABLE","tokens":"est:~7"}`},
 		"line": {m["measurement_line"].(string), "CONTEXT COMPOSITION — format: generic-message-list (L2) · messages: 7 · blocks: 8 · total: est:~34 · unknown blocks: 1 · LIMITED — 2026-11-29T12:00:00Z"},
 	}
 	for name, c := range checks {
@@ -167,7 +167,7 @@ func TestComparisonEdges(t *testing.T) {
 // F-9 print theirs, and a record with no user message is LIMITED by F-5.
 func TestReportAtL0(t *testing.T) {
 	rec := &pb.SessionRecord{Level: "L0", Messages: []*pb.Message{
-		{RoleRaw: "system", Blocks: []*pb.Block{txt("text", "", "abcd")}},                // b0: E 1
+		{RoleRaw: "system", Blocks: []*pb.Block{txt("text", "", "abcd")}},            // b0: E 1
 		{RoleRaw: "assistant", Blocks: []*pb.Block{txt("tool_use", "f", `{"a":1}`)}}, // b1: C 7, E 2 (kind unread at L0)
 	}}
 	m := measured(t, rec, "")
