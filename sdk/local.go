@@ -12,14 +12,29 @@ import (
 // with the same messages the plugin boundary carries. Tests and benchmarks
 // use it to compare the in-process cost with the cross-process one.
 type LocalSession struct {
-	Family  Family
-	Ctx     context.Context
-	checked Checked
+	Family Family
+	Ctx    context.Context
+	// Adapters reaches format adapters; nil offers none.
+	Adapters AdapterCaller
+	checked  Checked
+}
+
+// LocalAdapters routes each format id to an adapter in the caller's
+// process: the in-process counterpart of the host's adapter routing.
+type LocalAdapters map[string]Adapter
+
+// Adapt calls the adapter registered for the request's format.
+func (l LocalAdapters) Adapt(ctx context.Context, req *pb.AdaptRequest) (*pb.AdaptResponse, error) {
+	a, ok := l[req.GetFormatId()]
+	if !ok {
+		return nil, errors.New("no adapter for the format")
+	}
+	return a.Adapt(ctx, req), nil
 }
 
 // Start validates.
 func (l *LocalSession) Start(s *pb.Start) (*pb.Validated, error) {
-	req := Request{Op: s.GetOp(), Body: s.GetBody(), Now: time.Unix(0, s.GetNowUnixNano()).UTC(), Route: Precheck}
+	req := Request{Op: s.GetOp(), Body: s.GetBody(), Now: time.Unix(0, s.GetNowUnixNano()).UTC(), Route: Precheck, Adapters: l.Adapters}
 	if s.GetRoute() == pb.Start_OP {
 		req.Route = Op
 	}

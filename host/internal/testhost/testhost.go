@@ -153,6 +153,8 @@ type Options struct {
 	NoFreeTier bool
 	// Adapters are adapter plugin packages to load and route formats to.
 	Adapters []string
+	// LocalAdapters are adapters InProcess runs in the test's process.
+	LocalAdapters []sdk.Adapter
 	// Gate builds the payment gate over the host's store; nil means
 	// payments off.
 	Gate func(tb testing.TB, st *store.Store) payment.Gate
@@ -242,10 +244,13 @@ func Start(tb testing.TB, opts Options, pkgs ...string) *Host {
 // String names the host for failure messages.
 func (h *Host) String() string { return fmt.Sprintf("host at %s", h.URL) }
 
-type localBackend struct{ f sdk.Family }
+type localBackend struct {
+	f        sdk.Family
+	adapters sdk.AdapterCaller
+}
 
 func (b localBackend) Open(ctx context.Context) (server.Session, error) {
-	return &sdk.LocalSession{Family: b.f, Ctx: ctx}, nil
+	return &sdk.LocalSession{Family: b.f, Ctx: ctx, Adapters: b.adapters}, nil
 }
 
 // InProcess is a host whose families run in the test's own process, behind
@@ -259,8 +264,12 @@ func InProcess(tb testing.TB, opts Options, fams ...sdk.Family) *Host {
 	}
 	h.Keys = keys
 	var services []server.Service
+	local := sdk.LocalAdapters{}
+	for _, a := range opts.LocalAdapters {
+		local[a.Describe().GetFormatId()] = a
+	}
 	for _, f := range fams {
-		services = append(services, server.Service{Desc: f.Describe(), Backend: localBackend{f}})
+		services = append(services, server.Service{Desc: f.Describe(), Backend: localBackend{f, local}})
 	}
 	free, writer := h.memory(tb, opts)
 	h.Server = server.New(server.Config{Services: services, Keys: keys, FreeTier: free, Ledger: writer, Metrics: h.Metrics, Now: opts.Now})

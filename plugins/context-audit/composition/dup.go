@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 
@@ -112,32 +113,41 @@ type NearResult struct {
 // NearDuplicates is M09: pairs of blocks whose 3-gram shingle sets reach
 // Jaccard 0.80, exact-duplicate pairs (equal N(s)) dropped, counted
 // exactly, listed up to ListingBound by (lower, higher) block index.
+//
+// Words and shingles get exact dense ids (maps, never a hash standing in
+// for equality): a shingle's key packs its three word ids in 21 bits each,
+// enough for the at most ~1.3 million words a 5 MiB body can hold.
 func (c *Classified) NearDuplicates() NearResult {
-	words := map[string]uint32{}
-	shingles := map[[3]uint32]uint32{}
+	total := 0
+	for _, n := range c.norms {
+		total += len(n)
+	}
+	words := make(map[string]uint32, total/16)
+	shingles := make(map[uint64]uint32, total/8)
 	sets := make([][]uint32, len(c.Blocks))
 	var r NearResult
 	var ids []uint32
+	var buf []byte
 	for i, b := range c.Blocks {
 		if !b.Sized {
 			continue
 		}
 		ids = ids[:0]
-		for _, w := range tokensOf(c.norms[i]) {
-			id, ok := words[w]
+		forEachToken(c.norms[i], &buf, func(w []byte) {
+			id, ok := words[string(w)]
 			if !ok {
 				id = uint32(len(words))
-				words[w] = id
+				words[string(w)] = id
 			}
 			ids = append(ids, id)
-		}
+		})
 		if len(ids) < 3 {
 			continue
 		}
 		r.Eligible++
 		set := make([]uint32, 0, len(ids)-2)
 		for k := 0; k+3 <= len(ids); k++ {
-			key := [3]uint32{ids[k], ids[k+1], ids[k+2]}
+			key := uint64(ids[k])<<42 | uint64(ids[k+1])<<21 | uint64(ids[k+2])
 			id, ok := shingles[key]
 			if !ok {
 				id = uint32(len(shingles))
@@ -168,6 +178,38 @@ func (c *Classified) NearDuplicates() NearResult {
 		return 1
 	})
 	return r
+}
+
+// forEachToken calls fn with each M09 token of a normalised text, in
+// order, without allocating: N(s) is lowercased per code point, split on
+// single spaces, and each word's ends stripped (as tokensOf).
+func forEachToken(n string, buf *[]byte, fn func([]byte)) {
+	for len(n) > 0 {
+		sp := strings.IndexByte(n, ' ')
+		w := n
+		if sp >= 0 {
+			w, n = n[:sp], n[sp+1:]
+		} else {
+			n = ""
+		}
+		w = strings.Trim(w, quoteOrPunct)
+		if w == "" {
+			continue
+		}
+		b := (*buf)[:0]
+		for _, r := range w {
+			if r < utf8.RuneSelf {
+				if 'A' <= r && r <= 'Z' {
+					r += 'a' - 'A'
+				}
+				b = append(b, byte(r))
+				continue
+			}
+			b = utf8.AppendRune(b, unicode.ToLower(r))
+		}
+		*buf = b
+		fn(b)
+	}
 }
 
 func less(a, b nearjoin.Pair) bool { return a.I < b.I || a.I == b.I && a.J < b.J }

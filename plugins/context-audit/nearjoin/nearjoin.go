@@ -88,35 +88,77 @@ func Join(sets [][]uint32, emit func(Pair)) int64 {
 			pairs(g.members[x:x+1], g.members[x+1:])
 		}
 	}
-	// order tokens rarest first (ties by id) and re-sort every set by it
-	freq := map[uint32]int{}
+	// order tokens rarest first and re-sort every set by that order. Any
+	// total order is exact; rarest first keeps the prefixes' posting lists
+	// short. Ties go to the smaller token id. Counting sort over dense
+	// ids: no map in the hot path.
+	var freq []int
+	var tokens []uint32 // dense id -> token
+	denseSets := make([][]uint32, len(groups))
+	occurrences, maxToken := 0, uint32(0)
 	for _, g := range groups {
+		occurrences += len(g.tokens)
 		for _, t := range g.tokens {
-			freq[t]++
+			maxToken = max(maxToken, t)
 		}
 	}
-	rank := make(map[uint32]uint32, len(freq))
-	order := make([]uint32, 0, len(freq))
-	for t := range freq {
-		order = append(order, t)
+	// callers that number their tokens densely (M09 does) get a slice
+	// lookup; others a map
+	var lookup func(t uint32) (uint32, bool)
+	var store func(t, id uint32)
+	if int(maxToken) <= 4*occurrences+1024 {
+		table := make([]int32, int(maxToken)+1)
+		lookup = func(t uint32) (uint32, bool) { return uint32(table[t] - 1), table[t] != 0 }
+		store = func(t, id uint32) { table[t] = int32(id) + 1 }
+	} else {
+		table := map[uint32]uint32{}
+		lookup = func(t uint32) (uint32, bool) { id, ok := table[t]; return id, ok }
+		store = func(t, id uint32) { table[t] = id }
 	}
-	slices.SortFunc(order, func(a, b uint32) int {
-		if freq[a] != freq[b] {
-			return freq[a] - freq[b]
+	for i, g := range groups {
+		d := make([]uint32, len(g.tokens))
+		for k, t := range g.tokens {
+			id, ok := lookup(t)
+			if !ok {
+				id = uint32(len(freq))
+				store(t, id)
+				freq = append(freq, 0)
+				tokens = append(tokens, t)
+			}
+			freq[id]++
+			d[k] = id
 		}
-		return int(a) - int(b)
-	})
-	for r, t := range order {
-		rank[t] = uint32(r)
+		denseSets[i] = d
+	}
+	byID := make([]uint32, len(tokens))
+	for i := range byID {
+		byID[i] = uint32(i)
+	}
+	slices.SortFunc(byID, func(a, b uint32) int { return int(tokens[a]) - int(tokens[b]) })
+	// stable counting sort of the id-ordered tokens by frequency
+	maxFreq := 0
+	for _, f := range freq {
+		maxFreq = max(maxFreq, f)
+	}
+	start := make([]int, maxFreq+2)
+	for _, f := range freq {
+		start[f+1]++
+	}
+	for f := 1; f < len(start); f++ {
+		start[f] += start[f-1]
+	}
+	rank := make([]uint32, len(freq))
+	for _, id := range byID {
+		rank[id] = uint32(start[freq[id]])
+		start[freq[id]]++
 	}
 	ranked := make([][]uint32, len(groups))
-	for i, g := range groups {
-		r := make([]uint32, len(g.tokens))
-		for k, t := range g.tokens {
-			r[k] = rank[t]
+	for i, d := range denseSets {
+		for k, id := range d {
+			d[k] = rank[id]
 		}
-		slices.Sort(r)
-		ranked[i] = r
+		slices.Sort(d)
+		ranked[i] = d
 	}
 	// process groups by ascending size
 	idx := make([]int, len(groups))
@@ -124,19 +166,19 @@ func Join(sets [][]uint32, emit func(Pair)) int64 {
 		idx[i] = i
 	}
 	slices.SortStableFunc(idx, func(a, b int) int { return len(ranked[a]) - len(ranked[b]) })
-	index := map[uint32][]int{}
-	seen := map[int]int{}
+	index := make([][]int32, len(freq))
+	seen := make([]int32, len(groups)) // the probing group's stamp (x+1)
 	for _, x := range idx {
 		xs := ranked[x]
 		minSize := (4*len(xs) + 4) / 5 // ⌈4|x|/5⌉: a partner that small or larger
 		prefix := len(xs) - minSize + 1
-		clear(seen)
+		stamp := int32(x + 1)
 		for _, w := range xs[:prefix] {
 			for _, y := range index[w] {
-				if _, done := seen[y]; done || len(ranked[y]) < minSize {
+				if seen[y] == stamp || len(ranked[y]) < minSize {
 					continue
 				}
-				seen[y] = 1
+				seen[y] = stamp
 				if Similar(xs, ranked[y]) {
 					count += int64(len(groups[x].members)) * int64(len(groups[y].members))
 					pairs(groups[x].members, groups[y].members)
@@ -144,7 +186,7 @@ func Join(sets [][]uint32, emit func(Pair)) int64 {
 			}
 		}
 		for _, w := range xs[:prefix] {
-			index[w] = append(index[w], x)
+			index[w] = append(index[w], int32(x))
 		}
 	}
 	return count
