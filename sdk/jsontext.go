@@ -1,6 +1,10 @@
 package sdk
 
-import "bytes"
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+)
 
 // JSONKind reports whether a raw JSON value starts with the given byte
 // ('{' object, '[' array, '"' string, 'n' null, 't'/'f' booleans), after
@@ -66,4 +70,23 @@ func hex4(b []byte, at int) (int, bool) {
 		}
 	}
 	return v, true
+}
+
+// StringOf decodes a raw JSON value that a json.Unmarshal has already
+// validated: ok is false when it is not a string. A string with no escape
+// and valid UTF-8 is its own bytes, so the common case costs one scan
+// instead of encoding/json's validate-then-decode of every string again.
+func StringOf(raw []byte) (s string, ok bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	inner := raw[1 : len(raw)-1]
+	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+		return string(inner), true
+	}
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
 }

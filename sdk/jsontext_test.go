@@ -1,6 +1,9 @@
 package sdk
 
-import "testing"
+import (
+	"encoding/json"
+	"testing"
+)
 
 func TestHasLoneSurrogate(t *testing.T) {
 	for s, want := range map[string]bool{
@@ -13,5 +16,16 @@ func TestHasLoneSurrogate(t *testing.T) {
 	}
 	if !JSONKind([]byte(" \n{}"), '{') || JSONKind([]byte(""), '{') || JSONKind([]byte("[]"), '{') {
 		t.Error("JSONKind")
+	}
+}
+
+func TestStringOfAgreesWithEncodingJSON(t *testing.T) {
+	for _, raw := range []string{`"plain"`, `"esc\"aped\n"`, `"\u00e9t\u00e9"`, `" padded "`, ` "ws around" `, `"bad utf8 ` + "\xff" + `"`, `"é"`, `12`, `null`, `["x"]`, `""`} {
+		got, ok := StringOf([]byte(raw))
+		var want string
+		wantOK := JSONKind([]byte(raw), '"') && json.Unmarshal([]byte(raw), &want) == nil
+		if ok != wantOK || got != want {
+			t.Errorf("%q: %q %v, want %q %v", raw, got, ok, want, wantOK)
+		}
 	}
 }

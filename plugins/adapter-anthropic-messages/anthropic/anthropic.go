@@ -6,7 +6,7 @@ package anthropic
 
 import (
 	"context"
-	"encoding/json"
+	"slices"
 
 	"github.com/assay-audit/assay/sdk"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
@@ -28,24 +28,29 @@ func refuse() *pb.AdaptResponse {
 		Code: "record_does_not_parse_as_declared_format", Message: "the record is not an Anthropic messages list"}}}
 }
 
-type obj = map[string]json.RawMessage
+type obj = map[string]any
 
-// Adapt turns a record into a SessionRecord.
+// Adapt turns a record into a SessionRecord. The record is decoded once
+// into a tree (exact member names, numbers kept as written) and walked:
+// no part of it is scanned again, and a tool input's canonical text is
+// written from the tree it already is.
 func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse {
-	raw := req.GetRecord()
-	var msgs []json.RawMessage
+	tree, err := sdk.DecodeJSON(req.GetRecord())
+	if err != nil {
+		return refuse()
+	}
+	var msgs []any
 	rec := &pb.SessionRecord{Level: "L0"}
-	switch {
-	case sdk.JSONKind(raw, '['):
-		if json.Unmarshal(raw, &msgs) != nil {
+	switch top := tree.(type) {
+	case []any:
+		msgs = top
+	case obj:
+		m, ok := top["messages"].([]any)
+		if !ok {
 			return refuse()
 		}
-	case sdk.JSONKind(raw, '{'):
-		var top obj
-		if json.Unmarshal(raw, &top) != nil || !sdk.JSONKind(top["messages"], '[') || json.Unmarshal(top["messages"], &msgs) != nil {
-			return refuse()
-		}
-		if sys, ok := top["system"]; ok && !sdk.JSONKind(sys, 'n') {
+		msgs = m
+		if sys, ok := top["system"]; ok && sys != nil {
 			blocks, ok := content(sys)
 			if !ok {
 				return refuse()
@@ -55,12 +60,13 @@ func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse 
 	default:
 		return refuse()
 	}
+	rec.Messages = slices.Grow(rec.Messages, len(msgs))
 	for _, rm := range msgs {
-		var m obj
-		if !sdk.JSONKind(rm, '{') || json.Unmarshal(rm, &m) != nil {
+		m, ok := rm.(obj)
+		if !ok {
 			return refuse()
 		}
-		role, _ := str(m["role"])
+		role, _ := m["role"].(string)
 		blocks, ok := content(m["content"])
 		if !ok {
 			return refuse()
@@ -72,38 +78,37 @@ func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse 
 
 // content adapts a content member: a string is one text block; an array is
 // one or more blocks per element.
-func content(raw json.RawMessage) ([]*pb.Block, bool) {
-	if s, ok := str(raw); ok {
-		return []*pb.Block{text("text", s)}, true
-	}
-	var parts []json.RawMessage
-	if !sdk.JSONKind(raw, '[') || json.Unmarshal(raw, &parts) != nil {
-		return nil, false
-	}
-	var out []*pb.Block
-	for _, rp := range parts {
-		var p obj
-		if !sdk.JSONKind(rp, '{') || json.Unmarshal(rp, &p) != nil {
-			return nil, false
+func content(v any) ([]*pb.Block, bool) {
+	switch c := v.(type) {
+	case string:
+		return []*pb.Block{text("text", c)}, true
+	case []any:
+		var out []*pb.Block
+		for _, rp := range c {
+			p, ok := rp.(obj)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, blocksOf(p)...)
 		}
-		out = append(out, blocksOf(p)...)
+		return out, true
 	}
-	return out, true
+	return nil, false
 }
 
 func blocksOf(p obj) []*pb.Block {
-	typ, _ := str(p["type"])
+	typ, _ := p["type"].(string)
 	switch typ {
 	case "text":
-		t, _ := str(p["text"])
+		t, _ := p["text"].(string)
 		return []*pb.Block{text(typ, t)}
 	case "tool_use", "server_tool_use":
-		name, _ := str(p["name"])
-		b := canonical(typ, p["input"])
+		name, _ := p["name"].(string)
+		b := canonical(typ, p, "input")
 		b.Name, b.HasArgs = name, true
 		return []*pb.Block{b}
 	case "tool_result":
-		if s, ok := str(p["content"]); ok {
+		if s, ok := p["content"].(string); ok {
 			return []*pb.Block{text(typ, s)}
 		}
 		inner, ok := content(p["content"])
@@ -115,25 +120,24 @@ func blocksOf(p obj) []*pb.Block {
 		}
 		return inner
 	case "thinking":
-		t, _ := str(p["thinking"])
+		t, _ := p["thinking"].(string)
 		return []*pb.Block{text(typ, t)}
 	case "redacted_thinking", "image":
 		return []*pb.Block{nonSerialisable(typ)}
 	case "document":
-		var src obj
-		_ = json.Unmarshal(p["source"], &src)
-		if st, _ := str(src["type"]); st == "text" {
-			d, _ := str(src["data"])
+		src, _ := p["source"].(obj)
+		if st, _ := src["type"].(string); st == "text" {
+			d, _ := src["data"].(string)
 			return []*pb.Block{text(typ, d)}
 		}
 		return []*pb.Block{nonSerialisable(typ)}
 	case "search_result":
-		return []*pb.Block{canonical(typ, p["content"])}
+		return []*pb.Block{canonical(typ, p, "content")}
 	}
 	if len(typ) > len("_tool_result") && typ[len(typ)-len("_tool_result"):] == "_tool_result" {
-		return []*pb.Block{canonical(typ, p["content"])}
+		return []*pb.Block{canonical(typ, p, "content")}
 	}
-	if t, ok := str(p["text"]); ok {
+	if t, ok := p["text"].(string); ok {
 		return []*pb.Block{text(typ, t)}
 	}
 	return []*pb.Block{nonSerialisable(typ)}
@@ -148,29 +152,15 @@ func nonSerialisable(kind string) *pb.Block {
 }
 
 // canonical is a member's RFC 8785 serialization (the same bytes in every
-// implementation); a missing or malformed member is non-serialisable.
-func canonical(kind string, raw json.RawMessage) *pb.Block {
-	if len(raw) == 0 {
+// implementation); a missing member is non-serialisable.
+func canonical(kind string, p obj, member string) *pb.Block {
+	v, ok := p[member]
+	if !ok {
 		return nonSerialisable(kind)
 	}
-	tree, err := sdk.DecodeJSON(raw)
-	if err != nil {
-		return nonSerialisable(kind)
-	}
-	c, err := sdk.CanonicalJSON(tree)
+	c, err := sdk.CanonicalJSON(v)
 	if err != nil {
 		return nonSerialisable(kind)
 	}
 	return text(kind, string(c))
-}
-
-func str(raw json.RawMessage) (string, bool) {
-	if raw == nil || !sdk.JSONKind(raw, '"') {
-		return "", false
-	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return "", false
-	}
-	return s, true
 }

@@ -123,12 +123,13 @@ func (c *Classified) NearDuplicates() NearResult {
 		total += len(n)
 	}
 	words := make(map[string]uint32, total/16)
-	shingles := make(map[uint64]uint32, total/8)
-	sets := make([][]uint32, len(c.Blocks))
+	var keys []uint64 // every shingle occurrence, blocks in order
+	start := make([]int, len(c.Blocks)+1)
 	var r NearResult
 	var ids []uint32
 	var buf []byte
 	for i, b := range c.Blocks {
+		start[i] = len(keys)
 		if !b.Sized {
 			continue
 		}
@@ -145,17 +146,17 @@ func (c *Classified) NearDuplicates() NearResult {
 			continue
 		}
 		r.Eligible++
-		set := make([]uint32, 0, len(ids)-2)
 		for k := 0; k+3 <= len(ids); k++ {
-			key := uint64(ids[k])<<42 | uint64(ids[k+1])<<21 | uint64(ids[k+2])
-			id, ok := shingles[key]
-			if !ok {
-				id = uint32(len(shingles))
-				shingles[key] = id
-			}
-			set = append(set, id)
+			keys = append(keys, uint64(ids[k])<<42|uint64(ids[k+1])<<21|uint64(ids[k+2]))
 		}
-		sets[i] = set
+	}
+	start[len(c.Blocks)] = len(keys)
+	dense := denseIDs(keys)
+	sets := make([][]uint32, len(c.Blocks))
+	for i := range c.Blocks {
+		if start[i+1] > start[i] {
+			sets[i] = dense[start[i]:start[i+1]]
+		}
 	}
 	first := &pairHeap{}
 	nearjoin.Join(sets, func(p nearjoin.Pair) {
@@ -210,6 +211,56 @@ func forEachToken(n string, buf *[]byte, fn func([]byte)) {
 		*buf = b
 		fn(b)
 	}
+}
+
+// denseIDs numbers equal keys alike, 0..n-1 in order of first appearance, by an LSD radix
+// sort of the occurrences (16-bit digits): exact like a map, with no
+// random access into a large table.
+func denseIDs(keys []uint64) []uint32 {
+	n := len(keys)
+	idx, tmp := make([]uint32, n), make([]uint32, n)
+	for i := range idx {
+		idx[i] = uint32(i)
+	}
+	var count [1 << 16]int
+	for shift := uint(0); shift < 64; shift += 16 {
+		clear(count[:])
+		for _, k := range keys {
+			count[(k>>shift)&0xffff]++
+		}
+		sum := 0
+		for d, c := range count {
+			count[d] = sum
+			sum += c
+		}
+		for _, i := range idx {
+			d := (keys[i] >> shift) & 0xffff
+			tmp[count[d]] = i
+			count[d]++
+		}
+		idx, tmp = tmp, idx
+	}
+	// number keys by first appearance (the sort is stable, so a run of
+	// equal keys starts at its first occurrence): sets then come out
+	// nearly sorted, which the join's per-set sorts reward
+	out := tmp // reuse: every slot is written below
+	first := uint32(0)
+	for j, i := range idx {
+		if j == 0 || keys[i] != keys[idx[j-1]] {
+			first = i
+		}
+		out[i] = first
+	}
+	next := uint32(0)
+	for i := range out {
+		if out[i] == uint32(i) {
+			out[i] = next
+			next++
+		} else {
+			out[i] = out[out[i]]
+		}
+	}
+	return out
 }
 
 func less(a, b nearjoin.Pair) bool { return a.I < b.I || a.I == b.I && a.J < b.J }

@@ -73,10 +73,15 @@ type Measurement struct {
 // (the caller adds the criteria's fixed texts and the envelope facts).
 func Measure(c *Classified, st Stated, checkEnd time.Time) Measurement {
 	r := &report{c: c, st: st}
+	// M09 is the one costly factor: it runs on the second core while the
+	// others are computed, and Measure waits for it before returning
+	near := make(chan NearResult, 1)
+	go func() { near <- c.NearDuplicates() }()
 	factors := []map[string]any{
-		r.f1(), r.f2(), r.f2b(), r.f3(), r.f4(), r.f5(), r.f6(), r.f7(), r.f8(), r.f9(), r.f10(),
+		r.f1(), r.f2(), r.f2b(), r.f3(), r.f4(), r.f5(), nil, r.f7(), r.f8(), r.f9(), r.f10(),
 		notAssessable("F-11", "", byDesign), r.f12(),
 	}
+	factors[6] = r.f6(<-near)
 	limited := false
 	for _, f := range factors {
 		if f["status"] == sdk.NotAssessable && f["id"] != "F-11" {
@@ -352,9 +357,8 @@ func (r *report) f5() map[string]any {
 	return f
 }
 
-func (r *report) f6() map[string]any {
+func (r *report) f6(near NearResult) map[string]any {
 	f := factor("F-6", "M09")
-	near := r.c.NearDuplicates()
 	pairs := make([][2]int, 0, len(near.Pairs))
 	for _, p := range near.Pairs {
 		pairs = append(pairs, [2]int{p.I, p.J})
