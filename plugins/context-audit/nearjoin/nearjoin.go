@@ -13,7 +13,6 @@ package nearjoin
 
 import (
 	"slices"
-	"strings"
 )
 
 // Pair is two set indexes, I < J.
@@ -46,28 +45,93 @@ func overlap(a, b []uint32) int {
 // 4/5, in no particular order, and returns how many there are. Each set is
 // a list of token ids (duplicates allowed; they are removed).
 func Join(sets [][]uint32, emit func(Pair)) int64 {
-	// identical sets collapse into groups
+	// dense token ids: callers that number their tokens densely (M09 does)
+	// keep theirs; others are renumbered through a map
+	occurrences, maxToken := 0, uint32(0)
+	for _, s := range sets {
+		occurrences += len(s)
+		for _, t := range s {
+			maxToken = max(maxToken, t)
+		}
+	}
+	if int(maxToken) > 4*occurrences+1024 {
+		sets = renumber(sets)
+		maxToken = 0
+		for _, s := range sets {
+			for _, t := range s {
+				maxToken = max(maxToken, t)
+			}
+		}
+	}
+	nTokens := int(maxToken) + 1
+	// deduplicate each set with a stamp per token (no sort), and count in
+	// how many sets each token occurs
+	stamp := make([]int32, nTokens)
+	freq := make([]int32, nTokens)
+	deduped := make([][]uint32, len(sets))
+	backing := make([]uint32, 0, occurrences)
+	for i, s := range sets {
+		from := len(backing)
+		for _, t := range s {
+			if stamp[t] != int32(i+1) {
+				stamp[t] = int32(i + 1)
+				freq[t]++
+				backing = append(backing, t)
+			}
+		}
+		deduped[i] = backing[from:len(backing):len(backing)]
+	}
+	// rank tokens rarest first, ties to the smaller id (a counting sort):
+	// any total order is exact, rarest first keeps the prefixes' posting
+	// lists short
+	maxFreq := int32(0)
+	for _, f := range freq {
+		maxFreq = max(maxFreq, f)
+	}
+	start := make([]int32, maxFreq+2)
+	for _, f := range freq {
+		start[f+1]++
+	}
+	for f := 1; f < len(start); f++ {
+		start[f] += start[f-1]
+	}
+	rank := stamp // reuse: every token's slot is written below
+	for t, f := range freq {
+		rank[t] = start[f]
+		start[f]++
+	}
+	for _, d := range deduped {
+		for k, t := range d {
+			d[k] = uint32(rank[t])
+		}
+		slices.Sort(d)
+	}
+	// identical sets collapse into groups, found by a hash and confirmed
+	// by comparison
 	type group struct {
 		tokens  []uint32
 		members []int
 	}
-	byKey := map[string]*group{}
 	var groups []*group
-	for i, s := range sets {
-		t := slices.Clone(s)
-		slices.Sort(t)
-		t = slices.Compact(t)
-		if len(t) == 0 {
+	byHash := map[uint64][]int{}
+	for i, d := range deduped {
+		if len(d) == 0 {
 			continue
 		}
-		k := key(t)
-		g := byKey[k]
-		if g == nil {
-			g = &group{tokens: t}
-			byKey[k] = g
-			groups = append(groups, g)
+		h := hash(d)
+		found := -1
+		for _, g := range byHash[h] {
+			if slices.Equal(groups[g].tokens, d) {
+				found = g
+				break
+			}
 		}
-		g.members = append(g.members, i)
+		if found < 0 {
+			found = len(groups)
+			byHash[h] = append(byHash[h], found)
+			groups = append(groups, &group{tokens: d})
+		}
+		groups[found].members = append(groups[found].members, i)
 	}
 	var count int64
 	pairs := func(a, b []int) {
@@ -88,117 +152,78 @@ func Join(sets [][]uint32, emit func(Pair)) int64 {
 			pairs(g.members[x:x+1], g.members[x+1:])
 		}
 	}
-	// order tokens rarest first and re-sort every set by that order. Any
-	// total order is exact; rarest first keeps the prefixes' posting lists
-	// short. Ties go to the smaller token id. Counting sort over dense
-	// ids: no map in the hot path.
-	var freq []int
-	var tokens []uint32 // dense id -> token
-	denseSets := make([][]uint32, len(groups))
-	occurrences, maxToken := 0, uint32(0)
-	for _, g := range groups {
-		occurrences += len(g.tokens)
-		for _, t := range g.tokens {
-			maxToken = max(maxToken, t)
-		}
-	}
-	// callers that number their tokens densely (M09 does) get a slice
-	// lookup; others a map
-	var lookup func(t uint32) (uint32, bool)
-	var store func(t, id uint32)
-	if int(maxToken) <= 4*occurrences+1024 {
-		table := make([]int32, int(maxToken)+1)
-		lookup = func(t uint32) (uint32, bool) { return uint32(table[t] - 1), table[t] != 0 }
-		store = func(t, id uint32) { table[t] = int32(id) + 1 }
-	} else {
-		table := map[uint32]uint32{}
-		lookup = func(t uint32) (uint32, bool) { id, ok := table[t]; return id, ok }
-		store = func(t, id uint32) { table[t] = id }
-	}
-	for i, g := range groups {
-		d := make([]uint32, len(g.tokens))
-		for k, t := range g.tokens {
-			id, ok := lookup(t)
-			if !ok {
-				id = uint32(len(freq))
-				store(t, id)
-				freq = append(freq, 0)
-				tokens = append(tokens, t)
-			}
-			freq[id]++
-			d[k] = id
-		}
-		denseSets[i] = d
-	}
-	byID := make([]uint32, len(tokens))
-	for i := range byID {
-		byID[i] = uint32(i)
-	}
-	slices.SortFunc(byID, func(a, b uint32) int { return int(tokens[a]) - int(tokens[b]) })
-	// stable counting sort of the id-ordered tokens by frequency
-	maxFreq := 0
-	for _, f := range freq {
-		maxFreq = max(maxFreq, f)
-	}
-	start := make([]int, maxFreq+2)
-	for _, f := range freq {
-		start[f+1]++
-	}
-	for f := 1; f < len(start); f++ {
-		start[f] += start[f-1]
-	}
-	rank := make([]uint32, len(freq))
-	for _, id := range byID {
-		rank[id] = uint32(start[freq[id]])
-		start[freq[id]]++
-	}
-	ranked := make([][]uint32, len(groups))
-	for i, d := range denseSets {
-		for k, id := range d {
-			d[k] = rank[id]
-		}
-		slices.Sort(d)
-		ranked[i] = d
-	}
-	// process groups by ascending size
+	// process groups by ascending size; the index holds each processed
+	// group under its prefix tokens (one backing array, sized up front)
 	idx := make([]int, len(groups))
 	for i := range idx {
 		idx[i] = i
 	}
-	slices.SortStableFunc(idx, func(a, b int) int { return len(ranked[a]) - len(ranked[b]) })
-	index := make([][]int32, len(freq))
+	slices.SortStableFunc(idx, func(a, b int) int { return len(groups[a].tokens) - len(groups[b].tokens) })
+	prefixLen := func(n int) int { return n - (4*n+4)/5 + 1 } // |x| − ⌈4|x|/5⌉ + 1
+	postings := make([]int32, nTokens+1)
+	for _, g := range groups {
+		for _, w := range g.tokens[:prefixLen(len(g.tokens))] {
+			postings[w+1]++
+		}
+	}
+	for w := 1; w < len(postings); w++ {
+		postings[w] += postings[w-1]
+	}
+	fill := slices.Clone(postings[:nTokens])
+	index := make([]int32, postings[nTokens])
 	seen := make([]int32, len(groups)) // the probing group's stamp (x+1)
 	for _, x := range idx {
-		xs := ranked[x]
+		xs := groups[x].tokens
 		minSize := (4*len(xs) + 4) / 5 // ⌈4|x|/5⌉: a partner that small or larger
-		prefix := len(xs) - minSize + 1
-		stamp := int32(x + 1)
-		for _, w := range xs[:prefix] {
-			for _, y := range index[w] {
-				if seen[y] == stamp || len(ranked[y]) < minSize {
+		prefix := xs[:prefixLen(len(xs))]
+		mark := int32(x + 1)
+		for _, w := range prefix {
+			for _, y := range index[postings[w]:fill[w]] {
+				ys := groups[y].tokens
+				if seen[y] == mark || len(ys) < minSize {
 					continue
 				}
-				seen[y] = stamp
-				if Similar(xs, ranked[y]) {
+				seen[y] = mark
+				if Similar(xs, ys) {
 					count += int64(len(groups[x].members)) * int64(len(groups[y].members))
 					pairs(groups[x].members, groups[y].members)
 				}
 			}
 		}
-		for _, w := range xs[:prefix] {
-			index[w] = append(index[w], int32(x))
+		for _, w := range prefix {
+			index[fill[w]] = int32(x)
+			fill[w]++
 		}
 	}
 	return count
 }
 
-func key(t []uint32) string {
-	var b strings.Builder
-	for _, v := range t {
-		b.WriteByte(byte(v))
-		b.WriteByte(byte(v >> 8))
-		b.WriteByte(byte(v >> 16))
-		b.WriteByte(byte(v >> 24))
+// renumber maps sparse token ids to 0..n-1.
+func renumber(sets [][]uint32) [][]uint32 {
+	ids := map[uint32]uint32{}
+	out := make([][]uint32, len(sets))
+	for i, s := range sets {
+		d := make([]uint32, len(s))
+		for k, t := range s {
+			id, ok := ids[t]
+			if !ok {
+				id = uint32(len(ids))
+				ids[t] = id
+			}
+			d[k] = id
+		}
+		out[i] = d
 	}
-	return b.String()
+	return out
+}
+
+// hash is FNV-1a over a sorted set; equal hashes are confirmed by
+// comparing the sets, so it only narrows the search.
+func hash(s []uint32) uint64 {
+	h := uint64(14695981039346656037)
+	for _, v := range s {
+		h ^= uint64(v)
+		h *= 1099511628211
+	}
+	return h
 }

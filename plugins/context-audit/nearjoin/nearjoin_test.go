@@ -99,6 +99,11 @@ func TestJoinEqualsTheNaiveLoopNearTheThreshold(t *testing.T) {
 		if !slices.Equal(got, want) || n != int64(len(want)) {
 			t.Fatalf("seed %d: join %d pairs (count %d), naive %d", seed, len(got), n, len(want))
 		}
+		// the same sets with dense ids take the join's other path
+		got, n = joined(renumber(sets))
+		if !slices.Equal(got, want) || n != int64(len(want)) {
+			t.Fatalf("seed %d, dense ids: join %d pairs (count %d), naive %d", seed, len(got), n, len(want))
+		}
 		total += len(want)
 	}
 	if total < 1000 {
