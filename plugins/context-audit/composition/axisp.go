@@ -73,12 +73,14 @@ func ClassifyP(format, level, role string, schema bool, b *pb.Block) PClass {
 	if len(fired) > 0 {
 		return PClass{Class: fired[0], Losers: fired[1:]}
 	}
+	// nothing fired: every non-empty raw value the level reads matched no
+	// class list (a value on a list always fires its class), so all of
+	// them are reported (ANNEX C-9)
 	var raw []string
-	known := []string{"system", "user", "assistant", "tool", "summary"}
-	if role != "" && !slices.Contains(known, role) {
+	if role != "" {
 		raw = append(raw, role)
 	}
-	if structural && kind != "" && !slices.Contains(knownKinds, kind) {
+	if structural && kind != "" {
 		raw = append(raw, kind)
 	}
 	if len(raw) > 0 {
@@ -86,8 +88,5 @@ func ClassifyP(format, level, role string, schema bool, b *pb.Block) PClass {
 	}
 	return PClass{Class: PUnk}
 }
-
-var knownKinds = []string{"text", "reasoning", "tool_definition", "tool_call", "tool_return", "tool_result", "summary", "retrieval",
-	"heartbeat", "login", "system_alert", "user_message"}
 
 func containsMarker(s string) bool { return strings.Contains(s, compactionMarker) }

@@ -32,7 +32,9 @@ func TestAxisP(t *testing.T) {
 		{"letta-af", "L2", "user", false, txt("user_message", "", `{"type":"user_message"}`), PUser, nil, nil},
 		{"letta-af", "L2", "system", false, txt("text", "", "Note: prior messages have been hidden from view due to memory"), PCmpt, []string{PSys}, nil},
 		{"letta-af", "L2", "assistant", false, txt("tool_call", "send_message", "{}"), PTcall, []string{PAsst}, nil},
-		{"letta-af", "L2", "critic", false, txt("text", "", "x"), POther, nil, []string{"critic"}},
+		// nothing fires: the role and, at L2, the kind "text" match no list (ANNEX C-9)
+		{"letta-af", "L2", "critic", false, txt("text", "", "x"), POther, nil, []string{"critic", "text"}},
+		{"generic-message-list", "L0", "tool", false, txt("tool_result", "", "r"), POther, nil, []string{"tool"}},
 		{"anthropic-messages", "L0", "user", false, txt("tool_result", "", "r"), PUser, nil, nil},
 		{"anthropic-messages", "L0", "assistant", false, txt("tool_use", "f", "{}"), PAsst, nil, nil},
 		{"generic-message-list", "L2", "assistant", false, txt("tool_result", "", "r"), PTres, []string{PAsst}, nil},
