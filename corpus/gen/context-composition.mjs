@@ -1,17 +1,18 @@
-// context-composition/v1 corpus cases and their expected answers — PART 1.
+// context-composition/v1 corpus cases and their expected answers.
 //
 // Written from criteria/context-composition/criteria.json, the family's
-// ANNEX.md (C-1 to C-11), docs/context-audit-formats.md (facts about the real
+// ANNEX.md (C-1 to C-13), docs/context-audit-formats.md (facts about the real
 // Letta files) and the three public Letta fixtures alone. This module
 // implements on its own: the envelope rules and their order (ANNEX C-2), the
-// three adapters (C-8), entries = blocks and the entry caps, EM-1 (C-3),
-// axis C (C-4, C-5), axis P as far as the pre-check needs it (C-9), and the
-// pre-check answer (C-6, C-10). It never calls the Go engine.
+// three adapters (C-8, including letta's API view and the generic stated
+// figures), entries = blocks and the entry caps, EM-1 (C-3), axis C (C-4,
+// C-5), axis P with its conflicts (C-9), the pre-check answer (C-6, C-10)
+// and, on the paid route, the signed report member by member (C-12, C-13):
+// header facts M01, M02, M13, factors F-1 to F-12 and the measurement line.
+// It never calls the Go engine.
 //
-// Part 1 emits no case whose expected answer is a 200 report on the paid
-// route: every /context-audit/audit case is a refusal (400) or a
-// could-not-measure answer (422). A case that would need a rule neither the
-// criteria nor the ANNEX decide throws `Undecided` here instead of guessing.
+// A case that would need a rule neither the criteria nor the ANNEX decide
+// throws `Undecided` here instead of guessing.
 
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -979,7 +980,6 @@ export function build({ criteria, annexText }) {
       if (total) undecided('an invalid harness total beside a valid generic stated_total');
       wholeTotal = { value: Number(gt.value), from: 'stated_total' };
     }
-    if (gt && !gt.valid) undecided('an invalid generic stated_total (is it counted in invalid_entry_count?)');
     const perMessage = msgs.map((m, i) => {
       const n = inRange[i];
       if (n !== undefined && validHarnessFigure(n)) return { covered: true, stated: Number(n.raw), from: 'per_message' };
@@ -1000,12 +1000,12 @@ export function build({ criteria, annexText }) {
     let status = null;
     if (!anyStated) status = 'no stated counts';
     else if (!allCovered && !wholeTotal) status = 'partial coverage';
-    return { msgs, total, wholeTotal, perMessage, ignored, invalidEntries, allCovered, status };
+    return { msgs, total, wholeTotal, perMessage, ignored, invalidEntries, allCovered, status, invalidStatedTotal: !!(gt && !gt.valid) };
   }
 
   // C-10: the pre-check's NOT-ASSESSABLE list, register order.
   function notAssessable(ev) {
-    const { env, fmt, rec } = ev;
+    const { fmt, rec } = ev;
     const msgs = rec.messages.filter((m) => !m.schema);
     for (const m of msgs) if (m.blocks.length === 0) undecided('adapted message with zero blocks (F-5 / F-10 coverage)');
     const out = [];
@@ -1013,7 +1013,6 @@ export function build({ criteria, annexText }) {
     if (!msgs.some((m) => m.blocks.some((b) => b.text !== null))) out.push({ factor: 'F-3', metric: 'M06', reason: 'zero denominator' });
     const anyUser = msgs.some((m) => classifyP(m.blocks[0], fmt, rec.level).winner === 'P-USER');
     if (!anyUser) out.push({ factor: 'F-5', metric: 'M07', reason: 'no P-USER message' });
-    void env;
     const st = statedInfo(ev);
     if (st.status) out.push({ factor: 'F-10', metric: 'M12', reason: st.status });
     out.push({ factor: 'F-11', metric: null, reason: 'NOT-ASSESSABLE-BY-DESIGN in v1' });
@@ -1047,6 +1046,445 @@ export function build({ criteria, annexText }) {
     return a;
   }
 
+  // ------------------------------------------------------------ the paid report (C-12, C-13)
+
+  const P_CLASSES = criteria.taxonomy.axis_p.classes;
+  const C_CLASSES = criteria.taxonomy.axis_c.classes;
+  assert(deepEqual(P_CLASSES, ['P-TDEF', 'P-CMPT', 'P-TCALL', 'P-TRES', 'P-RETR', 'P-SYS', 'P-USER', 'P-ASST', 'P-OTHER', 'P-UNK']), 'axis P classes');
+  assert(deepEqual(C_CLASSES, ['C-EMPTY', 'C-UNK', 'C-BLOB', 'C-RAW', 'C-STRUCT', 'C-CODE', 'C-TEXT']), 'axis C classes');
+  const STRUCTURAL = ['P-TDEF', 'P-CMPT', 'P-TCALL', 'P-TRES', 'P-RETR'];
+  const NA = (reason) => ({ value: 'NOT-ASSESSABLE', reason });
+  const NON_SER = 'non-serialisable payload';
+  const NOT_IDENT = 'not identifiable at this level';
+  // Fixed sentences: each must occur in the ANNEX (whitespace-normalised).
+  const annexFlat = annexText.replace(/\s+/g, ' ');
+  const fixed = (sentence) => { assert(annexFlat.includes(sentence), 'ANNEX sentence: ' + sentence); return sentence; };
+  const S = {
+    f3: fixed('Nearest-rank percentiles and the 10 % largest-contributor threshold are fleet conventions.'),
+    f5: fixed('The turn definition is a fleet convention.'),
+    f6: fixed('Near duplication is a labelled fleet convention: word 3-gram shingles, Jaccard at least 0.80, pairs already exact under M08 excluded.'),
+    f7: fixed('The census thresholds are fleet conventions; the counts are mechanical facts given the tests.'),
+    f8absent: fixed('no tool definitions present in the submitted record'),
+    f9cmpt: fixed('no P-CMPT block identified at this level'),
+    f10conv: fixed('The ±5 % tolerance is a fleet convention.'),
+    f10note: fixed('Disagreement measures the gap between the harness\'s count and EM-1 — not an error by either side.'),
+    f11: fixed('NOT-ASSESSABLE-BY-DESIGN in v1'),
+    notIdent: fixed(NOT_IDENT),
+  };
+  assert(criteria.metric_register.M12.includes('not an error by either side') && criteria.assessability_matrix.F11.startsWith(S.f11), 'criteria sentences');
+  const LABELLING = criteria.estimation_method.labelling;
+  const SCOPE = criteria.scope_block;
+  const F9_LINE = criteria.f9_line;
+  assert(typeof LABELLING === 'string' && typeof SCOPE === 'string' && typeof F9_LINE === 'string', 'verbatim criteria members');
+  const METRIC = {
+    'F-1': 'M03', 'F-2': 'M04', 'F-2b': 'M05', 'F-3': 'M06', 'F-4': 'M08', 'F-5': 'M07', 'F-6': 'M09',
+    'F-7': 'M10', 'F-8': 'M11', 'F-9': 'M14', 'F-10': 'M12', 'F-11': null, 'F-12': 'M15',
+  };
+  const sum = (xs) => xs.reduce((k, x) => k + x, 0);
+  const rawCap = (v) => {
+    const cps = [...v];
+    return cps.length > 64 ? cps.slice(0, 64).join('') + '\u2026' : v;
+  };
+
+  // A comparison C of C-13's F-10.
+  function comparison(s, E) {
+    assert(Number.isSafeInteger(s) && s >= 0 && Number.isSafeInteger(E) && E >= 0, 'comparison operands');
+    const d = Math.abs(s - E);
+    let agreement;
+    if (E === 0 && s === 0) agreement = 'EXACT';
+    else if (E > 0 && 20 * d <= E) agreement = 'WITHIN';
+    else agreement = 'DISAGREE';
+    return {
+      stated: s,
+      measured_tokens: est(E),
+      difference_tokens: est(d),
+      difference_share: E === 0 ? NA('zero denominator') : shareText(d, E),
+      stated_relative: s > E ? 'above' : s < E ? 'below' : 'equal',
+      agreement,
+    };
+  }
+
+  function reportAnswer(ev) {
+    const { env, fmt, rec, T } = ev;
+    const L2 = rec.level === 'L2';
+    assert(T > 0, 'a report has T > 0');
+
+    // Blocks with their indices, classes and sizes.
+    const info = [];
+    const msgs = [];
+    let offset = 0;
+    for (const m of rec.messages) {
+      if (m.blocks.length === 0) undecided('adapted message with zero blocks');
+      const msgIndex = m.schema ? null : msgs.length;
+      const mb = [];
+      for (const b of m.blocks) {
+        const sized = b.text !== null;
+        const C = sized ? nfcC(b.text) : 0;
+        const E = em1(C);
+        const p = classifyP(b, fmt, rec.level);
+        const c = classifyC(b.text);
+        const tests = sized ? cTests(b.text) : null;
+        if (sized) {
+          const firstHolding = ['blob', 'raw', 'struct', 'code'].find((k) => tests[k]);
+          const expectC = C === 0 ? 'C-EMPTY' : firstHolding ? { blob: 'C-BLOB', raw: 'C-RAW', struct: 'C-STRUCT', code: 'C-CODE' }[firstHolding] : 'C-TEXT';
+          assert(expectC === c, 'axis C tests agree with the classifier');
+        }
+        if (!L2) assert(!STRUCTURAL.includes(p.winner), 'no structural class at L0/L1');
+        const x = { index: info.length, msgIndex, schema: m.schema, block: b, sized, C, E, p, c, tests, offset };
+        offset += E;
+        info.push(x);
+        mb.push(x);
+      }
+      if (!m.schema) msgs.push({ index: msgIndex, blocks: mb, est: sum(mb.filter((x) => x.sized).map((x) => x.E)), sized: mb.some((x) => x.sized) });
+    }
+    assert(offset === T, 'T');
+    const schemaCount = rec.messages.some((m) => m.schema) ? 1 : 0;
+    assert(rec.messages.filter((m) => m.schema).length === schemaCount && (!schemaCount || rec.messages[0].schema), 'schema pseudo-message first, at most one');
+    const sized = info.filter((x) => x.sized);
+    const Ctotal = sum(sized.map((x) => x.C));
+
+    // ---- header facts
+    const cConflict = (x) => x.sized && x.C > 0 && ['blob', 'raw', 'struct', 'code'].filter((k) => x.tests[k]).length >= 2;
+    const M01 = {
+      message_count: msgs.length,
+      block_count: info.length,
+      schema_block_count: info.filter((x) => x.schema).length,
+      empty_block_count: info.filter((x) => x.c === 'C-EMPTY').length,
+      axis_p_conflict_count: info.filter((x) => x.p.fired.length >= 2).length,
+      axis_c_conflict_count: info.filter(cConflict).length,
+    };
+    const M02 = { characters: Ctotal, tokens: est(T), unsized_block_count: info.length - sized.length };
+    const unkRow = (bs) => {
+      const tok = sum(bs.filter((x) => x.sized).map((x) => x.E));
+      return { block_count: bs.length, tokens: est(tok), share: shareText(tok, T) };
+    };
+    const cUnk = info.filter((x) => x.c === 'C-UNK');
+    const either = info.filter((x) => x.p.winner === 'P-UNK' || x.c === 'C-UNK');
+    const M13 = {
+      p_unk: unkRow(info.filter((x) => x.p.winner === 'P-UNK')),
+      c_unk: cUnk.length > 0 ? { block_count: cUnk.length, tokens: NA(NON_SER), share: NA(NON_SER) } : { block_count: 0, tokens: 'est:~0', share: 'est:~0.00%' },
+      either: unkRow(either),
+    };
+
+    // ---- rows
+    function pRow(cls, margin) {
+      if (!L2 && STRUCTURAL.includes(cls)) return { class: cls, note: NOT_IDENT };
+      const bs = info.filter((x) => x.p.winner === cls);
+      const tok = sum(bs.filter((x) => x.sized).map((x) => x.E));
+      const row = { class: cls, block_count: bs.length, tokens: est(tok) };
+      if (!margin) row.share = shareText(tok, T);
+      if (!margin && cls === 'P-OTHER') {
+        const seen = [];
+        for (const x of bs) {
+          const vals = [x.block.role_raw];
+          if (L2) vals.push(x.block.kind_raw);
+          for (const v of vals) if (nonEmptyString(v) && !seen.includes(v)) seen.push(v);
+        }
+        const printed = seen.map(rawCap);
+        if (new Set(printed).size !== printed.length) undecided('two distinct P-OTHER raw values print the same after the 64-code-point cap');
+        row.raw_values = printed;
+      }
+      return row;
+    }
+    function cRow(cls, margin) {
+      const bs = info.filter((x) => x.c === cls);
+      if (cls === 'C-UNK' && bs.length > 0) {
+        const row = { class: cls, block_count: bs.length, tokens: NA(NON_SER) };
+        if (!margin) row.share = NA(NON_SER);
+        return row;
+      }
+      const tok = sum(bs.filter((x) => x.sized).map((x) => x.E));
+      const row = { class: cls, block_count: bs.length, tokens: est(tok) };
+      if (!margin) row.share = shareText(tok, T);
+      return row;
+    }
+    const head = (id) => ({ id, metric: METRIC[id], status: 'ASSESSABLE' });
+    const notAss = (id, reason) => ({ id, metric: METRIC[id], status: 'NOT-ASSESSABLE', reason });
+
+    // ---- F-1, F-2, F-2b
+    const F1 = {
+      ...head('F-1'),
+      rows: P_CLASSES.map((c) => pRow(c, false)),
+      conflicts: info.filter((x) => x.p.fired.length >= 2).map((x) => ({ block_index: x.index, winner: x.p.fired[0], losers: x.p.fired.slice(1) })),
+    };
+    for (const cf of F1.conflicts) assert(cf.winner === info[cf.block_index].p.winner, 'winner first');
+    const F2 = { ...head('F-2'), rows: C_CLASSES.map((c) => cRow(c, false)) };
+    const cells = [];
+    for (const pc of P_CLASSES) {
+      for (const cc of C_CLASSES) {
+        const bs = info.filter((x) => x.p.winner === pc && x.c === cc);
+        if (bs.length === 0) continue;
+        cells.push({ p: pc, c: cc, block_count: bs.length, tokens: cc === 'C-UNK' ? NA(NON_SER) : est(sum(bs.filter((x) => x.sized).map((x) => x.E))) });
+      }
+    }
+    const F2b = { ...head('F-2b'), cells, margins: { axis_p: P_CLASSES.map((c) => pRow(c, true)), axis_c: C_CLASSES.map((c) => cRow(c, true)) } };
+
+    // ---- F-3 (M06)
+    let F3;
+    const dist = msgs.filter((m) => m.sized);
+    if (dist.length === 0) F3 = notAss('F-3', 'zero denominator');
+    else {
+      const n = dist.length;
+      const total = sum(dist.map((m) => m.est));
+      const sorted = dist.map((m) => m.est).sort((a, b) => a - b);
+      const rankMedian = Math.floor((n + 1) / 2); // ceil(0.5 n)
+      const rankP90 = Math.floor((9 * n + 9) / 10); // ceil(0.9 n), in integers
+      const byEst = [...dist].sort((a, b) => b.est - a.est || a.index - b.index);
+      const top = new Set(byEst.slice(0, 3).filter((m) => m.est > 0).map((m) => m.index));
+      for (const m of dist) if (m.est > 0 && 10 * m.est >= total) top.add(m.index);
+      const contributors = [...top].sort((a, b) => a - b).map((i) => {
+        const m = msgs[i];
+        return { message_index: i, tokens: est(m.est), share: shareText(m.est, T) };
+      });
+      F3 = {
+        ...head('F-3'),
+        excluded: { schema_pseudo_message_count: schemaCount, unsized_message_count: msgs.length - n },
+        message_count: n,
+        total_tokens: est(total),
+        min_tokens: est(sorted[0]),
+        max_tokens: est(sorted[n - 1]),
+        mean_tokens: est(Math.floor((2 * total + n) / (2 * n))),
+        lower_median: { rank: rankMedian, tokens: est(sorted[rankMedian - 1]) },
+        p90: { rank: rankP90, tokens: est(sorted[rankP90 - 1]) },
+        largest_contributors: contributors,
+        convention: S.f3,
+      };
+    }
+
+    // ---- F-4 (M08)
+    const byN = new Map();
+    for (const x of sized) {
+      const nn = normN(x.block.text);
+      x.N = nn;
+      if (nn === '') continue;
+      if (!byN.has(nn)) byN.set(nn, []);
+      byN.get(nn).push(x);
+    }
+    const groups = [...byN.values()].filter((g) => g.length >= 2).sort((a, b) => a[0].index - b[0].index).map((g) => ({
+      block_indices: g.map((x) => x.index),
+      kept_block_index: g[0].index,
+      excess_block_count: g.length - 1,
+      excess_tokens: est(sum(g.slice(1).map((x) => x.E))),
+    }));
+    const dupGroups = [...byN.values()].filter((g) => g.length >= 2);
+    const excessTok = sum(dupGroups.map((g) => sum(g.slice(1).map((x) => x.E))));
+    const F4 = {
+      ...head('F-4'),
+      group_count: groups.length,
+      duplicated_block_count: sum(dupGroups.map((g) => g.length)),
+      excess_block_count: sum(dupGroups.map((g) => g.length - 1)),
+      excess_tokens: est(excessTok),
+      excess_share: shareText(excessTok, T),
+      groups,
+    };
+
+    // ---- F-5 (M07)
+    let F5;
+    const isUserMsg = (m) => m.blocks[0].p.winner === 'P-USER';
+    if (!msgs.some(isUserMsg)) F5 = notAss('F-5', 'no P-USER message');
+    else {
+      const turns = [];
+      let cur = null;
+      let k = 0;
+      for (const m of msgs) {
+        if (isUserMsg(m)) { k++; cur = { turn: k, first_message_index: m.index, n: 0, inc: 0 }; turns.push(cur); }
+        else if (cur === null) { cur = { turn: 0, first_message_index: m.index, n: 0, inc: 0 }; turns.push(cur); }
+        cur.n++;
+        cur.inc += m.est;
+      }
+      let cum = 0;
+      F5 = {
+        ...head('F-5'),
+        excluded: { schema_pseudo_message_count: schemaCount },
+        turn_count: turns.length,
+        turns: turns.map((t) => {
+          cum += t.inc;
+          return { turn: t.turn, first_message_index: t.first_message_index, message_count: t.n, increment_tokens: est(t.inc), cumulative_tokens: est(cum), cumulative_share: shareText(cum, T) };
+        }),
+        convention: S.f5,
+      };
+    }
+
+    // ---- F-6 (M09)
+    const eligible = [];
+    for (const x of sized) {
+      const toks = m09Tokens(x.N);
+      if (toks.length >= 3) eligible.push({ x, sh: shingles(toks) });
+    }
+    const pairs = [];
+    for (let a = 0; a < eligible.length; a++) {
+      for (let b = a + 1; b < eligible.length; b++) {
+        const A = eligible[a], B = eligible[b];
+        if (A.x.N === B.x.N) continue; // exact under M08
+        let inter = 0;
+        for (const g of A.sh) if (B.sh.has(g)) inter++;
+        const union = A.sh.size + B.sh.size - inter;
+        if (5 * inter >= 4 * union) pairs.push([A.x.index, B.x.index]);
+      }
+    }
+    pairs.sort((p1, p2) => p1[0] - p2[0] || p1[1] - p2[1]);
+    const F6 = {
+      ...head('F-6'),
+      eligible_block_count: eligible.length,
+      pair_count: pairs.length,
+      listing_bound: 100,
+      pairs: pairs.slice(0, 100),
+      convention: S.f6,
+    };
+
+    // ---- F-7 (M10)
+    const withSegs = [];
+    let std = 0, url = 0, segChars = 0;
+    const rawBlocks = [];
+    for (const x of sized) {
+      const segs = x.tests.segs;
+      const s1 = segs.filter((g) => g.alphabet === 'standard').length;
+      const u1 = segs.filter((g) => g.alphabet === 'url-safe').length;
+      std += s1;
+      url += u1;
+      segChars += sum(segs.map((g) => g.text.length));
+      if (segs.length > 0) withSegs.push({ block_index: x.index, standard_segment_count: s1, url_safe_segment_count: u1 });
+      if (x.tests.raw) rawBlocks.push(x.index);
+    }
+    const F7 = {
+      ...head('F-7'),
+      standard_segment_count: std,
+      url_safe_segment_count: url,
+      segment_characters: segChars,
+      blocks_with_segments: withSegs,
+      raw_export_block_count: rawBlocks.length,
+      raw_export_blocks: rawBlocks,
+      convention: S.f7,
+    };
+
+    // ---- F-8 (M11)
+    let F8;
+    if (L2) {
+      const td = info.filter((x) => x.p.winner === 'P-TDEF');
+      const tok = sum(td.filter((x) => x.sized).map((x) => x.E));
+      F8 = { ...head('F-8'), block_count: td.length, tokens: est(tok), share: shareText(tok, T) };
+      if (td.length === 0) F8.absence_note = S.f8absent;
+    } else {
+      F8 = { ...head('F-8'), note: NOT_IDENT, absence_note: S.f8absent };
+    }
+
+    // ---- F-9 (M14)
+    const F9 = {
+      ...head('F-9'),
+      blocks: info.filter((x) => x.p.winner === 'P-SYS' || x.p.winner === 'P-CMPT').map((x) => ({
+        block_index: x.index, class: x.p.winner, offset_tokens: est(x.offset), depth: shareText(x.offset, T),
+      })),
+      literature_line: F9_LINE,
+    };
+    if (!L2) F9.cmpt_note = S.f9cmpt;
+
+    // ---- F-10 (M12)
+    const st = statedInfo(ev);
+    let F10;
+    if (st.status) F10 = notAss('F-10', st.status);
+    else {
+      // C-13 counts "a present, non-null, invalid total"; whether a generic
+      // stated_total that is carried but invalid (negative, over 15 digits) is
+      // such a total is not said.
+      if (st.invalidStatedTotal) undecided('an invalid generic stated_total in invalid_entry_count');
+      const units = [];
+      let sS = 0, sE = 0;
+      st.perMessage.forEach((u, i) => {
+        if (!u.covered) return;
+        units.push({ message_index: i, ...comparison(u.stated, msgs[i].est) });
+        sS += u.stated;
+        sE += msgs[i].est;
+      });
+      let whole;
+      if (st.wholeTotal) whole = comparison(st.wholeTotal.value, T);
+      else {
+        assert(st.allCovered, 'whole record needs a total or full coverage');
+        whole = comparison(sS, sum(msgs.map((m) => m.est)));
+      }
+      F10 = {
+        ...head('F-10'),
+        message_count: msgs.length,
+        covered_message_count: units.length,
+        ignored_entry_count: st.ignored,
+        invalid_entry_count: st.invalidEntries + (st.total && !st.total.valid ? 1 : 0),
+        units,
+        covered: units.length === 0 ? NA('no covered message') : comparison(sS, sE),
+        whole_record: whole,
+        convention: S.f10conv,
+        note: S.f10note,
+      };
+    }
+
+    const F11 = { id: 'F-11', metric: null, status: 'NOT-ASSESSABLE', reason: S.f11 };
+
+    // ---- F-12 (M15)
+    let best = null;
+    for (const x of sized) if (best === null || x.E > best.E) best = x;
+    const F12 = {
+      ...head('F-12'),
+      block_index: best.index, message_index: best.msgIndex, p_class: best.p.winner, c_class: best.c,
+      tokens: est(best.E), share: shareText(best.E, T),
+    };
+
+    const factors = [F1, F2, F2b, F3, F4, F5, F6, F7, F8, F9, F10, F11, F12];
+    const limited = factors.some((f) => f.id !== 'F-11' && f.status === 'NOT-ASSESSABLE');
+    // Cross-check: the report's NOT-ASSESSABLE factors are the pre-check's list.
+    const naReport = factors.filter((f) => f.status === 'NOT-ASSESSABLE').map((f) => f.id + ':' + f.reason);
+    const naPre = notAssessable(ev).map((x) => x.factor + ':' + x.reason);
+    assert(deepEqual(naReport, naPre), 'report and pre-check agree on NOT-ASSESSABLE: ' + naReport + ' / ' + naPre);
+
+    let unknown = 0;
+    for (const k of Object.keys(env)) if (!KNOWN_MEMBERS.has(k)) unknown++;
+    for (const k of ['declared_format_version', 'criteria_ack']) if (hasOwn(env, k) && typeof env[k] !== 'string') unknown++;
+    const line = `CONTEXT COMPOSITION \u2014 format: ${fmt} (${rec.level}) \u00b7 messages: ${M01.message_count} \u00b7 blocks: ${M01.block_count}`
+      + ` \u00b7 total: est:~${T} \u00b7 unknown blocks: ${M13.either.block_count} \u00b7 ${limited ? 'LIMITED' : 'FULL'} \u2014 ${CHECK_END}`;
+    const answer = {
+      ...common('audit', 'report'),
+      method: { id: criteria.estimation_method.id, criteria: criteria.criteria_id },
+      labelling: LABELLING,
+      declared_format: { id: fmt, level: rec.level, version_supplied: typeof env.declared_format_version === 'string' },
+      record_bytes: utf8Length(ev.text.slice(ev.recordNode.start, ev.recordNode.end)),
+      record_was_json_string: fmt === 'letta-af' ? rec.record_was_json_string : false,
+      messages_left_out_count: fmt === 'letta-af' ? rec.messages_left_out : 0,
+      unknown_top_level_members: unknown,
+      header_facts: { M01, M02, M13 },
+      factors,
+      scope: SCOPE,
+      never_assessable: [...NEVER],
+      measurement_line: line,
+    };
+    tripwires(answer);
+    return answer;
+  }
+
+  // The host's self-check tripwires (C-13), applied to every expected report.
+  function tripwires(answer) {
+    const COUNT = (k) => k === 'characters' || k === 'bytes' || k.endsWith('_count') || k.endsWith('_bytes');
+    const ESTK = (k) => k === 'tokens' || k === 'share' || k === 'depth' || k.endsWith('_tokens') || k.endsWith('_share');
+    const isNA = (v) => isPlainObject(v) && v.value === 'NOT-ASSESSABLE' && nonEmptyString(v.reason) && Object.keys(v).length === 2;
+    const walk = (v, path) => {
+      if (Array.isArray(v)) { v.forEach((y, i) => walk(y, path + '[' + i + ']')); return; }
+      if (!isPlainObject(v)) return;
+      for (const [k, y] of Object.entries(v)) {
+        assert(!['score', 'grade', 'composite', 'verdict', 'text', 'content'].includes(k), 'forbidden member ' + path + '.' + k);
+        if (COUNT(k)) assert(typeof y === 'number' && Number.isInteger(y) && y >= 0, 'count key ' + path + '.' + k);
+        if (ESTK(k)) assert((typeof y === 'string' && /^est:~[0-9]+(\.[0-9]{2}%)?$/.test(y)) || isNA(y), 'estimate key ' + path + '.' + k + ' = ' + JSON.stringify(y));
+        if ((k === 'share' || k === 'depth' || k.endsWith('_share')) && typeof y === 'string') assert(y.endsWith('%'), 'share typography ' + k);
+        if ((k === 'tokens' || k.endsWith('_tokens')) && typeof y === 'string') assert(!y.endsWith('%'), 'token typography ' + k);
+        walk(y, path + '.' + k);
+      }
+      if (v.status === 'NOT-ASSESSABLE' || v.value === 'NOT-ASSESSABLE') {
+        assert(nonEmptyString(v.reason) && Object.values(v).every((y) => typeof y !== 'number'), 'NOT-ASSESSABLE object at ' + path);
+      }
+    };
+    walk(answer, '');
+    const limited = answer.factors.some((f) => f.id !== 'F-11' && f.status === 'NOT-ASSESSABLE');
+    assert(answer.measurement_line.includes(limited ? ' \u00b7 LIMITED \u2014 ' : ' \u00b7 FULL \u2014 '), 'LIMITED line');
+    const fence = ['healthy', 'rotten', 'certified', 'degraded', 'pass/fail'];
+    const own = JSON.stringify({ ...answer, labelling: '', scope: '', never_assessable: [], factors: answer.factors.map((f) => ({ ...f, rows: undefined, literature_line: undefined })) });
+    for (const w of fence) assert(!own.toLowerCase().includes(w), 'wording fence ' + w);
+  }
+
   function expectedFor(path, text) {
     const prefix = `/${service}/`;
     const op = path.startsWith(prefix) ? path.slice(prefix.length) : null;
@@ -1054,7 +1492,7 @@ export function build({ criteria, annexText }) {
     const ev = evaluate(text);
     if (ev.refuse) return { ...refusal(op, ...ev.refuse), ev };
     if (op === 'precheck') return { status: 200, answer: precheckAnswer(ev), ev };
-    if (!ev.cnm) throw new Error('part 1 emits no 200 report on the paid route');
+    if (!ev.cnm) return { status: 200, answer: reportAnswer(ev), ev };
     const [code, facts] = ev.cnm;
     return {
       status: 422,
@@ -1095,7 +1533,6 @@ export function build({ criteria, annexText }) {
     else if (exp.answer.could_not_measure) got = exp.answer.could_not_measure.kind;
     else got = exp.answer.kind;
     assert(got === req.expectCode, `case ${name}: intended ${req.expectCode}, model gives ${got}`);
-    if (path.endsWith('/audit')) assert(exp.status !== 200, `case ${name}: no 200 on the paid route in part 1`);
     if (req.check) req.check(exp.ev, exp.answer);
     const expect = { status: exp.status };
     if (exp.body_text !== undefined) expect.body_text = exp.body_text;
@@ -1496,7 +1933,7 @@ export function build({ criteria, annexText }) {
     const rec = '{"messages":[{"role":"user","content":[' + new Array(CAP.entries + 1).fill('{"type":"x"}').join(',') + ']}]}';
     pre(name,
       'A message of 10,001 blocks, none textual, is disclosed as too_many_entries (R-7 is tried before R-9) with the cap and the entry count.',
-      { body_text: envText('precheck', name, [...head('anthropic-messages'), ['record', rec]]), expectCode: 'too_many_entries', check: (ev, ans) => assert(ans.could_not_measure.entries === 10001, '10001') });
+      { body_text: envText('precheck', name, [...head('anthropic-messages'), ['record', rec]]), expectCode: 'too_many_entries', check: (ev, ans) => { assert(ans.could_not_measure.entries === 10001, '10001'); expectNA(['F-3', 'F-10:no stated counts', 'F-11'])(ev, ans); } });
   }
 
   // ------------------------------------------------------------ generic-message-list
@@ -1711,6 +2148,961 @@ export function build({ criteria, annexText }) {
     'A generic record with no messages and an empty tool_schemas list answers 422 zero_entries on the paid route.',
     { body: gen({ messages: [], tool_schemas: [] }), expectCode: 'zero_entries' });
 
+  // ============================================================ PART 2: paid reports (C-12, C-13)
+  //
+  // Every case below answers 200 with the signed report on the paid route
+  // (payments off in the harness), unless its name says otherwise.
+
+  const rep = (name, description, req) => aud(name, description, { expectCode: 'report', ...req });
+  const F = (ans, id) => ans.factors.find((f) => f.id === id);
+  const rowOf = (f, cls) => f.rows.find((r) => r.class === cls);
+  const lineEnd = (ans) => ans.measurement_line.split(' \u00b7 ').slice(-1)[0];
+  const isLimited = (ans) => lineEnd(ans).startsWith('LIMITED');
+  // Deterministic filler prose of exactly n code points (distinct per seed,
+  // so no two fillers are exact or near duplicates).
+  const VOCAB = ['amber', 'basin', 'cedar', 'delta', 'ember', 'fjord', 'grove', 'harbor', 'inlet', 'juniper', 'kelp', 'lagoon',
+    'meadow', 'nectar', 'orchard', 'prairie', 'quarry', 'ridge', 'summit', 'tundra', 'upland', 'valley', 'willow', 'yarrow',
+    'zephyr', 'aspen', 'bramble', 'canyon', 'dune', 'estuary', 'fern', 'glacier', 'heath', 'isle', 'jetty', 'knoll'];
+  const filler = (n, seed) => {
+    const rng = makeRng('filler ' + seed);
+    let s = '';
+    while (s.length < n + 1) s += VOCAB[rng.int(VOCAB.length)] + ' ';
+    s = s.slice(0, n);
+    if (s.endsWith(' ')) s = s.slice(0, -1) + 'z';
+    assert(codePoints(s) === n, 'filler length');
+    return s;
+  };
+  // A text whose EM-1 estimate is e (4e code points, e > 0).
+  const ofE = (e, seed) => filler(4 * e, seed);
+  const genMsgs = (specs) => specs.map(([role, text, extra]) => ({ role, text, ...(extra || {}) }));
+
+  // ------------------------------------------------------------ axis P in every format and level
+
+  {
+    const ret1 = packed({ status: 'OK', message: 'order 7: shipped', time: '2026-02-01 09:00:02 AM UTC+0000' });
+    const ret2 = packed({ status: 'OK', message: 'Showing 1 of 1 results: Ana prefers email.', time: '2026-02-01 09:00:05 AM UTC+0000' });
+    const hb = packed({ type: 'heartbeat', reason: '[This is an automated system message hidden from the user] Function called using request_heartbeat=true, returning control', time: '2026-02-01 09:00:06 AM UTC+0000' });
+    const record = cur({
+      tool_ids: ['t1', 't2'],
+      in_context_message_ids: ['p0', 'p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7', 'p8', 'p8b', 'p9'],
+      messages: [
+        msg('p-stale', 'system', [textPart('A stale prompt left out of context.')]),
+        msg('p0', 'system', [textPart('You are a support agent. Core memory: the customer is Ana.')]),
+        msg('p1', 'user', [textPart(packed({ type: 'user_message', message: 'Where is order 7?', time: '2026-02-01 09:00:00 AM UTC+0000' }))]),
+        msg('p2', 'assistant', [textPart('Checking the order.')], { tool_calls: [callOf('c-1', 'lookup_order', '{"order_id": "7"}')] }),
+        msg('p3', 'tool', [textPart(ret1)], { tool_call_id: 'c-1', tool_returns: [{ tool_call_id: 'c-1', status: 'success', func_response: ret1 }] }),
+        msg('p4', 'assistant', [], { tool_calls: [callOf('c-2', 'archival_memory_search', '{"query": "contact preference"}')] }),
+        msg('p5', 'tool', [textPart(ret2)], { tool_call_id: 'c-2' }),
+        msg('p6', 'user', [textPart(hb)]),
+        msg('p7', 'approval', [textPart('Approved by the operator.')]),
+        msg('p8', '', [{ text: 'A part with neither a role nor a type.' }]),
+        msg('p8b', 'summary', [textPart('Summary of earlier turns: Ana asked about order 7.')]),
+        msg('p9', 'user', [{ type: 'image', source: { type: 'url', url: 'https://example.invalid/receipt.png' } }, textPart('Thanks, here is my receipt.')]),
+      ],
+    }, [
+      { id: 't1', name: 'lookup_order', json_schema: schemaA },
+      { id: 't2', name: 'archival_memory_search', json_schema: schemaC },
+      { id: 't3', name: 'send_message', json_schema: schemaB },
+    ]);
+    rep('audit-letta-l2-every-p-class-and-conflicts',
+      'A letta-af L2 record reaches every P class but P-RETR (a search result is always a tool result first), records the search result as P-TRES over P-RETR, the tool calls as P-TCALL over P-ASST and the packed heartbeat as P-SYS over P-USER, and lists the approval role and its part type as P-OTHER raw values.',
+      {
+        body: letta(record),
+        check: (ev, ans) => {
+          const f1 = F(ans, 'F-1');
+          assert(P_CLASSES.every((c) => (c === 'P-RETR') === (rowOf(f1, c).block_count === 0)), 'every P class but P-RETR present');
+          assert(deepEqual(rowOf(f1, 'P-OTHER').raw_values, ['approval', 'text']), 'raw values');
+          assert(deepEqual(f1.conflicts.map((c) => c.winner + '>' + c.losers.join('+')), ['P-TCALL>P-ASST', 'P-TCALL>P-ASST', 'P-TRES>P-RETR', 'P-SYS>P-USER']), 'conflicts');
+          assert(ans.messages_left_out_count === 1 && ans.header_facts.M01.block_count === 2 + 13, 'blocks');
+          assert(deepEqual(F(ans, 'F-5').turns.map((t) => t.turn), [0, 1, 2]), 'heartbeat starts no turn');
+        },
+      });
+  }
+  {
+    const marker = 'Note: prior messages (8 of 12 total messages) have been hidden from view due to conversation memory constraints.\nThe following is a summary of the previous 8 messages:\n Ana asked about order 7.';
+    const searchRet = packed({ status: 'OK', message: 'Result: ' + marker, time: '2026-02-01 10:00:03 AM UTC+0000' });
+    const schemaM = { name: 'recall_summary', description: 'Return what was said when older messages have been hidden from view due to limits.', parameters: { type: 'object', properties: {} } };
+    const record = cur({
+      tool_ids: ['t1', 't2'],
+      in_context_message_ids: ['q0', 'q1', 'q2', 'q3', 'q4', 'q5', 'q6'],
+      messages: [
+        msg('q0', 'system', [textPart('You are a support agent.')]),
+        msg('q1', 'user', [textPart(packed({ type: 'system_alert', message: marker, time: '2026-02-01 10:00:00 AM UTC+0000' }))]),
+        msg('q2', 'summary', [textPart('Summary: Ana asked about order 7 and prefers email.')]),
+        msg('q3', 'user', [textPart(packed({ type: 'user_message', message: 'What did I ask before?', time: '2026-02-01 10:00:01 AM UTC+0000' }))]),
+        msg('q4', 'assistant', [], { tool_calls: [callOf('c-9', 'conversation_search', '{"query": "order"}')] }),
+        msg('q5', 'tool', [textPart(searchRet)], { tool_call_id: 'c-9' }),
+        msg('q6', 'assistant', [textPart('You asked about order 7.')], { tool_returns: [{ tool_call_id: 'c-x', status: 'success', func_response: 'a stray return kept on an assistant message' }] }),
+      ],
+    }, [{ id: 't1', name: 'conversation_search', json_schema: schemaC }, { id: 't2', name: 'recall_summary', json_schema: schemaM }]);
+    rep('audit-letta-compaction-marker-conflicts',
+      'A tool definition whose description carries the compaction marker stays P-TDEF (P-CMPT recorded), while the marker makes P-CMPT win over P-SYS and P-USER in a packed system_alert and over P-TRES and P-RETR in a search result, a summary role is P-CMPT, and a tool return on an assistant message is P-TRES over P-ASST.',
+      {
+        body: letta(record),
+        check: (ev, ans) => {
+          const cf = F(ans, 'F-1').conflicts.map((c) => c.block_index + ':' + c.winner + '>' + c.losers.join('+'));
+          assert(deepEqual(cf, ['1:P-TDEF>P-CMPT', '3:P-CMPT>P-SYS+P-USER', '6:P-TCALL>P-ASST', '7:P-CMPT>P-TRES+P-RETR', '9:P-TRES>P-ASST']), 'conflicts ' + cf);
+          assert(deepEqual(F(ans, 'F-9').blocks.map((b) => b.class), ['P-SYS', 'P-CMPT', 'P-CMPT', 'P-CMPT']), 'F-9 classes');
+        },
+      });
+  }
+  {
+    const record = cur({
+      in_context_message_ids: ['a0', 'a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7', 'a8'],
+      messages: [
+        { id: 'a0', message_type: 'system_message', content: 'You are a note-taking assistant.' },
+        { id: 'a1', message_type: 'user_message', content: 'Find my notes on kettles.' },
+        { id: 'a2', message_type: 'reasoning_message', reasoning: 'The user wants earlier notes; search the conversation first.' },
+        { id: 'a3', message_type: 'hidden_reasoning_message', state: 'redacted', hidden_reasoning: null },
+        { id: 'a4', message_type: 'tool_call_message', tool_call: { name: 'conversation_search', arguments: '{"query": "kettle"}', tool_call_id: 'tc-1' } },
+        { id: 'a5', message_type: 'tool_return_message', tool_return: 'Showing 2 results: kettle 1.7 L; kettle descaling.', status: 'success', tool_call_id: 'tc-1' },
+        { id: 'a6', message_type: 'assistant_message', content: [textPart('You have two kettle notes.')] },
+        { id: 'a7', message_type: 'event_message', content: [textPart('Context window 61% full.')] },
+        { id: 'a8', message_type: 'user_message', content: [textPart('Thanks.')] },
+      ],
+    }, []);
+    rep('audit-letta-api-view-message-types',
+      'A letta-af record in the API view adapts system, user, assistant, reasoning, hidden reasoning (non-serialisable), tool call and tool return messages, the search result is P-TRES over P-RETR, an unknown event_message is P-OTHER, and with no tools F-8 prints 0 and the absence note.',
+      {
+        body: letta(record),
+        check: (ev, ans) => {
+          const f1 = F(ans, 'F-1');
+          assert(deepEqual(rowOf(f1, 'P-OTHER').raw_values, ['event_message', 'text']), 'raw');
+          assert(rowOf(f1, 'P-ASST').block_count === 3 && rowOf(f1, 'P-TCALL').block_count === 1 && rowOf(f1, 'P-TRES').block_count === 1, 'classes');
+          assert(deepEqual(f1.conflicts.map((c) => c.winner + '>' + c.losers.join('+')), ['P-TCALL>P-ASST', 'P-TRES>P-RETR']), 'conflicts');
+          assert(F(ans, 'F-8').block_count === 0 && F(ans, 'F-8').share === 'est:~0.00%' && F(ans, 'F-8').absence_note, 'F-8 absent');
+          assert(ans.header_facts.M13.c_unk.block_count === 1, 'hidden reasoning C-UNK');
+        },
+      });
+  }
+  {
+    const longType = 'approval_request_message_with_an_unusually_long_vendor_specific_suffix_v2';
+    assert(codePoints(longType) > 64, 'long type');
+    const record = cur({
+      tool_ids: ['t1'],
+      in_context_message_ids: ['b0', 'b1', 'b2', 'b3', 'b4', 'b5'],
+      messages: [
+        { id: 'b0', message_type: 'user_message', content: 'Look up order 12, please.' },
+        { id: 'b1', message_type: 'tool_call_message', tool_call: { name: 'lookup_order', arguments: '{"order_id": "12"}', tool_call_id: 'tc-7' } },
+        { id: 'b2', message_type: 'tool_return_message', tool_return: '{"status": "delivered"}', status: 'success', tool_call_id: 'tc-7' },
+        { id: 'b3', message_type: 'tool_return_message', tool_return: 'orphan return text', status: 'error', tool_call_id: 'tc-none' },
+        { id: 'b4', message_type: longType, content: [textPart('Approve the refund?')] },
+        { id: 'b5', message_type: 'assistant_message', content: 'Order 12 was delivered.' },
+      ],
+    }, [{ id: 't1', name: 'lookup_order', json_schema: schemaA }]);
+    rep('audit-letta-api-view-plain-tool-return-and-long-type',
+      'In the API view a tool return of a non-search call and an orphan tool return are P-TRES with no conflict, and an unknown message_type longer than 64 code points prints its first 64 code points followed by an ellipsis.',
+      {
+        body: letta(record),
+        check: (ev, ans) => {
+          const raw = rowOf(F(ans, 'F-1'), 'P-OTHER').raw_values;
+          assert(raw.length === 2 && raw[0] === [...longType].slice(0, 64).join('') + '\u2026' && raw[1] === 'text', 'capped');
+          assert(F(ans, 'F-1').conflicts.length === 1, 'only the tool call conflicts');
+        },
+      });
+  }
+  {
+    const inner = cur({
+      tool_ids: ['t1'],
+      in_context_message_ids: ['s0', 's1', 's2'],
+      messages: [
+        msg('s0', 'system', [textPart('You are a concise helper.')]),
+        msg('s1', 'user', [textPart(packed({ type: 'user_message', message: 'Cancel order 4.', time: '2026-03-01 08:00:00 AM UTC+0000' }))]),
+        msg('s2', 'assistant', [], { tool_calls: [callOf('c-4', 'cancel_order', '{"order_id": "4"}')] }),
+      ],
+    }, [{ id: 't1', name: 'cancel_order', json_schema: { name: 'cancel_order', description: 'Cancel an order.', parameters: { type: 'object', properties: { order_id: { type: 'string' } } } } }]);
+    const recordText = JSON.stringify(JSON.stringify(inner));
+    rep('audit-letta-json-string-record',
+      'A letta-af record stored as a JSON string is unwrapped once and reported with record_was_json_string true and record_bytes the length of the string literal as submitted.',
+      {
+        body: letta(JSON.stringify(inner), { declared_format_version: '0.1.0' }),
+        check: (ev, ans) => {
+          assert(ans.record_was_json_string === true && ans.record_bytes === utf8Length(recordText) && ans.declared_format.version_supplied === true, 'json string');
+        },
+      });
+  }
+  {
+    const om = (role, text, createdAt, inContext, extra = {}) => ({
+      created_at: createdAt, in_context: inContext, role, name: null,
+      content: [textPart(text)], tool_call_id: null, tool_calls: [], tool_returns: [], ...extra,
+    });
+    const record = {
+      agent_type: 'memgpt_agent', name: 'synthetic-order', version: '0.6.43',
+      messages: [
+        om('tool', packed({ status: 'OK', message: 'None', time: 'x' }), '2025-04-01T10:00:05Z', true, { name: 'send_message', tool_call_id: 'k-1' }),
+        om('user', packed({ type: 'user_message', message: 'tied instant, earlier in the file', time: 'x' }), '2025-04-01T10:00:06Z', true),
+        om('system', 'You are MemGPT (stale).', '2025-04-01T09:00:00Z', false),
+        om('assistant', 'Greeting the user.', '2025-04-01T10:00:04Z', true, { tool_calls: [callOf('k-1', 'send_message', '{\n  "message": "Hello!"\n}')] }),
+        om('system', 'You are MemGPT.\n<memory_blocks>persona: calm</memory_blocks>', '2025-04-01T11:00:00Z', true),
+        om('user', packed({ type: 'login', last_login: 'Never (first login)', time: 'x' }), '2025-04-01T10:00:01+00:00', true),
+        om('user', packed({ type: 'user_message', message: 'tied instant, later in the file', time: 'x' }), '2025-04-01T12:00:06+02:00', true),
+      ],
+      tools: [{ name: 'send_message', json_schema: schemaB }, { name: 'conversation_search', json_schema: schemaC }],
+    };
+    rep('audit-letta-old-shape-order-and-system-depth',
+      'An older-shape letta record places the in-context system message first after the two tool definitions (so its depth is their share), orders the rest by created_at with a tie broken by file position, and leaves the stale prompt out.',
+      {
+        body: letta(record),
+        check: (ev, ans) => {
+          const order = ev.rec.messages.filter((m) => !m.schema).map((m) => m.role_raw);
+          assert(deepEqual(order, ['system', 'user', 'assistant', 'tool', 'user', 'user']), 'order ' + order);
+          const f9 = F(ans, 'F-9').blocks;
+          assert(f9[0].block_index === 2 && f9[0].offset_tokens !== 'est:~0', 'system after schema');
+          assert(ans.messages_left_out_count === 1, 'left out');
+        },
+      });
+  }
+  rep('audit-anthropic-annex-c13-example',
+    'The ANNEX C-13 example: one user message "Hello there" and one assistant message "Hi" with no stated counts give T = 4 and a LIMITED line.',
+    {
+      body: anth({ messages: [{ role: 'user', content: 'Hello there' }, { role: 'assistant', content: 'Hi' }] }),
+      check: (ev, ans) => {
+        assert(ans.measurement_line === 'CONTEXT COMPOSITION \u2014 format: anthropic-messages (L0) \u00b7 messages: 2 \u00b7 blocks: 2 \u00b7 total: est:~4 \u00b7 unknown blocks: 0 \u00b7 LIMITED \u2014 <check-end UTC>', 'ANNEX line');
+      },
+    });
+  {
+    const record = {
+      system: 'You are a shopping assistant.',
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'Find a kettle under 40 euros.' }, { type: 'image', source: { type: 'url', url: 'https://example.invalid/k.png' } }] },
+        { role: 'assistant', content: [{ type: 'thinking', thinking: 'Search the catalogue first.', signature: 'sig' }, { type: 'tool_use', id: 'toolu_1', name: 'search', input: { q: 'kettle', max: 40 } }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'Kettle A 34.99; Kettle B 39.50' }] },
+        { role: 'developer', content: 'Prefer in-stock items.' },
+        { role: '', content: 'A message with an empty role.' },
+        { role: 'assistant', content: 'Kettle A costs 34.99 euros.' },
+      ],
+    };
+    rep('audit-anthropic-l0-roles-full-line',
+      'An anthropic-messages record at L0 prints the five structural classes as not identifiable, classes a developer role as P-OTHER and an empty role as P-UNK, and with every message stated and a user turn its line is FULL.',
+      {
+        body: anth(record, { harness_stated_counts: { per_message: [8, 12, 20, 9, 6, 8, 7] } }),
+        check: (ev, ans) => {
+          const f1 = F(ans, 'F-1');
+          assert(STRUCTURAL.every((c) => deepEqual(rowOf(f1, c), { class: c, note: 'not identifiable at this level' })), 'structural notes');
+          assert(deepEqual(rowOf(f1, 'P-OTHER').raw_values, ['developer']) && rowOf(f1, 'P-UNK').block_count === 1, 'other/unk');
+          assert(!isLimited(ans) && F(ans, 'F-9').cmpt_note && F(ans, 'F-8').note, 'FULL and L0 notes');
+        },
+      });
+  }
+  {
+    const long = 'reviewer-\u{1F600}'.padEnd(80, 'q');
+    rep('audit-generic-l0-roles',
+      'A generic record at L0 classes system, user and assistant by role, a tool role and a role longer than 64 code points as P-OTHER (capped with an ellipsis), an empty role as P-UNK, and a null text as C-UNK.',
+      {
+        body: gen({ messages: genMsgs([['system', 'Be brief.'], ['user', 'What is the weather in Oslo?'], ['assistant', 'Checking.'], ['tool', '{"temp_c": -3}'], ['', 'No role at all.'], [long, 'A reviewer note.'], ['assistant', null]]) }),
+        check: (ev, ans) => {
+          assert(ans.declared_format.level === 'L0', 'L0');
+          const raw = rowOf(F(ans, 'F-1'), 'P-OTHER').raw_values;
+          assert(raw.length === 2 && raw[0] === 'tool' && raw[1] === [...long].slice(0, 64).join('') + '\u2026', 'raw ' + raw);
+          assert(ans.header_facts.M13.either.block_count === 2, 'P-UNK and C-UNK blocks');
+        },
+      });
+  }
+  rep('audit-generic-l1-roles',
+    'A generic record with name, has_args and source members is L1, classes by role only (system, user, assistant, a tool role as P-OTHER, an empty role as P-UNK) and still prints the structural classes as not identifiable.',
+    {
+      body: gen({ messages: genMsgs([['system', 'Use metric units.'], ['user', 'Weather in Bergen?'], ['assistant', '{"city":"Bergen"}', { name: 'get_weather', has_args: true }], ['tool', '{"temp_c": 4}', { name: 'get_weather', source: 'weather-api' }], ['', 'An unlabelled line.'], ['assistant', 'It is 4 degrees.']]) }),
+      check: (ev, ans) => {
+        assert(ans.declared_format.level === 'L1' && rowOf(F(ans, 'F-1'), 'P-TCALL').note, 'L1');
+        assert(['P-SYS', 'P-USER', 'P-ASST', 'P-OTHER', 'P-UNK'].every((c) => rowOf(F(ans, 'F-1'), c).block_count > 0), 'role classes');
+        assert(deepEqual(rowOf(F(ans, 'F-1'), 'P-OTHER').raw_values, ['tool']), 'tool is other');
+      },
+    });
+  rep('audit-generic-l2-kind-role-conflicts',
+    'A generic L2 record reaches every P class, records every kind-against-role conflict its kinds allow (tool_definition, summary, tool_call, tool_result and retrieval over system, user or assistant) and classes a tool role with no kind as P-OTHER.',
+    {
+      body: gen({
+        messages: genMsgs([
+          ['system', 'Summary: the user compared two kettles.', { kind: 'summary' }],
+          ['user', 'Which one boils faster?'],
+          ['assistant', '{"name":"compare","parameters":{}}', { kind: 'tool_definition' }],
+          ['assistant', '{"a":"k1","b":"k2"}', { kind: 'tool_call', name: 'compare', has_args: true }],
+          ['user', 'k1: 3 min; k2: 4 min', { kind: 'tool_result' }],
+          ['tool', 'Kettle k1 has a 3 kW element.', { kind: 'retrieval', source: 'catalogue' }],
+          ['user', 'Earlier you said k1 is quieter.', { kind: 'retrieval' }],
+          ['tool', 'raw tool chatter'],
+          ['critic', 'Answer with numbers.', { kind: 'note' }],
+          ['', 'no role, no kind'],
+          ['assistant', 'Kettle k1 boils faster.'],
+          ['system', 'Answer in metric units.'],
+        ]),
+        tool_schemas: [{ name: 'compare', text: '{"name":"compare","description":"Compare two kettles."}' }],
+      }),
+      check: (ev, ans) => {
+        const cf = F(ans, 'F-1').conflicts.map((c) => c.winner + '>' + c.losers.join('+'));
+        assert(deepEqual(cf, ['P-CMPT>P-SYS', 'P-TDEF>P-ASST', 'P-TCALL>P-ASST', 'P-TRES>P-USER', 'P-RETR>P-USER']), 'conflicts ' + cf);
+        assert(deepEqual(rowOf(F(ans, 'F-1'), 'P-OTHER').raw_values, ['tool', 'critic', 'note']), 'raw');
+        assert(rowOf(F(ans, 'F-1'), 'P-TDEF').block_count === 2 && F(ans, 'F-8').block_count === 2, 'TDEF incl. schema');
+        assert(deepEqual(F(ans, 'F-5').turns.map((t) => t.turn), [0, 1]), 'kind outranks user for turns');
+        assert(P_CLASSES.every((c) => rowOf(F(ans, 'F-1'), c).block_count > 0), 'every P class at generic L2');
+      },
+    });
+  {
+    const v64 = 'x'.repeat(60) + '\u{1F600}\u{1F601}\u{1F602}\u{1F603}';
+    const v65 = 'y'.repeat(65);
+    assert(codePoints(v64) === 64 && v64.length === 68 && codePoints(v65) === 65, 'raw lengths');
+    rep('audit-generic-p-other-raw-values-order-and-cap',
+      'P-OTHER raw values are listed once each in block order with a role before its kind, a value of exactly 64 code points (68 UTF-16 units) is printed whole and one of 65 is capped with an ellipsis.',
+      {
+        body: gen({
+          messages: genMsgs([
+            ['critic', 'First remark.', { kind: 'note' }],
+            ['note', 'Second remark.', { kind: 'critic' }],
+            [v64, 'Third remark.', { kind: 'note' }],
+            ['user', 'A user line.', { kind: v65 }],
+            ['observer', 'Fourth remark.', { kind: v65 }],
+            ['critic', 'Fifth remark.'],
+          ]),
+        }),
+        check: (ev, ans) => {
+          const raw = rowOf(F(ans, 'F-1'), 'P-OTHER').raw_values;
+          assert(deepEqual(raw, ['critic', 'note', v64, 'observer', 'y'.repeat(64) + '\u2026']), 'raw ' + JSON.stringify(raw));
+        },
+      });
+  }
+  // ------------------------------------------------------------ axis C (C-4) and its conflicts
+
+  const b64of = (n, seed) => b64encode(makeRng('b64 ' + seed).bytes(n));
+  {
+    const blob = b64of(33, 'c-classes'); // 44 characters, no padding
+    rep('audit-generic-c-every-class',
+      'A generic record with one block of each content class (empty, null, base64, BEGIN LOG export, JSON object, fenced code, prose) prints every C row, the C-UNK row not assessable and no axis-C conflict.',
+      {
+        body: gen({
+          messages: genMsgs([
+            ['user', ''], ['user', null], ['user', blob], ['user', 'BEGIN LOG job 12\nstep one\nstep two'],
+            ['user', ' {"order": 7, "items": ["kettle"]}\n'], ['user', '```python\nprint("hi")\n```'], ['user', 'Plain prose about kettles.'],
+          ]),
+        }),
+        check: (ev, ans) => {
+          const f2 = F(ans, 'F-2');
+          assert(C_CLASSES.every((c) => rowOf(f2, c).block_count === 1), 'one block per class');
+          assert(ans.header_facts.M01.axis_c_conflict_count === 0 && ans.header_facts.M01.empty_block_count === 1, 'no conflict');
+        },
+      });
+  }
+  {
+    const wideArr = JSON.stringify(Array.from({ length: 10 }, (_, i) => 'element number ' + i + ' of a wide array'));
+    const prettySmall = '[\n    1,\n    2\n]';
+    const rawBlob = 'BEGIN RAW\n' + b64of(300, 'raw-blob');
+    const widePretty = '{\n' + Array.from({ length: 10 }, (_, i) => `    "field_${i}": "value number ${i}"`).join(',\n') + '\n}';
+    const fencedBlob = '```\n' + b64of(300, 'fenced-blob') + '\n```';
+    const jsonBlob = '["' + b64of(300, 'json-blob') + '"]';
+    assert(codePoints(wideArr) >= 200 && codePoints(widePretty) >= 200, 'wide texts');
+    rep('audit-generic-c-conflicts',
+      'Blocks for which several content tests hold are counted as axis-C conflicts and classed by precedence: a wide JSON array is C-RAW (also C-STRUCT), an indented JSON array C-STRUCT (also C-CODE), and base64 under a BEGIN RAW line, in a fence or in a JSON array C-BLOB.',
+      {
+        body: gen({ messages: genMsgs([['user', wideArr], ['assistant', prettySmall], ['tool', rawBlob], ['tool', widePretty], ['tool', fencedBlob], ['tool', jsonBlob], ['assistant', 'Done.']]) }),
+        check: (ev, ans) => {
+          assert(ans.header_facts.M01.axis_c_conflict_count === 6, 'six conflicts');
+          const cs = F(ans, 'F-2b').cells.map((c) => c.c);
+          assert(deepEqual(ev.blocks.map((b) => classifyC(b.text)), ['C-RAW', 'C-STRUCT', 'C-BLOB', 'C-RAW', 'C-BLOB', 'C-BLOB', 'C-TEXT']), 'classes ' + cs);
+          assert(deepEqual(F(ans, 'F-7').raw_export_blocks, [0, 2, 3]), 'raw export blocks');
+        },
+      });
+  }
+  rep('audit-generic-c-code-indentation-edges',
+    'The C-CODE indentation test holds at exactly half the non-empty lines (blank lines not counted, tab or four spaces) and fails just under half, and a first line of three backticks needs a closing fence line.',
+    {
+      body: gen({
+        messages: genMsgs([
+          ['user', 'def f(x):\n    return x\n\n\nf(2)\n\treturn 3'],
+          ['user', 'one\n    two\nthree'],
+          ['user', 'steps:\n   three spaces only\n    four spaces'],
+          ['user', '```sh\nls -la\nnot closed'],
+          ['user', '```\nhello\n```\n\n'],
+        ]),
+      }),
+      check: (ev) => {
+        assert(deepEqual(ev.blocks.map((b) => classifyC(b.text)), ['C-CODE', 'C-TEXT', 'C-TEXT', 'C-TEXT', 'C-CODE']), 'code edges');
+      },
+    });
+
+  // ------------------------------------------------------------ M06 (F-3)
+
+  const estMsgs = (es, seed, roles) => es.map((e, i) => ({ role: roles ? roles[i % roles.length] : (i % 2 ? 'assistant' : 'user'), text: e === 0 ? '' : ofE(e, seed + ' ' + i) }));
+  rep('audit-m06-annex-example-40-30-30-30',
+    'The ANNEX C-12 example: message estimates 40, 30, 30 and 30 give the top three as messages 0, 1 and 2, and message 3 joins through the 10 % rule.',
+    {
+      body: gen({ messages: estMsgs([40, 30, 30, 30], 'annex-m06') }),
+      check: (ev, ans) => assert(deepEqual(F(ans, 'F-3').largest_contributors.map((c) => c.message_index), [0, 1, 2, 3]), 'all four'),
+    });
+  rep('audit-m06-tie-at-third-place',
+    'Estimates 5, 50, 5 and 40 tie at third place, which goes to the lower message index 0, and message 2 stays out because 10 × 5 is under the total of 100.',
+    {
+      body: gen({ messages: estMsgs([5, 50, 5, 40], 'tie-third') }),
+      check: (ev, ans) => assert(deepEqual(F(ans, 'F-3').largest_contributors.map((c) => c.message_index), [0, 1, 3]), 'tie'),
+    });
+  for (const [n, es, med, p90] of [
+    [1, [7], 1, 1],
+    [2, [1, 2], 1, 2],
+    [9, [9, 1, 8, 2, 7, 3, 6, 4, 5], 5, 9],
+    [10, [10, 1, 9, 2, 8, 3, 7, 4, 6, 5], 5, 9],
+    [11, [11, 1, 10, 2, 9, 3, 8, 4, 7, 5, 6], 6, 10],
+    [30, Array.from({ length: 30 }, (_, i) => ((i * 7) % 30) + 1), 15, 27],
+  ]) {
+    const total = sum(es);
+    rep(`audit-m06-ranks-n${n}`,
+      `With ${n} message${n > 1 ? 's' : ''} the lower median is rank ${med} = ceil(0.5 × ${n}) and p90 rank ${p90} = ceil(0.9 × ${n}) over the ascending estimates, and the mean ${total}/${n} is rounded half up.`,
+      {
+        body: gen({ messages: estMsgs(es, 'ranks ' + n) }),
+        check: (ev, ans) => {
+          const f3 = F(ans, 'F-3');
+          const sorted = [...es].sort((a, b) => a - b);
+          assert(f3.lower_median.rank === med && f3.p90.rank === p90 && f3.lower_median.tokens === est(sorted[med - 1]) && f3.p90.tokens === est(sorted[p90 - 1]), 'ranks');
+          assert(f3.mean_tokens === est(Math.round(total / n)), 'mean');
+        },
+      });
+  }
+  rep('audit-m06-ten-percent-exactly',
+    'Estimates 30, 30, 20, 10 and 10 total 100, so both 10-token messages are at exactly 10 % (10 × 10 = 100) and join the largest contributors.',
+    {
+      body: gen({ messages: estMsgs([30, 30, 20, 10, 10], 'ten-exact') }),
+      check: (ev, ans) => assert(deepEqual(F(ans, 'F-3').largest_contributors.map((c) => c.message_index), [0, 1, 2, 3, 4]), 'all five'),
+    });
+  rep('audit-m06-ten-percent-just-under',
+    'Estimates 30, 30, 20, 10 and 11 total 101, so the 11-token message joins (110 ≥ 101) and the 10-token message stays out (100 < 101).',
+    {
+      body: gen({ messages: estMsgs([30, 30, 20, 10, 11], 'ten-under') }),
+      check: (ev, ans) => assert(deepEqual(F(ans, 'F-3').largest_contributors.map((c) => c.message_index), [0, 1, 2, 4]), 'not 3'),
+    });
+  rep('audit-m06-unsized-excluded-zero-estimate-kept',
+    'A null-text message is left out of the distribution and counted as unsized, while an empty-text message is in it with estimate 0 (the minimum) and is never a largest contributor.',
+    {
+      body: gen({ messages: genMsgs([['user', ofE(4, 'uz0')], ['assistant', null], ['user', ''], ['assistant', ofE(10, 'uz3')]]) }),
+      check: (ev, ans) => {
+        const f3 = F(ans, 'F-3');
+        assert(f3.excluded.unsized_message_count === 1 && f3.message_count === 3 && f3.min_tokens === 'est:~0' && f3.mean_tokens === 'est:~5', 'unsized');
+        assert(deepEqual(f3.largest_contributors.map((c) => c.message_index), [0, 3]), 'contributors');
+      },
+    });
+  rep('audit-m06-mean-rounds-down-below-half',
+    'Estimates 1, 1 and 2 have the mean 4/3, which rounds to 1, and all three are largest contributors.',
+    {
+      body: gen({ messages: estMsgs([1, 1, 2], 'mean-down') }),
+      check: (ev, ans) => assert(F(ans, 'F-3').mean_tokens === 'est:~1' && F(ans, 'F-3').largest_contributors.length === 3, 'mean 1'),
+    });
+  rep('audit-m06-zero-total-with-schemas',
+    'A generic L2 record whose messages are all empty texts but whose tool schema is sized has a distribution of zero estimates with no largest contributor, and the schema pseudo-message is counted as excluded.',
+    {
+      body: gen({ messages: genMsgs([['user', ''], ['assistant', '']]), tool_schemas: [{ name: 'f', text: '{"name":"f","description":"does f"}' }] }),
+      check: (ev, ans) => {
+        const f3 = F(ans, 'F-3');
+        assert(f3.status === 'ASSESSABLE' && f3.total_tokens === 'est:~0' && f3.largest_contributors.length === 0 && f3.excluded.schema_pseudo_message_count === 1, 'zero total');
+        assert(F(ans, 'F-5').turns[0].cumulative_share === 'est:~0.00%', 'turn share');
+      },
+    });
+  rep('audit-m06-no-sized-message-limited',
+    'A generic L2 record whose every message text is null but whose tool schema is sized is measured, and F-3 prints NOT-ASSESSABLE (zero denominator), so the line is LIMITED.',
+    {
+      body: gen({ messages: genMsgs([['user', null], ['assistant', null]]), tool_schemas: [{ name: 'g', text: '{"name":"g"}' }] }, { harness_stated_counts: { total: 3 } }),
+      check: (ev, ans) => {
+        assert(deepEqual(F(ans, 'F-3'), { id: 'F-3', metric: 'M06', status: 'NOT-ASSESSABLE', reason: 'zero denominator' }), 'F-3 NA');
+        assert(isLimited(ans) && F(ans, 'F-5').status === 'ASSESSABLE' && F(ans, 'F-10').status === 'ASSESSABLE', 'only F-3');
+      },
+    });
+  pre('precheck-generic-f3-no-sized-message',
+    'The pre-check of a record whose messages all have null text, with a sized tool schema, lists F-3 as zero denominator although T is above zero.',
+    { body: gen({ messages: genMsgs([['user', null], ['assistant', null]]), tool_schemas: [{ name: 'g', text: '{"name":"g"}' }] }), expectCode: 'precheck', check: expectNA(['F-3', 'F-10:no stated counts', 'F-11']) });
+
+  // ------------------------------------------------------------ M07 (F-5)
+
+  rep('audit-m07-turn-zero-present',
+    'Messages before the first P-USER message form turn 0, each P-USER message starts the next turn, and cumulative shares reach 100 % without a schema pseudo-message.',
+    {
+      body: gen({ messages: genMsgs([['system', ofE(5, 't0a')], ['assistant', ofE(3, 't0b')], ['user', ofE(2, 't0c')], ['assistant', ofE(4, 't0d')], ['user', ofE(1, 't0e')]]) }),
+      check: (ev, ans) => {
+        const t = F(ans, 'F-5').turns;
+        assert(deepEqual(t.map((x) => [x.turn, x.first_message_index, x.message_count]), [[0, 0, 2], [1, 2, 2], [2, 4, 1]]) && t[2].cumulative_share === 'est:~100.00%', 'turns');
+      },
+    });
+  rep('audit-m07-turn-zero-absent',
+    'A record whose first message is P-USER lists no turn 0, and a user message whose first block is an image still starts a turn.',
+    {
+      body: anth({ messages: [{ role: 'user', content: 'Describe this.' }, { role: 'assistant', content: 'Send it.' }, { role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'https://example.invalid/p.png' } }, { type: 'text', text: 'Here.' }] }, { role: 'assistant', content: 'A kettle.' }] }),
+      check: (ev, ans) => assert(deepEqual(F(ans, 'F-5').turns.map((x) => x.turn), [1, 2]) && F(ans, 'F-5').turn_count === 2, 'no turn 0'),
+    });
+  rep('audit-m07-schema-excluded',
+    'The schema pseudo-message belongs to no turn and its exclusion is printed, so the last cumulative share stays below 100 %.',
+    {
+      body: gen({ messages: genMsgs([['user', ofE(6, 'sx0')], ['assistant', ofE(6, 'sx1')]]), tool_schemas: [{ name: 'h', text: ofE(3, 'sx-schema') }] }),
+      check: (ev, ans) => {
+        const f5 = F(ans, 'F-5');
+        assert(f5.excluded.schema_pseudo_message_count === 1 && f5.turns[0].cumulative_share === 'est:~80.00%', 'below 100');
+      },
+    });
+  rep('audit-m07-no-user-message-limited',
+    'A record with no P-USER message prints F-5 NOT-ASSESSABLE (no P-USER message) and a LIMITED line although every message is stated.',
+    {
+      body: anth({ system: 'You are terse.', messages: [{ role: 'assistant', content: 'Ready.' }] }, { harness_stated_counts: { per_message: [4, 2] } }),
+      check: (ev, ans) => {
+        assert(deepEqual(F(ans, 'F-5'), { id: 'F-5', metric: 'M07', status: 'NOT-ASSESSABLE', reason: 'no P-USER message' }) && isLimited(ans), 'F-5 NA');
+        assert(F(ans, 'F-10').status === 'ASSESSABLE', 'F-10 ok');
+      },
+    });
+  // ------------------------------------------------------------ M08 (F-4)
+
+  rep('audit-m08-whitespace-and-line-ending-groups',
+    'Texts differing only in CRLF, CR, spacing and trimming form one exact group kept at its lowest block index, whitespace-only and empty texts are excluded, and a case variant is no exact duplicate.',
+    {
+      body: gen({
+        messages: genMsgs([
+          ['user', 'Order 7 shipped.\r\nThanks for waiting'], ['assistant', '  Order 7   shipped.\nThanks for waiting  '],
+          ['user', 'Order 7 shipped. Thanks for waiting'], ['assistant', 'order 7 shipped. thanks for waiting'],
+          ['user', '   '], ['assistant', '\n\t'], ['user', ''], ['assistant', ''],
+          ['user', 'Order 7 shipped.\rThanks for waiting'], ['assistant', 'Fine.'], ['user', 'Fine.'],
+        ]),
+      }),
+      check: (ev, ans) => {
+        const f4 = F(ans, 'F-4');
+        assert(deepEqual(f4.groups.map((g) => g.block_indices), [[0, 1, 2, 8], [9, 10]]) && f4.excess_block_count === 4 && f4.duplicated_block_count === 6, 'groups');
+        assert(f4.groups[0].excess_tokens === est(11 + 9 + 9), 'own estimates of the others');
+        assert(deepEqual(F(ans, 'F-6').pairs, [[0, 3], [1, 3], [2, 3], [3, 8]]), 'case variant is near');
+      },
+    });
+  rep('audit-m08-unicode-whitespace-edges',
+    'U+00A0, U+0085, U+2000, U+2003, U+2029 and U+3000 are whitespace for N(s), while U+200B and U+FEFF are not, so only the former join the exact group.',
+    {
+      body: gen({
+        messages: genMsgs([
+          ['user', 'alpha beta gamma delta'], ['user', 'alpha\u00a0beta gamma delta'], ['user', 'alpha\u0085beta gamma delta'],
+          ['user', 'alpha\u200bbeta gamma delta'], ['user', '\ufeffalpha beta gamma delta'], ['user', '\u3000alpha beta\u2003gamma delta\u2029'],
+          ['user', 'alpha\u200bbeta gamma delta'], ['user', '\u2000alpha beta gamma delta'],
+        ]),
+      }),
+      check: (ev, ans) => {
+        assert(deepEqual(F(ans, 'F-4').groups.map((g) => g.block_indices), [[0, 1, 2, 5, 7], [3, 6]]), 'ws groups');
+        assert(F(ans, 'F-6').pair_count === 0, 'no near pair');
+      },
+    });
+  rep('audit-m08-schema-block-in-group-and-largest',
+    'A tool schema whose text equals a message text after normalisation is the kept member of their group (lowest block index), and as the largest block F-12 names no message index.',
+    {
+      body: gen({
+        messages: genMsgs([['user', 'Use the tool.'], ['assistant', ' {"name":"lookup","description":"Look up one order by its id."} ']]),
+        tool_schemas: [{ name: 'lookup', text: '{"name":"lookup","description":"Look up one order by its id."}' }],
+      }),
+      check: (ev, ans) => {
+        assert(deepEqual(F(ans, 'F-4').groups, [{ block_indices: [0, 2], kept_block_index: 0, excess_block_count: 1, excess_tokens: 'est:~16' }]), 'schema kept');
+        assert(F(ans, 'F-12').block_index === 0 && F(ans, 'F-12').message_index === null && F(ans, 'F-12').p_class === 'P-TDEF', 'F-12 schema');
+      },
+    });
+
+  // ------------------------------------------------------------ M09 (F-6)
+
+  const words = (prefix, n) => Array.from({ length: n }, (_, i) => prefix + (i + 1)).join(' ');
+  rep('audit-m09-jaccard-edges',
+    'Near duplication is decided in integers: shingle sets with 4 shared of 5 (Jaccard 0.80) and 9 of 11 (0.818) are listed, and 15 of 19 (0.789) is not.',
+    {
+      body: gen({ messages: genMsgs([['user', words('ant', 7)], ['assistant', words('ant', 6)], ['user', words('bee', 21)], ['assistant', words('bee', 17)], ['user', words('cat', 13)], ['assistant', words('cat', 11)]]) }),
+      check: (ev, ans) => assert(deepEqual(F(ans, 'F-6').pairs, [[0, 1], [4, 5]]) && F(ans, 'F-6').eligible_block_count === 6, 'edges'),
+    });
+  rep('audit-m09-short-blocks-and-exact-pairs',
+    'Blocks with fewer than 3 tokens after stripping are not eligible, pairs whose N(s) are equal are left to M08, and a case variant or a punctuation variant is listed.',
+    {
+      body: gen({
+        messages: genMsgs([
+          ['user', 'Hello, world!'], ['user', 'a , b'], ['user', '... --- !!!'], ['user', 'the kettle is hot'], ['user', 'the kettle is hot'],
+          ['user', 'The kettle is hot'], ['user', 'the  kettle\nis hot'], ['user', 'one two three'], ['user', 'One, two; three.'],
+        ]),
+      }),
+      check: (ev, ans) => {
+        assert(F(ans, 'F-6').eligible_block_count === 6 && deepEqual(F(ans, 'F-6').pairs, [[3, 5], [4, 5], [5, 6], [7, 8]]), 'pairs ' + JSON.stringify(F(ans, 'F-6').pairs));
+        assert(deepEqual(F(ans, 'F-4').groups.map((g) => g.block_indices), [[3, 4, 6]]), 'exact group');
+      },
+    });
+  rep('audit-m09-punctuation-and-quotes-stripped',
+    'Leading and trailing straight and curly quotes, backticks, brackets and .,;:!? are stripped from tokens, while a guillemet or an inner hyphen is kept.',
+    {
+      body: gen({
+        messages: genMsgs([
+          ['user', '\u201cHello,\u201d she said (twice).'], ['assistant', '\'hello\' she said twice'], ['user', '`hello` [she] {said} twice!?'],
+          ['assistant', 'hello she said twice'], ['user', 'hello-she said twice'], ['assistant', '\u00abhello\u00bb she said twice'], ['user', '\u2018hello\u2019 she said twice'],
+        ]),
+      }),
+      check: (ev, ans) => assert(F(ans, 'F-6').pair_count === 10, 'pairs ' + F(ans, 'F-6').pair_count),
+    });
+  rep('audit-m09-lowercase-per-code-point',
+    'M09 lowercases per code point: U+0130 maps to i so the dotted-capital text pairs with its lowercase form, and a capital final sigma maps to σ, not ς.',
+    {
+      body: gen({
+        messages: genMsgs([
+          ['user', '\u0130STANBUL \u0130S GREAT TODAY'], ['assistant', 'istanbul is great today'],
+          ['user', '\u039f\u0394\u039f\u03a3 \u039a\u0391\u0399 \u03a3\u03a0\u0399\u03a4\u0399 \u0395\u0394\u03a9'],
+          ['assistant', '\u03bf\u03b4\u03bf\u03c2 \u03ba\u03b1\u03b9 \u03c3\u03c0\u03b9\u03c4\u03b9 \u03b5\u03b4\u03c9'],
+          ['user', '\u03bf\u03b4\u03bf\u03c3 \u03ba\u03b1\u03b9 \u03c3\u03c0\u03b9\u03c4\u03b9 \u03b5\u03b4\u03c9'],
+        ]),
+      }),
+      check: (ev, ans) => assert(deepEqual(F(ans, 'F-6').pairs, [[0, 1], [2, 4]]), 'lower ' + JSON.stringify(F(ans, 'F-6').pairs)),
+    });
+  {
+    const base = words('step', 20);
+    rep('audit-m09-listing-bound',
+      'Sixteen blocks that share 18 of 20 shingles pairwise give 120 near-duplicate pairs: the exact count is printed and the first 100 pairs by (lower, higher) block index are listed.',
+      {
+        body: gen({ messages: Array.from({ length: 16 }, (_, k) => ({ role: k % 2 ? 'assistant' : 'user', text: base + ' tail' + k })) }),
+        check: (ev, ans) => {
+          const f6 = F(ans, 'F-6');
+          assert(f6.pair_count === 120 && f6.pairs.length === 100 && deepEqual(f6.pairs[99], [9, 10]) && deepEqual(f6.pairs[0], [0, 1]), 'bound');
+        },
+      });
+  }
+
+  // ------------------------------------------------------------ M10 (F-7)
+
+  {
+    const withChar = (seed, n, test) => {
+      for (let k = 0; ; k++) {
+        const s = b64of(n, seed + ' ' + k);
+        if (test(s)) return s;
+      }
+    };
+    const toUrl = (s) => s.replace(/\+/g, '-').replace(/\//g, '_');
+    const s40 = withChar('s40', 30, (s) => /[+/]/.test(s));
+    const s44 = withChar('s44', 33, () => true);
+    const p44 = withChar('p44', 31, (s) => /[+/]/.test(s) && s.endsWith('=='));
+    const p40 = b64of(28, 'p40');
+    const u40 = toUrl(withChar('u40', 30, (s) => /[+/]/.test(s)));
+    const u44 = toUrl(withChar('u44', 31, (s) => /[+/]/.test(s)));
+    const n40 = b64encode(new TextEncoder().encode('abcdefghijklmnopqrstuvwxyz0123'));
+    assert(s40.length === 40 && p44.length === 44 && p40.length === 40 && p40.endsWith('==') && /^[A-Za-z0-9]{40}$/.test(n40) && /[-_]/.test(u40) && u44.endsWith('=='), 'segments');
+    const lead = (u) => (u[0] === '-' || u[0] === '_' ? u : '-' + u.slice(1));
+    // The last data symbol of a "XX==" group must leave 4 zero bits; 'B' leaves 1.
+    const nonCanonical = p44.slice(0, 41) + 'B==';
+    assert(b64decodeStrict(nonCanonical) === null && b64decodeStrict(p44).length === 31, 'strictness');
+    rep('audit-m10-base64-segment-edges',
+      'The census counts base64 segments of length 40 (standard, URL-safe, and neither kind counted as standard) and 44 with padding, never 39 or 41 to 43 characters, a 40-character segment decoding to 28 bytes, or a non-canonical final symbol.',
+      {
+        body: gen({
+          messages: genMsgs([
+            ['user', `ref ${s40} end`], ['user', `ref ${s40.slice(0, 39)} end`], ['user', `ref ${s44.slice(0, 41)} ${s44.slice(0, 42)} ${s44.slice(0, 43)} end`],
+            ['user', `ref ${p44} end`], ['user', `ref ${p40} end`], ['user', `ref ${u40} and ${n40} end`], ['user', `ref ${nonCanonical} end`],
+            ['user', `ref ${u44} end`],
+          ]),
+        }),
+        check: (ev, ans) => {
+          const f7 = F(ans, 'F-7');
+          assert(f7.standard_segment_count === 3 && f7.url_safe_segment_count === 2 && f7.segment_characters === 40 + 44 + 40 + 40 + 44, 'census');
+          assert(deepEqual(f7.blocks_with_segments.map((b) => [b.block_index, b.standard_segment_count, b.url_safe_segment_count]), [[0, 1, 0], [3, 1, 0], [5, 1, 1], [7, 0, 1]]), 'per block');
+        },
+      });
+    const both = s40 + lead(u40);
+    const third = p44 + '=';
+    const shortBoth = s40.slice(0, 20).replace(/^./, '+') + '_' + 'Q'.repeat(22);
+    rep('audit-m10-base64-runs-split-and-padding',
+      'A run holding both alphabets splits at the first character of the other alphabet into two qualifying segments, a third = ends a padded segment before it, and the census counts segments inside a mostly-prose block that is not C-BLOB.',
+      {
+        body: gen({ messages: genMsgs([['user', both], ['assistant', `tail ${third} tail`], ['user', shortBoth], ['assistant', `Some prose around a blob: ${s40} and more prose after it to stay under ninety percent.`]]) }),
+        check: (ev, ans) => {
+          const f7 = F(ans, 'F-7');
+          assert(deepEqual(f7.blocks_with_segments.map((b) => [b.block_index, b.standard_segment_count, b.url_safe_segment_count]), [[0, 1, 1], [1, 1, 0], [3, 1, 0]]), 'split ' + JSON.stringify(f7.blocks_with_segments));
+          assert(classifyC(both) === 'C-BLOB' && classifyC(ev.blocks[3].text) === 'C-TEXT', 'blob vs census');
+        },
+      });
+  }
+  {
+    const objC = (n, C) => {
+      const head = '{' + Array.from({ length: n - 1 }, (_, i) => `"key_${i}":"v${i}",`).join('') + `"key_${n - 1}":"`;
+      const t = head + 'p'.repeat(C - head.length - 2) + '"}';
+      assert(codePoints(t) === C && JSON.parse(t) && Object.keys(JSON.parse(t)).length === n, 'objC');
+      return t;
+    };
+    const arrC = (n, C) => {
+      const head = '[' + Array.from({ length: n - 1 }, (_, i) => `"e${i}",`).join('') + '"';
+      const t = head + 'p'.repeat(C - head.length - 2) + '"]';
+      assert(codePoints(t) === C && JSON.parse(t).length === n, 'arrC');
+      return t;
+    };
+    const dupNames = '{' + Array.from({ length: 9 }, (_, i) => `"key_${i}":"value ${i} padded out to length",`).join('') + '"key_0":"again, a duplicate member name"}';
+    assert(codePoints(dupNames) >= 200, 'dup length');
+    const ts = (k, ok) => (ok ? `2026-01-0${1 + (k % 9)}${k % 2 ? 'T' : ' '}10:00:0${k % 10} event ${k}` : `note ${k} without a timestamp`);
+    const lines80 = [ts(0, 1), '[' + ts(1, 1), '', ts(2, 1), ts(3, 1), 'free text'].join('\n');
+    const lines78 = [0, 1, 2, 3, 4, 5, 6].map((k) => ts(k, 1)).concat(['free text a', 'free text b']).join('\r\n');
+    rep('audit-m10-raw-export-edges',
+      'Test R-1 holds for a BEGIN EXPORT or BEGIN LOGGING first line, exactly 80 % timestamped lines, and JSON with 10 distinct members or elements and C ≥ 200, and fails for a lowercase or later marker, 7 of 9 lines, C = 199, 9 members or 9 distinct names.',
+      {
+        body: gen({
+          messages: genMsgs([
+            ['user', '\n\n   BEGIN EXPORT v2\nrow 1\nrow 2'], ['user', 'begin raw\nrow'], ['user', 'BEGIN LOGGING started\nrow'], ['user', 'Header line\nBEGIN RAW\nrow'],
+            ['tool', lines80], ['tool', lines78], ['tool', objC(10, 200)], ['tool', objC(10, 199)], ['tool', objC(9, 240)],
+            ['tool', arrC(10, 200)], ['tool', arrC(9, 240)], ['tool', arrC(10, 199)], ['tool', dupNames],
+          ]),
+        }),
+        check: (ev, ans) => {
+          assert(deepEqual(F(ans, 'F-7').raw_export_blocks, [0, 2, 4, 6, 9]), 'raw ' + JSON.stringify(F(ans, 'F-7').raw_export_blocks));
+          assert(ans.header_facts.M01.axis_c_conflict_count === 2, 'two JSON raw blocks are also C-STRUCT');
+        },
+      });
+  }
+  // ------------------------------------------------------------ M12 (F-10)
+
+  const unitsOf = (ans) => F(ans, 'F-10').units.map((u) => [u.message_index, u.stated, u.measured_tokens, u.difference_share, u.stated_relative, u.agreement]);
+  rep('audit-m12-partial-coverage-limited',
+    'Per-message figures for two of three messages and no total print F-10 NOT-ASSESSABLE (partial coverage) and a LIMITED line.',
+    {
+      body: anth({ messages: [{ role: 'user', content: 'first' }, { role: 'assistant', content: 'second' }, { role: 'user', content: 'third' }] }, { harness_stated_counts: { per_message: [5, null, 7] } }),
+      check: (ev, ans) => assert(deepEqual(F(ans, 'F-10'), { id: 'F-10', metric: 'M12', status: 'NOT-ASSESSABLE', reason: 'partial coverage' }) && isLimited(ans), 'partial'),
+    });
+  rep('audit-m12-total-only',
+    'A stated total alone makes F-10 assessable with no unit, the covered aggregate NOT-ASSESSABLE (no covered message) and the whole-record figure compared with T.',
+    {
+      body: gen({ messages: genMsgs([['user', ofE(10, 'tot0')], ['assistant', ofE(10, 'tot1')]]) }, { harness_stated_counts: { total: 21 } }),
+      check: (ev, ans) => {
+        const f10 = F(ans, 'F-10');
+        assert(f10.units.length === 0 && deepEqual(f10.covered, { value: 'NOT-ASSESSABLE', reason: 'no covered message' }), 'no unit');
+        assert(f10.whole_record.agreement === 'WITHIN' && f10.whole_record.difference_share === 'est:~5.00%' && !isLimited(ans), 'whole');
+      },
+    });
+  rep('audit-m12-per-message-full-coverage-no-total',
+    'With every message covered and no total, the whole-record figure compares the sum of stated figures with the sum of the messages\' estimates, which leaves out the schema pseudo-message.',
+    {
+      body: gen({ messages: genMsgs([['user', ofE(8, 'pm0')], ['assistant', ofE(12, 'pm1')]]), tool_schemas: [{ name: 'k', text: ofE(30, 'pm-schema') }] }, { harness_stated_counts: { per_message: [8, 12] } }),
+      check: (ev, ans) => {
+        const w = F(ans, 'F-10').whole_record;
+        assert(w.stated === 20 && w.measured_tokens === 'est:~20' && w.agreement === 'WITHIN' && w.stated_relative === 'equal', 'sum vs sum');
+      },
+    });
+  {
+    const specs = [
+      ['user', ofE(20, 'f0'), 21], ['assistant', ofE(20, 'f1'), 19], ['user', ofE(41, 'f2'), 43], ['assistant', ofE(39, 'f3'), 41],
+      ['user', ofE(20, 'f4'), 20], ['assistant', '', 0], ['user', '', 3], ['assistant', null, 0], ['user', null, 2],
+      ['assistant', ofE(10, 'f9'), 100], ['user', ofE(4, 'f10'), 3],
+    ];
+    const T0 = sum(specs.map(([, t]) => (t ? Math.ceil(t.length / 4) : 0)));
+    rep('audit-m12-agreement-edges',
+      'Stated figures at exactly +5 % and -5 % are WITHIN, 4.88 % is WITHIN and 5.13 % DISAGREE, stated equal to a non-zero estimate is WITHIN at 0 %, E = 0 with 0 stated is EXACT, E = 0 with a positive figure DISAGREE with no share, and a null-text message is covered with E = 0.',
+      {
+        body: gen({ messages: specs.map(([role, text]) => ({ role, text })) }, { harness_stated_counts: { per_message: specs.map((x) => x[2]), total: T0 } }),
+        check: (ev, ans) => {
+          const u = unitsOf(ans);
+          const naz = { value: 'NOT-ASSESSABLE', reason: 'zero denominator' };
+          assert(deepEqual(u.map((x) => x[5]), ['WITHIN', 'WITHIN', 'WITHIN', 'DISAGREE', 'WITHIN', 'EXACT', 'DISAGREE', 'EXACT', 'DISAGREE', 'DISAGREE', 'DISAGREE']), 'agreements');
+          assert(deepEqual(u.map((x) => x[3]).slice(0, 5), ['est:~5.00%', 'est:~5.00%', 'est:~4.88%', 'est:~5.13%', 'est:~0.00%']) && deepEqual(u[6][3], naz) && u[9][3] === 'est:~900.00%', 'shares');
+          assert(deepEqual(u.map((x) => x[4]), ['above', 'below', 'above', 'above', 'equal', 'equal', 'above', 'equal', 'above', 'above', 'below']), 'relative');
+          assert(F(ans, 'F-10').whole_record.agreement === 'WITHIN' && F(ans, 'F-10').whole_record.stated === T0, 'whole exact total');
+        },
+      });
+  }
+  rep('audit-m12-entries-beyond-message-count-ignored',
+    'Entries of per_message beyond the record\'s messages are ignored and counted whatever their value, and are not counted as invalid.',
+    {
+      body: anth({ messages: [{ role: 'user', content: 'How warm is it?' }, { role: 'assistant', content: 'Four degrees.' }] }, { harness_stated_counts: { per_message: [4, 4, 9, 'x', -1] } }),
+      check: (ev, ans) => {
+        const f10 = F(ans, 'F-10');
+        assert(f10.ignored_entry_count === 3 && f10.invalid_entry_count === 0 && f10.covered_message_count === 2, 'ignored');
+      },
+    });
+  {
+    const name = 'audit-m12-invalid-entries-counted';
+    const record = { messages: [1, 2, 3, 4, 5, 6, 7].map((k) => ({ role: k % 2 ? 'user' : 'assistant', content: 'message number ' + k })) };
+    rep(name,
+      'Per-message entries -1, 1.0, 1e2, "3" and a 16-digit integer are invalid: they leave their messages uncovered and are counted, while 7 covers its message and a valid total gives the whole-record figure.',
+      {
+        body_text: envText('audit', name, [...head('anthropic-messages'), ['record', JSON.stringify(record)], ['harness_stated_counts', '{"per_message": [-1, 1.0, 1e2, "3", 1234567890123456, 7, null], "total": 50}']]),
+        check: (ev, ans) => {
+          const f10 = F(ans, 'F-10');
+          assert(f10.invalid_entry_count === 5 && f10.covered_message_count === 1 && f10.units[0].message_index === 5 && f10.whole_record.stated === 50, 'invalid');
+        },
+      });
+  }
+  {
+    const name = 'audit-m12-invalid-total-full-coverage';
+    const record = { messages: [{ role: 'user', content: 'abc' }, { role: 'assistant', content: '' }, { role: 'user', content: 'Twenty characters!!!' }] };
+    rep(name,
+      'A present total of -5 is invalid and counted once, the 15-digit figure 999999999999999 is valid, and with every message covered the whole-record figure sums the stated figures.',
+      {
+        body_text: envText('audit', name, [...head('anthropic-messages'), ['record', JSON.stringify(record)], ['harness_stated_counts', '{"total": -5, "per_message": [999999999999999, 0, 5]}']]),
+        check: (ev, ans) => {
+          const f10 = F(ans, 'F-10');
+          assert(f10.invalid_entry_count === 1 && f10.whole_record.stated === 1000000000000004 && f10.units[0].difference_share === 'est:~99999999999999800.00%', 'huge ' + f10.units[0].difference_share);
+        },
+      });
+  }
+  rep('audit-m12-generic-stated-tokens-full',
+    'Valid stated_tokens on every message of a generic record are stated counts: each message is a unit and the whole-record figure sums them.',
+    {
+      body: gen({ messages: [{ role: 'user', text: ofE(6, 'st0'), stated_tokens: 6 }, { role: 'assistant', text: ofE(9, 'st1'), stated_tokens: 12 }, { role: 'user', text: null, stated_tokens: 0 }] }),
+      check: (ev, ans) => {
+        const u = unitsOf(ans);
+        assert(deepEqual(u.map((x) => x[5]), ['WITHIN', 'DISAGREE', 'EXACT']) && F(ans, 'F-10').whole_record.stated === 18 && F(ans, 'F-10').whole_record.agreement === 'DISAGREE', 'stated_tokens');
+      },
+    });
+  rep('audit-m12-generic-stated-total-only',
+    'A generic stated_total alone is a stated count compared with T, with no covered message.',
+    {
+      body: gen({ messages: genMsgs([['user', ofE(3, 'gt0')], ['assistant', ofE(5, 'gt1')]]), tool_schemas: [{ text: ofE(2, 'gt-s') }], stated_total: 10 }),
+      check: (ev, ans) => assert(F(ans, 'F-10').whole_record.stated === 10 && F(ans, 'F-10').whole_record.measured_tokens === 'est:~10' && F(ans, 'F-10').units.length === 0, 'stated_total'),
+    });
+  rep('audit-m12-envelope-figures-win',
+    'The envelope\'s total wins over a generic stated_total and a valid per_message entry wins over stated_tokens, while an invalid entry falls back to the message\'s stated_tokens.',
+    {
+      body: gen({ messages: [{ role: 'user', text: ofE(5, 'ew0'), stated_tokens: 7 }, { role: 'assistant', text: ofE(8, 'ew1'), stated_tokens: 8 }], stated_total: 999 }, { harness_stated_counts: { per_message: [3, -1], total: 13 } }),
+      check: (ev, ans) => {
+        const f10 = F(ans, 'F-10');
+        assert(deepEqual(f10.units.map((x) => x.stated), [3, 8]) && f10.invalid_entry_count === 1 && f10.whole_record.stated === 13 && f10.whole_record.agreement === 'WITHIN', 'precedence');
+      },
+    });
+  rep('audit-m12-generic-stated-tokens-carried-invalid',
+    'Generic stated_tokens of -1 and of a 16-digit integer are carried (JSON integers) but not valid, so their messages are uncovered, while a valid stated_total keeps F-10 assessable.',
+    {
+      body: gen({ messages: [{ role: 'user', text: ofE(2, 'ci0'), stated_tokens: -1 }, { role: 'assistant', text: ofE(3, 'ci1'), stated_tokens: 1234567890123456 }, { role: 'user', text: ofE(1, 'ci2'), stated_tokens: 1 }], stated_total: 6 }),
+      check: (ev, ans) => {
+        const f10 = F(ans, 'F-10');
+        assert(f10.covered_message_count === 1 && f10.invalid_entry_count === 0 && f10.whole_record.agreement === 'WITHIN' && f10.whole_record.stated_relative === 'equal', 'carried');
+      },
+    });
+  for (const [name, route, member, raw, what] of [
+    ['audit-generic-stated-tokens-fraction-refused', 'audit', 'stated_tokens', '1.0', 'a stated_tokens written 1.0'],
+    ['precheck-generic-stated-tokens-exponent-refused', 'precheck', 'stated_tokens', '1e2', 'a stated_tokens written 1e2'],
+    ['audit-generic-stated-total-string-refused', 'audit', 'stated_total', '"12"', 'a stated_total that is the string "12"'],
+    ['audit-generic-stated-total-beyond-int64-refused', 'audit', 'stated_total', '9223372036854775808', 'a stated_total one above the int64 maximum'],
+  ]) {
+    const rec = member === 'stated_tokens'
+      ? `{"messages":[{"role":"user","text":"hello there","stated_tokens":${raw}}]}`
+      : `{"messages":[{"role":"user","text":"hello there"}],"stated_total":${raw}}`;
+    addCase(route, name, `A generic record with ${what} is refused record_does_not_parse_as_declared_format (a carried integer has no fraction, no exponent and fits int64).`,
+      { body_text: envText(route, name, [...head('generic-message-list'), ['record', rec]]), expectCode: 'record_does_not_parse_as_declared_format' });
+  }
+  {
+    const name = 'precheck-generic-stated-total-int64-max-not-valid';
+    pre(name,
+      'A generic stated_total of 9223372036854775807 is carried (it fits int64) but is not a valid figure (over 15 digits), so F-10 is listed as no stated counts.',
+      { body_text: envText('precheck', name, [...head('generic-message-list'), ['record', '{"messages":[{"role":"user","text":"hello there"}],"stated_total":9223372036854775807}']]), expectCode: 'precheck', check: expectNA(['F-10:no stated counts', 'F-11']) });
+  }
+  {
+    const name = 'precheck-stated-invalid-entries-only';
+    pre(name,
+      'Per-message entries -1, 1.0 and "3" and a total written 1e2 are numbers or values but no valid figure, so the pre-check lists F-10 as no stated counts.',
+      {
+        body_text: envText('precheck', name, [...head('anthropic-messages'), ['record', '{"messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"},{"role":"user","content":"c"}]}'], ['harness_stated_counts', '{"per_message":[-1,1.0,"3"],"total":1e2}']]),
+        expectCode: 'precheck',
+        check: expectNA(['F-10:no stated counts', 'F-11']),
+      });
+  }
+  pre('precheck-generic-stated-total-covers',
+    'A generic stated_total alone is a valid total, so the pre-check lists only F-11.',
+    { body: gen({ messages: genMsgs([['user', 'a'], ['assistant', 'b']]), stated_total: 2 }), expectCode: 'precheck', check: expectNA(['F-11']) });
+  pre('precheck-generic-stated-tokens-negative-partial',
+    'A generic record whose second message carries stated_tokens -1 has one covered message of two and no total, so F-10 is listed as partial coverage.',
+    { body: gen({ messages: [{ role: 'user', text: 'a', stated_tokens: 1 }, { role: 'assistant', text: 'b', stated_tokens: -1 }] }), expectCode: 'precheck', check: expectNA(['F-10:partial coverage', 'F-11']) });
+
+  // ------------------------------------------------------------ M14 (F-9), M15 (F-12)
+
+  rep('audit-m14-offsets-include-schema-blocks',
+    'Offsets of P-SYS and P-CMPT blocks sum the estimates of every earlier block including the schema blocks placed first, and depths are those offsets over T.',
+    {
+      body: gen({
+        messages: genMsgs([['system', ofE(10, 'of2')], ['user', ofE(3, 'of3')], ['system', ofE(4, 'of4'), { kind: 'summary' }], ['assistant', ofE(2, 'of5')], ['system', ofE(6, 'of6')]]),
+        tool_schemas: [{ name: 'a', text: ofE(5, 'of0') }, { name: 'b', text: ofE(7, 'of1') }],
+      }),
+      check: (ev, ans) => {
+        const b = F(ans, 'F-9').blocks.map((x) => [x.block_index, x.class, x.offset_tokens, x.depth]);
+        assert(deepEqual(b, [[2, 'P-SYS', 'est:~12', 'est:~32.43%'], [4, 'P-CMPT', 'est:~25', 'est:~67.57%'], [6, 'P-SYS', 'est:~31', 'est:~83.78%']]), 'offsets ' + JSON.stringify(b));
+        assert(F(ans, 'F-9').cmpt_note === undefined, 'no L0 note at L2');
+      },
+    });
+  rep('audit-m15-tie-lowest-block-index',
+    'Two blocks share the largest estimate and F-12 names the lower block index with its message index and both classes.',
+    {
+      body: anth({ messages: [{ role: 'user', content: ofE(5, 'm15a') }, { role: 'assistant', content: [{ type: 'text', text: ofE(2, 'm15b') }, { type: 'text', text: '{"k": "' + 'v'.repeat(27) + '"}' }] }, { role: 'user', content: ofE(9, 'm15c') }] }),
+      check: (ev, ans) => {
+        const f = F(ans, 'F-12');
+        assert(f.block_index === 2 && f.message_index === 1 && f.c_class === 'C-STRUCT' && f.p_class === 'P-ASST' && f.tokens === 'est:~9', 'tie');
+      },
+    });
+
+  // ------------------------------------------------------------ top-level members, lines
+
+  rep('audit-report-unknown-members-and-version',
+    'A report counts unknown top-level members (two extra members and a non-string criteria_ack) and reports version_supplied for a string declared_format_version.',
+    {
+      body: { envelope_version: ENVELOPE, declared_format_id: 'anthropic-messages', declared_format_version: '2023-06-01', criteria_ack: 5, record: { messages: [{ role: 'user', content: 'hi' }] }, note: 'never echoed', extra: [1] },
+      check: (ev, ans) => assert(ans.unknown_top_level_members === 3 && ans.declared_format.version_supplied === true, 'unknown'),
+    });
+  {
+    const record = cur({
+      tool_ids: ['t1'],
+      in_context_message_ids: ['f0', 'f1', 'f2', 'f3'],
+      messages: [
+        msg('f0', 'system', [textPart('You are a courteous order assistant.')]),
+        msg('f1', 'user', [textPart(packed({ type: 'user_message', message: 'Status of order 9?', time: '2026-04-01 08:00:00 AM UTC+0000' }))]),
+        msg('f2', 'assistant', [textPart('Looking it up.')], { tool_calls: [callOf('c-f', 'lookup_order', '{"order_id": "9"}')] }),
+        msg('f3', 'tool', [textPart('{"status": "packed"}')], { tool_call_id: 'c-f', tool_returns: [{ tool_call_id: 'c-f', status: 'success', func_response: '{"status": "packed"}' }] }),
+      ],
+    }, [{ id: 't1', name: 'lookup_order', json_schema: schemaA }]);
+    rep('audit-letta-full-line-with-stated-counts',
+      'A letta-af record with a user turn, a tool return counted once and per-message figures for every measured message has every factor but F-11 assessable and a FULL line.',
+      {
+        body: letta(record, { harness_stated_counts: { per_message: [9, 20, 10, 5] } }),
+        check: (ev, ans) => {
+          assert(!isLimited(ans) && ans.header_facts.M01.block_count === 6 && F(ans, 'F-10').covered_message_count === 4, 'FULL');
+        },
+      });
+  }
+  rep('audit-generic-l2-full-line',
+    'A generic L2 record with a tool schema, a user turn and stated_tokens on every message has a FULL line and P-TRES as its tool-result class.',
+    {
+      body: gen({
+        messages: [{ role: 'user', text: 'Convert 5 km to miles.', stated_tokens: 6 }, { role: 'assistant', kind: 'tool_call', text: '{"km":5}', stated_tokens: 2 }, { role: 'tool', kind: 'tool_result', text: '3.11', stated_tokens: 1 }, { role: 'assistant', text: 'About 3.11 miles.', stated_tokens: 5 }],
+        tool_schemas: [{ name: 'convert', text: '{"name":"convert","parameters":{"km":"number"}}' }],
+      }),
+      check: (ev, ans) => assert(!isLimited(ans) && rowOf(F(ans, 'F-1'), 'P-TRES').block_count === 1, 'FULL L2'),
+    });
+  aud('audit-generic-nothing-assessable-empty-texts',
+    'On the paid route a generic record whose every text is empty has T = 0 and still answers 422 nothing_assessable, unpaid.',
+    { body: gen({ messages: genMsgs([['user', ''], ['assistant', '']]) }), expectCode: 'nothing_assessable' });
+  aud('audit-letta-api-view-nothing-assessable',
+    'A letta-af record whose only message is hidden reasoning in the API view has no textual payload and answers 422 nothing_assessable.',
+    { body: letta(cur({ in_context_message_ids: ['h0'], messages: [{ id: 'h0', message_type: 'hidden_reasoning_message', state: 'omitted' }] }, [])), expectCode: 'nothing_assessable' });
+  // ------------------------------------------------------------ M13, adapters in a report
+
+  rep('audit-m13-unknown-census-overlap',
+    'A block that is both P-UNK and C-UNK is counted once among the blocks unknown on either axis, whose tokens sum only the sized ones, and the line prints that count.',
+    {
+      body: gen({ messages: genMsgs([['user', 'Start.'], ['', ofE(3, 'unk0')], ['', null], ['assistant', null], ['assistant', 'Done.']]) }),
+      check: (ev, ans) => {
+        const m13 = ans.header_facts.M13;
+        assert(m13.p_unk.block_count === 2 && m13.c_unk.block_count === 2 && m13.either.block_count === 3 && m13.either.tokens === 'est:~3', 'overlap');
+        assert(ans.measurement_line.includes(' \u00b7 unknown blocks: 3 \u00b7 '), 'line');
+      },
+    });
+  {
+    const record = {
+      system: [{ type: 'text', text: 'You are a research assistant.' }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'Kettles boil water.\nMost draw 2 kW.' } },
+            { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQK' } },
+            { type: 'search_result', source: 'https://example.invalid/wiki', title: 'Kettle', content: [{ type: 'text', text: 'A kettle boils water.' }] },
+            { type: 'text', text: 'Summarise these.' },
+          ],
+        },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: 'Two sources; one is a PDF I cannot read.', signature: 's' },
+            { type: 'redacted_thinking', data: 'EmwKAhgB' },
+            { type: 'server_tool_use', id: 'srv_1', name: 'web_search', input: { query: 'kettle power', max_uses: 1 } },
+            { type: 'web_search_tool_result', tool_use_id: 'srv_1', content: [{ type: 'web_search_result', url: 'https://example.invalid/p', title: 'Power', encrypted_content: 'Eq', page_age: null }] },
+            { type: 'tool_use', id: 'tu_1', name: 'calc', input: { z: [1, 2.5], a: 'caf\u00e9' } },
+          ],
+        },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'tu_1', content: [{ type: 'text', text: '3.5' }, { type: 'image', source: { type: 'url', url: 'https://example.invalid/c.png' } }] }, { type: 'tool_result', tool_use_id: 'tu_2' }] },
+        { role: 'assistant', content: 'Kettles draw about 2 kW.' },
+      ],
+    };
+    rep('audit-anthropic-block-types',
+      'An anthropic record with a system list, text and base64 documents, a search_result, thinking and redacted thinking, server and client tool use (RFC 8785 inputs), a web search result and list and empty tool_result contents is measured block by block at L0.',
+      {
+        body: anth(record),
+        check: (ev, ans) => {
+          assert(ans.header_facts.M01.block_count === 1 + 4 + 5 + 3 + 1 && ans.header_facts.M02.unsized_block_count === 4, 'blocks');
+          assert(ev.blocks.find((b) => b.kind_raw === 'tool_use').text === '{"a":"caf\u00e9","z":[1,2.5]}', 'JCS');
+        },
+      });
+  }
   // ------------------------------------------------------------ uncovered path
 
   addCase(`/${service}/verify`, 'post-verify-not-covered',
@@ -1773,4 +3165,20 @@ function selfTest({ annexText }) {
   assert(classifyC('{"a": 1}') === 'C-STRUCT' && classifyC(' [1,2] \n') === 'C-STRUCT' && classifyC('"str"') === 'C-TEXT', 'C struct');
   assert(classifyC('```js\nlet a = 1;\n```') === 'C-CODE' && classifyC('    a\nb') === 'C-CODE' && classifyC('a\nb\n\tc') === 'C-TEXT', 'C code');
   assert(classifyC('Plain words.') === 'C-TEXT', 'C text');
+  // M08 / M09 normalisation (C-12).
+  assert(normN('  a\r\n\u00a0b\u200bc \u0085') === 'a b\u200bc' && normN('\ufeffx') === '\ufeffx' && normN(' \u3000\u2029') === '', 'N(s)');
+  assert(normN('Caf\u0065\u0301  x') === 'Caf\u00e9 x', 'N(s) is NFC and keeps case');
+  assert(lowerSimple('\u0130\u03a3A\u00c9') === 'i\u03c3a\u00e9', 'simple lowercase');
+  assert(deepEqual(m09Tokens('\u201cHello,\u201d (world) ... don\'t `x` \u00abq\u00bb'), ['hello', 'world', "don't", 'x', '\u00abq\u00bb']), 'M09 tokens');
+  assert(shingles(['a', 'b', 'c', 'd']).size === 2 && shingles(['a', 'b']).size === 0, 'shingles');
+  // Stated figures (C-10, C-8).
+  const num = (raw) => ({ t: 'number', raw });
+  assert(validHarnessFigure(num('0')) && validHarnessFigure(num('999999999999999')) && !validHarnessFigure(num('1000000000000000')), 'harness 15 digits');
+  assert(!validHarnessFigure(num('-1')) && !validHarnessFigure(num('1.0')) && !validHarnessFigure(num('1e2')) && !validHarnessFigure({ t: 'string', raw: undefined }), 'harness invalid');
+  assert(carriedInteger(num('-1')).valid === false && carriedInteger(num('9223372036854775807')).valid === false && carriedInteger(num('12')).valid === true, 'carried');
+  assert(carriedInteger(num('9223372036854775808')) === null && carriedInteger(num('1.0')) === null && carriedInteger(num('1e2')) === null, 'not carried');
+  // Axis C tests held together.
+  const wide = JSON.stringify(Array.from({ length: 10 }, (_, i) => 'item ' + i + ' '.repeat(14)));
+  const ct = cTests(wide);
+  assert(ct.raw && ct.struct && !ct.code && !ct.blob && classifyC(wide) === 'C-RAW', 'raw and struct');
 }

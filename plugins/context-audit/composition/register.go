@@ -64,7 +64,7 @@ type Classified struct {
 	CCount, CEst    map[string]int
 	Cross           map[[2]string]int // P × C block counts
 	CrossE          map[[2]string]int // P × C sized estimates
-	OtherRaw        []string          // P-OTHER raw values, distinct, first-seen order
+	OtherRaw        []string          // P-OTHER raw values as printed (capped), distinct, first-seen order
 	UnknownEitherE  int
 	UnknownEitherN  int
 	NotIdentifiable []string // structural P classes a level cannot show
@@ -139,8 +139,9 @@ func Classify(format string, rec *pb.SessionRecord) *Classified {
 				c.CConflicts++
 			}
 			for _, raw := range f.P.Raw {
-				if !slices.Contains(c.OtherRaw, raw) {
-					c.OtherRaw = append(c.OtherRaw, raw)
+				// listed once per printed value (ANNEX C-14)
+				if printed := capRaw(raw); !slices.Contains(c.OtherRaw, printed) {
+					c.OtherRaw = append(c.OtherRaw, printed)
 				}
 			}
 			c.CTotal += f.Chars

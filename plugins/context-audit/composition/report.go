@@ -171,11 +171,7 @@ func (r *report) f1() map[string]any {
 	for _, p := range PClasses {
 		row := r.row(p, c.PCount[p], c.PEst[p], true)
 		if p == POther {
-			raw := make([]string, 0, len(c.OtherRaw))
-			for _, v := range c.OtherRaw {
-				raw = append(raw, capRaw(v))
-			}
-			row["raw_values"] = raw
+			row["raw_values"] = append([]string{}, c.OtherRaw...)
 		}
 		rows = append(rows, row)
 	}

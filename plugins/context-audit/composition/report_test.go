@@ -191,3 +191,19 @@ func TestReportAtL0(t *testing.T) {
 		t.Errorf("cells %s", got)
 	}
 }
+
+// Raw values are capped at 64 code points and listed once per printed
+// value (ANNEX C-14): two roles that share their first 64 code points
+// print once.
+func TestOtherRawValuesCappedAndDistinct(t *testing.T) {
+	long := strings.Repeat("é", 64)
+	rec := &pb.SessionRecord{Level: "L0", Messages: []*pb.Message{
+		{RoleRaw: long + "a", Blocks: []*pb.Block{txt("", "", "x")}},
+		{RoleRaw: long + "b", Blocks: []*pb.Block{txt("", "", "y")}},
+		{RoleRaw: "user", Blocks: []*pb.Block{txt("", "", "z")}},
+	}}
+	m := measured(t, rec, "")
+	if got := js2(at(t, m, "factors", 0, "rows", 8, "raw_values")); got != js2([]string{long + "…"}) {
+		t.Errorf("raw values %s", got)
+	}
+}
