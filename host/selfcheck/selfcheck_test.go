@@ -3,6 +3,7 @@ package selfcheck
 import (
 	"encoding/json"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -104,6 +105,15 @@ func TestTypographyAndLimited(t *testing.T) {
 		err := c.Check(decode(t, k.answer))
 		if (err == nil) != k.ok {
 			t.Errorf("%s: err = %v", k.name, err)
+		}
+	}
+}
+
+func TestIsEstimateIsTheTypographyRegexp(t *testing.T) {
+	re := regexp.MustCompile(`^est:~[0-9]+(\.[0-9]{2}%)?$`)
+	for _, s := range []string{"est:~0", "est:~12", "est:~12.50%", "est:~12.5%", "est:~.50%", "est:~", "est:~1a", "est:~1.234%", "est:~1.23", "est:~1.23%x", "est: ~1", "est:~-1", "est:~1.2a%", "x"} {
+		if isEstimate(s) != re.MatchString(s) {
+			t.Errorf("%q: %v", s, isEstimate(s))
 		}
 	}
 }

@@ -2,6 +2,7 @@ package composition
 
 import (
 	"slices"
+	"sync"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
@@ -74,20 +75,47 @@ type Classified struct {
 	norms []string
 }
 
-// Classify measures and classifies every block of an adapted record in one
-// pass: NFC once per block, every axis-C test and the census once.
+// Classify measures and classifies every block of an adapted record: NFC
+// once per block, every axis-C test and the census once. The per-block
+// work is independent, so the blocks are split between two workers (this
+// host's two cores); the counts are then summed in block order.
 func Classify(format string, rec *pb.SessionRecord) *Classified {
 	c := &Classified{Format: format, Level: rec.GetLevel(), PCount: map[string]int{}, PEst: map[string]int{},
 		CCount: map[string]int{}, CEst: map[string]int{}, Cross: map[[2]string]int{}, CrossE: map[[2]string]int{}}
 	if c.Level != "L2" {
 		c.NotIdentifiable = Structural
 	}
-	n := 0
-	for _, m := range rec.GetMessages() {
-		n += len(m.GetBlocks())
+	type item struct {
+		m *pb.Message
+		b *pb.Block
 	}
-	c.Blocks = make([]BlockFacts, 0, n)
-	c.norms = make([]string, 0, n)
+	var items []item
+	for _, m := range rec.GetMessages() {
+		for _, b := range m.GetBlocks() {
+			items = append(items, item{m, b})
+		}
+	}
+	c.Blocks = make([]BlockFacts, len(items))
+	c.norms = make([]string, len(items))
+	work := func(from, to int) {
+		for i := from; i < to; i++ {
+			c.Blocks[i], c.norms[i] = measureBlock(format, c.Level, items[i].m, items[i].b)
+		}
+	}
+	// split where half the text lies before, so one huge block does not
+	// leave a worker idle
+	total, half := 0, 0
+	for _, it := range items {
+		total += len(it.b.GetText())
+	}
+	for acc := 0; half < len(items) && 2*acc < total; half++ {
+		acc += len(items[half].b.GetText())
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { work(0, half) })
+	work(half, len(items))
+	wg.Wait()
+
 	idx, msgIdx := 0, 0
 	for _, m := range rec.GetMessages() {
 		mf := MessageFacts{Index: -1, Schema: m.GetSchema(), First: idx, Blocks: len(m.GetBlocks())}
@@ -97,25 +125,14 @@ func Classify(format string, rec *pb.SessionRecord) *Classified {
 		}
 		allStated := len(m.GetBlocks()) > 0
 		for bi, b := range m.GetBlocks() {
-			f := BlockFacts{Index: idx, Message: mf.Index}
+			f := &c.Blocks[idx]
+			f.Index, f.Message = idx, mf.Index
 			idx++
-			f.P = ClassifyP(format, c.Level, m.GetRoleRaw(), m.GetSchema(), b)
-			nrm := ""
-			if b.GetNonSerialisable() {
-				f.C = CUnk
-				c.Unsized++
-			} else {
-				nfc := b.GetText()
-				if !norm.NFC.IsNormalString(nfc) {
-					nfc = norm.NFC.String(nfc)
-				}
-				f.Chars = utf8.RuneCountInString(nfc)
-				f.E, f.Sized = Estimate(f.Chars), true
-				k := contentTests(nfc, f.Chars)
-				f.C, f.CConflict, f.Std, f.URL, f.SegChars, f.RawExport = k.class, k.conflict, k.std, k.url, k.segChars, k.rawExport
-				nrm = normaliseNFC(nfc)
+			if f.Sized {
 				mf.Sized = true
 				mf.E += f.E
+			} else {
+				c.Unsized++
 			}
 			if bi == 0 && f.P.Class == PUser {
 				mf.User = true
@@ -156,14 +173,32 @@ func Classify(format string, rec *pb.SessionRecord) *Classified {
 				c.UnknownEitherN++
 				c.UnknownEitherE += f.E
 			}
-			c.Blocks = append(c.Blocks, f)
-			c.norms = append(c.norms, nrm)
 		}
 		mf.HasStated = allStated
 		c.Msgs = append(c.Msgs, mf)
 	}
 	c.Messages = msgIdx
 	return c
+}
+
+// measureBlock is one block's classification and measures, and its N(s)
+// ("" for a non-serialisable block).
+func measureBlock(format, level string, m *pb.Message, b *pb.Block) (BlockFacts, string) {
+	var f BlockFacts
+	f.P = ClassifyP(format, level, m.GetRoleRaw(), m.GetSchema(), b)
+	if b.GetNonSerialisable() {
+		f.C = CUnk
+		return f, ""
+	}
+	nfc := b.GetText()
+	if !norm.NFC.IsNormalString(nfc) {
+		nfc = norm.NFC.String(nfc)
+	}
+	f.Chars = utf8.RuneCountInString(nfc)
+	f.E, f.Sized = Estimate(f.Chars), true
+	k := contentTests(nfc, f.Chars)
+	f.C, f.CConflict, f.Std, f.URL, f.SegChars, f.RawExport = k.class, k.conflict, k.std, k.url, k.segChars, k.rawExport
+	return f, normaliseNFC(nfc)
 }
 
 // Largest is M15: the block with the largest E, ties to the lowest index;
