@@ -134,6 +134,14 @@ func canaryRun(t *testing.T, kind string) {
 	anth := []any{map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "tool_use", "name": c.value, "input": map[string]any{"q": c.value}}}},
 		map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "content": c.value}}}}
 	gen := map[string]any{"messages": []any{map[string]any{"role": c.value, "kind": c.value, "name": c.value, "text": c.value}}}
+	// a report prints P-OTHER raw values (the criteria require it), so the
+	// paid generic report carries the canary in names, texts and stated
+	// counts only; the raw-value exception is checked on its own below
+	genNamed := map[string]any{"messages": []any{
+		map[string]any{"role": "user", "text": c.value + " " + c.value + " " + c.value, "stated_tokens": 3},
+		map[string]any{"role": "assistant", "kind": "tool_call", "name": c.value, "has_args": true, "text": `{"q":"` + c.value + `"}`},
+		map[string]any{"role": "tool", "kind": "tool_result", "name": c.value, "text": c.value}},
+		"tool_schemas": []any{map[string]any{"name": c.value, "text": c.value}}}
 	type call struct {
 		name, path string
 		body       []byte
@@ -165,7 +173,10 @@ func canaryRun(t *testing.T, kind string) {
 		{"context-audit letta precheck", "/context-audit/precheck", envelope("letta-af", letta), 200},
 		{"context-audit anthropic precheck", "/context-audit/precheck", envelope("anthropic-messages", anth), 200},
 		{"context-audit generic precheck", "/context-audit/precheck", envelope("generic-message-list", gen), 200},
-		{"context-audit paid route", "/context-audit/audit", envelope("letta-af", letta), 422},
+		{"context-audit letta report", "/context-audit/audit", envelope("letta-af", letta), 200},
+		{"context-audit anthropic report", "/context-audit/audit", envelope("anthropic-messages", anth), 200},
+		{"context-audit generic report", "/context-audit/audit", envelope("generic-message-list", genNamed), 200},
+		{"context-audit could not measure", "/context-audit/audit", envelope("generic-message-list", map[string]any{"messages": []any{map[string]any{"role": "user", "name": c.value, "text": nil}}}), 422},
 		{"context-audit R-5", "/context-audit/audit", envelope("generic-message-list", map[string]any{"messages": c.value}), 400},
 		{"scope-hygiene precheck", "/scope-hygiene/precheck", sh, 200},
 		{"scope-hygiene report", "/scope-hygiene/audit", sh, 200},
@@ -217,8 +228,31 @@ func canaryRun(t *testing.T, kind string) {
 	} else {
 		rail.find(t, "the lifecycle pre-check", r.raw)
 	}
+	// a P-OTHER raw value is printed in the paid report's raw_values (the
+	// criteria require it) and nowhere else
+	role := newCanary(t)
+	roleBody := envelope("generic-message-list", map[string]any{"messages": []any{map[string]any{"role": role.value, "text": "x"}}})
+	if r := post(t, h.URL+"/context-audit/audit", roleBody); r.status != 200 || !strings.Contains(string(r.raw), `"raw_values":["`+role.value+`"]`) {
+		t.Errorf("the paid report does not print the P-OTHER raw value: %d", r.status)
+	} else {
+		var rep map[string]any
+		_ = json.Unmarshal(r.raw, &rep)
+		for _, f := range rep["factors"].([]any) {
+			delete(f.(map[string]any), "rows") // F-1's rows hold the raw values
+		}
+		out, _ := json.Marshal(rep)
+		role.find(t, "the context-audit report outside raw_values", out)
+	}
+	if r := post(t, h.URL+"/context-audit/precheck", roleBody); r.status != 200 {
+		t.Errorf("raw-value precheck: %d", r.status)
+	} else {
+		role.find(t, "the context-audit pre-check", r.raw)
+	}
 	rows := dumpTables(t, h.Store.DB(), kind)
 	rail.find(t, "the store's rows", []byte(rows))
+	role.find(t, "the store's rows", []byte(rows))
+	role.find(t, "the host log", []byte(h.Log.String()))
+	role.find(t, "/metrics", do(t, "GET", h.URL+"/metrics", nil, nil).raw)
 	rail.find(t, "the host log", []byte(h.Log.String()))
 	rail.find(t, "/metrics", do(t, "GET", h.URL+"/metrics", nil, nil).raw)
 	if !strings.Contains(rows, "stream-divergence/v1") || !strings.Contains(rows, "test-family/v1") {
