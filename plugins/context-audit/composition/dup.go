@@ -114,44 +114,26 @@ type NearResult struct {
 // Jaccard 0.80, exact-duplicate pairs (equal N(s)) dropped, counted
 // exactly, listed up to ListingBound by (lower, higher) block index.
 //
-// Words and shingles get exact dense ids (maps, never a hash standing in
-// for equality): a shingle's key packs its three word ids in 21 bits each,
-// enough for the at most ~1.3 million words a 5 MiB body can hold.
+// Words come numbered from classification (exact dictionary ids); a
+// shingle is its three word ids, numbered densely by a radix sort, so no
+// hash ever stands in for equality.
 func (c *Classified) NearDuplicates() NearResult {
-	total := 0
-	for _, n := range c.norms {
-		total += len(n)
-	}
-	words := make(map[string]uint32, total/16)
-	var keys []uint64 // every shingle occurrence, blocks in order
-	start := make([]int, len(c.Blocks)+1)
 	var r NearResult
-	var ids []uint32
-	var buf []byte
-	for i, b := range c.Blocks {
-		start[i] = len(keys)
-		if !b.Sized {
-			continue
-		}
-		ids = ids[:0]
-		forEachToken(c.norms[i], &buf, func(w []byte) {
-			id, ok := words[string(w)]
-			if !ok {
-				id = uint32(len(words))
-				words[string(w)] = id
-			}
-			ids = append(ids, id)
-		})
+	var shingles [][3]uint32 // every shingle occurrence, blocks in order
+	start := make([]int, len(c.Blocks)+1)
+	for i := range c.Blocks {
+		start[i] = len(shingles)
+		ids := c.words[i]
 		if len(ids) < 3 {
 			continue
 		}
 		r.Eligible++
 		for k := 0; k+3 <= len(ids); k++ {
-			keys = append(keys, uint64(ids[k])<<42|uint64(ids[k+1])<<21|uint64(ids[k+2]))
+			shingles = append(shingles, [3]uint32{ids[k], ids[k+1], ids[k+2]})
 		}
 	}
-	start[len(c.Blocks)] = len(keys)
-	dense := denseIDs(keys)
+	start[len(c.Blocks)] = len(shingles)
+	dense := denseIDs(shingles, c.vocabulary)
 	sets := make([][]uint32, len(c.Blocks))
 	for i := range c.Blocks {
 		if start[i+1] > start[i] {
@@ -213,40 +195,36 @@ func forEachToken(n string, buf *[]byte, fn func([]byte)) {
 	}
 }
 
-// denseIDs numbers equal keys alike, 0..n-1 in order of first appearance, by an LSD radix
-// sort of the occurrences (16-bit digits): exact like a map, with no
-// random access into a large table.
-func denseIDs(keys []uint64) []uint32 {
-	n := len(keys)
+// denseIDs numbers equal shingles alike, 0..n-1 in order of first
+// appearance: an LSD radix sort of the occurrences whose digits are the
+// three word ids (vocabulary buckets each), stable, so a run of equal
+// shingles starts at its first occurrence.
+func denseIDs(sh [][3]uint32, vocabulary int) []uint32 {
+	n := len(sh)
 	idx, tmp := make([]uint32, n), make([]uint32, n)
 	for i := range idx {
 		idx[i] = uint32(i)
 	}
-	var count [1 << 16]int
-	for shift := uint(0); shift < 64; shift += 16 {
-		clear(count[:])
-		for _, k := range keys {
-			count[(k>>shift)&0xffff]++
+	count := make([]int, vocabulary+1)
+	for d := 2; d >= 0; d-- {
+		clear(count)
+		for _, s := range sh {
+			count[s[d]+1]++
 		}
-		sum := 0
-		for d, c := range count {
-			count[d] = sum
-			sum += c
+		for v := 1; v < len(count); v++ {
+			count[v] += count[v-1]
 		}
 		for _, i := range idx {
-			d := (keys[i] >> shift) & 0xffff
-			tmp[count[d]] = i
-			count[d]++
+			v := sh[i][d]
+			tmp[count[v]] = i
+			count[v]++
 		}
 		idx, tmp = tmp, idx
 	}
-	// number keys by first appearance (the sort is stable, so a run of
-	// equal keys starts at its first occurrence): sets then come out
-	// nearly sorted, which the join's per-set sorts reward
 	out := tmp // reuse: every slot is written below
 	first := uint32(0)
 	for j, i := range idx {
-		if j == 0 || keys[i] != keys[idx[j-1]] {
+		if j == 0 || sh[i] != sh[idx[j-1]] {
 			first = i
 		}
 		out[i] = first

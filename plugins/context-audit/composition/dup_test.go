@@ -1,7 +1,9 @@
 package composition
 
 import (
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/assay-audit/assay/plugins/context-audit/nearjoin"
@@ -73,5 +75,90 @@ func TestNearListingIsBoundedAndOrdered(t *testing.T) {
 	}
 	if r.Pairs[0] != (nearjoin.Pair{I: 0, J: 1}) || r.Pairs[84] != (nearjoin.Pair{I: 3, J: 4}) || r.Pairs[99] != (nearjoin.Pair{I: 3, J: 19}) {
 		t.Errorf("listing %v … %v … %v", r.Pairs[0], r.Pairs[84], r.Pairs[99])
+	}
+}
+
+// naiveNear is M09 written out plainly: shingle strings, every pair, the
+// integer Jaccard rule, exact pairs dropped.
+func naiveNear(texts []string) (int64, []nearjoin.Pair) {
+	sets := make([]map[string]bool, len(texts))
+	for i, t := range texts {
+		tok := Tokens(t)
+		if len(tok) < 3 {
+			continue
+		}
+		sets[i] = map[string]bool{}
+		for k := 0; k+3 <= len(tok); k++ {
+			sets[i][tok[k]+" "+tok[k+1]+" "+tok[k+2]] = true
+		}
+	}
+	var n int64
+	var out []nearjoin.Pair
+	for i := range sets {
+		for j := i + 1; j < len(sets); j++ {
+			if sets[i] == nil || sets[j] == nil || Normalise(texts[i]) == Normalise(texts[j]) {
+				continue
+			}
+			inter := 0
+			for s := range sets[i] {
+				if sets[j][s] {
+					inter++
+				}
+			}
+			if 5*inter >= 4*(len(sets[i])+len(sets[j])-inter) {
+				n++
+				out = append(out, nearjoin.Pair{I: i, J: j})
+			}
+		}
+	}
+	if len(out) > ListingBound {
+		out = out[:ListingBound]
+	}
+	return n, out
+}
+
+// Texts built to sit at the threshold (variants of a base that change one
+// or two words, change case or punctuation, or repeat it exactly), split
+// across the two classification workers: M09 equals the plain loop.
+func TestNearDuplicatesEqualTheNaiveLoop(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	total := int64(0)
+	vocab := strings.Fields("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon Phi chi psi omega")
+	for round := 0; round < 20; round++ {
+		var texts []string
+		for f := 0; f < 12; f++ {
+			n := 3 + r.IntN(20)
+			base := make([]string, n)
+			for i := range base {
+				base[i] = vocab[r.IntN(len(vocab))]
+			}
+			texts = append(texts, strings.Join(base, " "))
+			for v := 0; v < 4; v++ {
+				w := slices.Clone(base)
+				switch r.IntN(4) {
+				case 0:
+					w[r.IntN(n)] = vocab[r.IntN(len(vocab))]
+				case 1:
+					w[r.IntN(n)] = strings.ToUpper(w[0]) + "!"
+				case 2:
+					w = append(w, vocab[r.IntN(len(vocab))])
+				}
+				texts = append(texts, strings.Join(w, "  "))
+			}
+		}
+		var blocks []*pb.Block
+		for _, s := range texts {
+			blocks = append(blocks, txt("", "", s))
+		}
+		c := Classify("generic-message-list", &pb.SessionRecord{Level: "L0", Messages: []*pb.Message{{RoleRaw: "user", Blocks: blocks}}})
+		got := c.NearDuplicates()
+		n, want := naiveNear(texts)
+		if got.Count != n || !slices.Equal(got.Pairs, want) {
+			t.Fatalf("round %d: %d pairs %v, naive %d %v", round, got.Count, got.Pairs, n, want)
+		}
+		total += n
+	}
+	if total < 200 {
+		t.Errorf("only %d near pairs over all rounds: the texts do not test the threshold", total)
 	}
 }

@@ -73,6 +73,10 @@ type Classified struct {
 	// norms holds N(s) per block for M08 and M09 ("" for unsized blocks):
 	// computed once, never printed.
 	norms []string
+	// words holds each block's M09 tokens as word ids (one dictionary for
+	// the record, so equal ids are equal words); vocabulary is its size.
+	words      [][]uint32
+	vocabulary int
 }
 
 // Classify measures and classifies every block of an adapted record: NFC
@@ -97,9 +101,28 @@ func Classify(format string, rec *pb.SessionRecord) *Classified {
 	}
 	c.Blocks = make([]BlockFacts, len(items))
 	c.norms = make([]string, len(items))
-	work := func(from, to int) {
+	c.words = make([][]uint32, len(items))
+	// each worker numbers words in its own dictionary; the second's ids are
+	// renumbered into the first's afterwards (one lookup per distinct word)
+	dicts := [2]map[string]uint32{{}, {}}
+	work := func(w, from, to int) {
+		var buf []byte
+		dict := dicts[w]
 		for i := from; i < to; i++ {
 			c.Blocks[i], c.norms[i] = measureBlock(format, c.Level, items[i].m, items[i].b)
+			if !c.Blocks[i].Sized {
+				continue
+			}
+			var ids []uint32
+			forEachToken(c.norms[i], &buf, func(word []byte) {
+				id, ok := dict[string(word)]
+				if !ok {
+					id = uint32(len(dict))
+					dict[string(word)] = id
+				}
+				ids = append(ids, id)
+			})
+			c.words[i] = ids
 		}
 	}
 	// split where half the text lies before, so one huge block does not
@@ -112,9 +135,24 @@ func Classify(format string, rec *pb.SessionRecord) *Classified {
 		acc += len(items[half].b.GetText())
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() { work(0, half) })
-	work(half, len(items))
+	wg.Go(func() { work(0, 0, half) })
+	work(1, half, len(items))
 	wg.Wait()
+	remap := make([]uint32, len(dicts[1]))
+	for word, local := range dicts[1] {
+		id, ok := dicts[0][word]
+		if !ok {
+			id = uint32(len(dicts[0]))
+			dicts[0][word] = id
+		}
+		remap[local] = id
+	}
+	for i := half; i < len(items); i++ {
+		for k, local := range c.words[i] {
+			c.words[i][k] = remap[local]
+		}
+	}
+	c.vocabulary = len(dicts[0])
 
 	idx, msgIdx := 0, 0
 	for _, m := range rec.GetMessages() {
