@@ -23,12 +23,18 @@ func Normalise(s string) string { return normaliseNFC(norm.NFC.String(s)) }
 
 // normaliseNFC is N(s) of a text already in NFC. CR and LF are themselves
 // whitespace, so folding line ends first changes nothing once runs become
-// one space; the step is kept implicit.
+// one space; the step is kept implicit. A text that is already normal
+// (single spaces between words) is returned as itself, trimmed, without a
+// copy: most prose is.
 func normaliseNFC(s string) string {
+	s = strings.TrimFunc(s, whiteSpace)
+	if isNormalised(s) {
+		return s
+	}
 	var b strings.Builder
 	b.Grow(len(s))
 	space := false
-	for _, r := range strings.TrimFunc(s, whiteSpace) {
+	for _, r := range s {
 		if whiteSpace(r) {
 			space = true
 			continue
@@ -40,6 +46,37 @@ func normaliseNFC(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// isNormalised reports a trimmed text whose only whitespace is single
+// U+0020 characters.
+func isNormalised(s string) bool {
+	prevSpace := false
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			i++
+			switch {
+			case c == ' ':
+				if prevSpace {
+					return false
+				}
+				prevSpace = true
+			case c >= '\t' && c <= '\r':
+				return false
+			default:
+				prevSpace = false
+			}
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		if whiteSpace(r) {
+			return false
+		}
+		prevSpace = false
+	}
+	return true
 }
 
 // ExactGroup is one M08 group: block indexes, the kept one first.
@@ -119,7 +156,11 @@ type NearResult struct {
 // hash ever stands in for equality.
 func (c *Classified) NearDuplicates() NearResult {
 	var r NearResult
-	var shingles [][3]uint32 // every shingle occurrence, blocks in order
+	n := 0
+	for _, ids := range c.words {
+		n += max(len(ids)-2, 0)
+	}
+	shingles := make([][3]uint32, 0, n) // every shingle occurrence, blocks in order
 	start := make([]int, len(c.Blocks)+1)
 	for i := range c.Blocks {
 		start[i] = len(shingles)
@@ -175,24 +216,57 @@ func forEachToken(n string, buf *[]byte, fn func([]byte)) {
 		} else {
 			n = ""
 		}
-		w = strings.Trim(w, quoteOrPunct)
+		w = trimQuoteOrPunct(w)
 		if w == "" {
 			continue
 		}
 		b := (*buf)[:0]
-		for _, r := range w {
-			if r < utf8.RuneSelf {
-				if 'A' <= r && r <= 'Z' {
-					r += 'a' - 'A'
+		for i := 0; i < len(w); {
+			c := w[i]
+			if c < utf8.RuneSelf {
+				if 'A' <= c && c <= 'Z' {
+					c += 'a' - 'A'
 				}
-				b = append(b, byte(r))
+				b = append(b, c)
+				i++
 				continue
 			}
+			r, size := utf8.DecodeRuneInString(w[i:])
 			b = utf8.AppendRune(b, unicode.ToLower(r))
+			i += size
 		}
 		*buf = b
 		fn(b)
 	}
+}
+
+// isQuoteOrPunct is membership in quoteOrPunct.
+func isQuoteOrPunct(r rune) bool {
+	switch r {
+	case '.', ',', ';', ':', '!', '?', '(', ')', '[', ']', '{', '}', '"', '\'', '`', '\u2018', '\u2019', '\u201c', '\u201d':
+		return true
+	}
+	return false
+}
+
+// trimQuoteOrPunct is strings.Trim(w, quoteOrPunct) without building the
+// cutset's set on every call.
+func trimQuoteOrPunct(w string) string {
+	for len(w) > 0 {
+		r, size := utf8.DecodeRuneInString(w)
+		if !isQuoteOrPunct(r) {
+			break
+		}
+		w = w[size:]
+	}
+	for len(w) > 0 {
+		r, size := utf8.DecodeLastRuneInString(w)
+		if !isQuoteOrPunct(r) {
+			break
+		}
+		w = w[:len(w)-size]
+	}
+	return w
 }
 
 // denseIDs numbers equal shingles alike, 0..n-1 in order of first

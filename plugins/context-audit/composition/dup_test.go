@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/assay-audit/assay/plugins/context-audit/nearjoin"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
@@ -160,5 +161,40 @@ func TestNearDuplicatesEqualTheNaiveLoop(t *testing.T) {
 	}
 	if total < 200 {
 		t.Errorf("only %d near pairs over all rounds: the texts do not test the threshold", total)
+	}
+}
+
+// The fast paths agree with the plain definitions on assorted texts.
+func TestFastPathsAgree(t *testing.T) {
+	texts := []string{"", " ", "a b", " a  b ", "a\tb", "a\u00a0b", "a\u0085b", "a\u200bb", "\ufeffa b", "x\r\ny", "“Quoted,” (said) `he`!", "ÉCOLE Straße İstanbul ΣΑΣ", "...", "a . b", "‘’", "a  ", "\u3000a\u3000"}
+	for _, s := range texts {
+		var slow strings.Builder
+		space := false
+		for _, r := range strings.TrimFunc(s, whiteSpace) {
+			if whiteSpace(r) {
+				space = true
+				continue
+			}
+			if space {
+				slow.WriteByte(' ')
+				space = false
+			}
+			slow.WriteRune(r)
+		}
+		if got := normaliseNFC(s); got != slow.String() {
+			t.Errorf("N(%q) = %q, want %q", s, got, slow.String())
+		}
+		var got []string
+		var buf []byte
+		forEachToken(normaliseNFC(s), &buf, func(w []byte) { got = append(got, string(w)) })
+		var want []string
+		for _, w := range strings.Split(strings.Map(unicode.ToLower, normaliseNFC(s)), " ") {
+			if w = strings.Trim(w, quoteOrPunct); w != "" {
+				want = append(want, w)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("tokens(%q) = %q, want %q", s, got, want)
+		}
 	}
 }
