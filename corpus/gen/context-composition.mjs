@@ -1,7 +1,7 @@
 // context-composition/v1 corpus cases and their expected answers.
 //
 // Written from criteria/context-composition/criteria.json, the family's
-// ANNEX.md (C-1 to C-13), docs/context-audit-formats.md (facts about the real
+// ANNEX.md (C-1 to C-14), docs/context-audit-formats.md (facts about the real
 // Letta files) and the three public Letta fixtures alone. This module
 // implements on its own: the envelope rules and their order (ANNEX C-2), the
 // three adapters (C-8, including letta's API view and the generic stated
@@ -514,10 +514,10 @@ function lettaAdapt(sh) {
         return hits[0];
       });
     } else {
+      // C-8 orders a current-shape selection by in_context_message_ids only;
+      // flags without the list have no decided order.
       if (hasFlags) undecided('current-shape in_context flags without in_context_message_ids');
-      // C-8 gives the order of in_context_message_ids and of the older shape
-      // only; a current-shape agent without the list has no decided order.
-      if (fileMessages.length > 1) undecided('order of a current-shape agent without in_context_message_ids');
+      // C-14: neither the list nor flags: measured whole, in file order.
       selected = fileMessages.map((_, k) => k);
     }
   } else {
@@ -526,17 +526,22 @@ function lettaAdapt(sh) {
       if (!fileMessages.every((m) => typeof m.in_context === 'boolean')) undecided('in_context flags missing on some messages');
       pool = pool.filter((k) => fileMessages[k].in_context === true);
     } else if (pool.length > 1) {
+      // C-8 orders "the in-context system message first, then the rest by
+      // created_at"; C-14's prompt is "the first in-context message": a file
+      // with no in_context flags records no in-context set, and whether its
+      // messages are then ordered as the older shape's (prompt first, the
+      // rest by created_at) or kept in file order (as C-14 decides for the
+      // current shape) is not said.
       undecided('older-shape order without in-context flags');
     }
-    // "The in-context system message" when several are in context is not
-    // decided (the order of every later block depends on it).
-    const systems = pool.filter((k) => lettaRole(fileMessages[k]) === 'system');
-    if (systems.length > 1) undecided('older shape with several in-context system messages');
-    const sysPos = systems[0];
-    const rest = pool.filter((k) => k !== sysPos);
-    const keyed = rest.map((k) => ({ k, t: instantNs(fileMessages[k].created_at) }));
+    // C-14: every in-context message in created_at order (ties by file
+    // position); the first system-role one whose first text is not a packed
+    // JSON notice is the prompt and moves first, the rest keep their places.
+    const keyed = pool.map((k) => ({ k, t: instantNs(fileMessages[k].created_at) }));
     keyed.sort((a, b) => (a.t < b.t ? -1 : a.t > b.t ? 1 : a.k - b.k));
-    selected = (sysPos === undefined ? [] : [sysPos]).concat(keyed.map((x) => x.k));
+    const byTime = keyed.map((x) => x.k);
+    const sysPos = byTime.find((k) => lettaRole(fileMessages[k]) === 'system' && packedTypeOf(lettaFirstText(fileMessages[k])) === null);
+    selected = (sysPos === undefined ? [] : [sysPos]).concat(byTime.filter((k) => k !== sysPos));
   }
 
   // Retrieval links: call id -> function name, over the whole file.
@@ -613,16 +618,31 @@ function lettaRole(m) {
   return m.role;
 }
 
+// The packed type of a text (C-8's packed JSON notices), or null.
+function packedTypeOf(text) {
+  const pk = tryParse(text);
+  if (pk && pk.t === 'object' && pk.m.get('type') && pk.m.get('type').t === 'string' && PACKED_TYPES.has(pk.m.get('type').v)) return pk.m.get('type').v;
+  return null;
+}
+
+// The first text of a letta message (C-14's prompt test): its string content
+// (API view) or its first content part carrying a string text.
+function lettaFirstText(m) {
+  if (typeof m.message_type === 'string' && typeof m.content === 'string') return m.content;
+  if (Array.isArray(m.content)) {
+    for (const part of m.content) if (isPlainObject(part) && typeof part.text === 'string') return part.text;
+  }
+  // A system-role message with no text in its content: whether it can be the
+  // prompt ("whose first text is not a packed JSON notice") is not said.
+  return undecided('older-shape system-role message without a content text (prompt or not?)');
+}
+
 // A content[] part under the general rule: a string text is a text block whose
 // kind_raw is the part's type (or the packed type); any other part is non-serialisable.
 function lettaPart(part, role) {
   if (!isPlainObject(part)) undecided('letta content part that is not an object');
   if (typeof part.text !== 'string') return mkBlock({ role_raw: role, kind_raw: part.type, text: null });
-  let kind = part.type;
-  const pk = tryParse(part.text);
-  if (pk && pk.t === 'object' && pk.m.get('type') && pk.m.get('type').t === 'string' && PACKED_TYPES.has(pk.m.get('type').v)) {
-    kind = pk.m.get('type').v;
-  }
+  const kind = packedTypeOf(part.text) ?? part.type;
   return mkBlock({ role_raw: role, kind_raw: kind, text: part.text });
 }
 
@@ -639,11 +659,11 @@ function lettaApiMessage(m, callName) {
     case 'user_message':
     case 'assistant_message':
       if (typeof m.content === 'string') {
-        // A string content has no part type; kind_raw is undecided and
-        // unobservable for these roles unless the text is packed.
-        const pk = tryParse(m.content);
-        if (pk && pk.t === 'object') undecided('packed JSON as an API-view string content');
-        blocks = [mkBlock({ role_raw: role, kind_raw: undefined, text: m.content })];
+        // C-14: one text block; a packed text gives its type as kind_raw.
+        // A string content has no part type otherwise: its kind_raw is not
+        // said, and unobservable here (these roles always fire a P class and
+        // no kind test of C-9 fires on an unpacked text).
+        blocks = [mkBlock({ role_raw: role, kind_raw: packedTypeOf(m.content) ?? undefined, text: m.content })];
       } else if (Array.isArray(m.content)) {
         blocks = m.content.map((p) => lettaPart(p, role));
       } else {
@@ -670,10 +690,20 @@ function lettaApiMessage(m, callName) {
       break;
     }
     default:
-      // "Any other type keeps the type as its role": its blocks are read by
-      // the general rule, which needs content[] parts.
-      if (!Array.isArray(m.content) || m.content.length === 0) undecided('an API-view message of another type without content parts');
-      blocks = m.content.map((p) => lettaPart(p, role));
+      // "Any other type keeps the type as its role" (C-8). C-14: a string
+      // content is one text block (a packed text gives its type as
+      // kind_raw); without string or part content the message has no blocks.
+      if (typeof m.content === 'string') {
+        const pk = packedTypeOf(m.content);
+        // An unpacked string under another type: the block's kind_raw is not
+        // said, and it is printed among P-OTHER's raw values ("text", or none?).
+        if (pk === null) undecided('kind_raw of an unpacked string content under an API-view message of another type');
+        blocks = [mkBlock({ role_raw: role, kind_raw: pk, text: m.content })];
+      } else if (Array.isArray(m.content)) {
+        blocks = m.content.map((p) => lettaPart(p, role));
+      } else {
+        blocks = [];
+      }
   }
   return { role_raw: role, schema: false, blocks };
 }
@@ -974,12 +1004,11 @@ export function build({ criteria, annexText }) {
     const gt = rec.stated_total; // generic stated_total, carried
     // The whole-record figure: the envelope's valid total wins over a valid
     // generic stated_total (C-12, C-13).
+    // C-14: an invalid envelope total states nothing (it is still counted
+    // as invalid), so a valid generic stated_total is then the total.
     let wholeTotal = null;
     if (total && total.valid) wholeTotal = { value: total.value, from: 'harness' };
-    else if (gt && gt.valid) {
-      if (total) undecided('an invalid harness total beside a valid generic stated_total');
-      wholeTotal = { value: Number(gt.value), from: 'stated_total' };
-    }
+    else if (gt && gt.valid) wholeTotal = { value: Number(gt.value), from: 'stated_total' };
     const perMessage = msgs.map((m, i) => {
       const n = inRange[i];
       if (n !== undefined && validHarnessFigure(n)) return { covered: true, stated: Number(n.raw), from: 'per_message' };
@@ -990,28 +1019,26 @@ export function build({ criteria, annexText }) {
       }
       return { covered: false };
     });
-    const validEntryAnywhere = entries.some(validHarnessFigure);
+    // C-14: an entry at or beyond message_count states nothing; a generic
+    // stated_tokens / stated_total outside 0 … 999999999999999 states nothing.
     const validInRange = inRange.some(validHarnessFigure);
-    if (validEntryAnywhere && !validInRange && !wholeTotal && !ev.blocks.some((b) => b.stated_tokens && b.stated_tokens.valid)) {
-      undecided('valid per_message entries only beyond the message count (no stated counts, or partial coverage?)');
-    }
-    const anyStated = wholeTotal !== null || validEntryAnywhere || ev.blocks.some((b) => b.stated_tokens && b.stated_tokens.valid);
+    const anyStated = wholeTotal !== null || validInRange || ev.blocks.some((b) => b.stated_tokens && b.stated_tokens.valid);
     const allCovered = perMessage.every((x) => x.covered);
     let status = null;
     if (!anyStated) status = 'no stated counts';
     else if (!allCovered && !wholeTotal) status = 'partial coverage';
-    return { msgs, total, wholeTotal, perMessage, ignored, invalidEntries, allCovered, status, invalidStatedTotal: !!(gt && !gt.valid) };
+    return { msgs, total, wholeTotal, perMessage, ignored, invalidEntries, allCovered, status };
   }
 
   // C-10: the pre-check's NOT-ASSESSABLE list, register order.
   function notAssessable(ev) {
     const { fmt, rec } = ev;
     const msgs = rec.messages.filter((m) => !m.schema);
-    for (const m of msgs) if (m.blocks.length === 0) undecided('adapted message with zero blocks (F-5 / F-10 coverage)');
     const out = [];
     // F-3: no non-schema message has a sized block (C-10 as amended by C-13).
     if (!msgs.some((m) => m.blocks.some((b) => b.text !== null))) out.push({ factor: 'F-3', metric: 'M06', reason: 'zero denominator' });
-    const anyUser = msgs.some((m) => classifyP(m.blocks[0], fmt, rec.level).winner === 'P-USER');
+    // C-14: a message with no blocks has no first block, so it is not P-USER.
+    const anyUser = msgs.some((m) => m.blocks.length > 0 && classifyP(m.blocks[0], fmt, rec.level).winner === 'P-USER');
     if (!anyUser) out.push({ factor: 'F-5', metric: 'M07', reason: 'no P-USER message' });
     const st = statedInfo(ev);
     if (st.status) out.push({ factor: 'F-10', metric: 'M12', reason: st.status });
@@ -1114,7 +1141,9 @@ export function build({ criteria, annexText }) {
     const msgs = [];
     let offset = 0;
     for (const m of rec.messages) {
-      if (m.blocks.length === 0) undecided('adapted message with zero blocks');
+      // C-14: a message with no blocks is a message (M01, per_message
+      // indexing), unsized (M06), estimate 0 in its turn (M07).
+      assert(m.blocks.length > 0 || !m.schema, 'the schema pseudo-message has blocks');
       const msgIndex = m.schema ? null : msgs.length;
       const mb = [];
       for (const b of m.blocks) {
@@ -1180,9 +1209,9 @@ export function build({ criteria, annexText }) {
           if (L2) vals.push(x.block.kind_raw);
           for (const v of vals) if (nonEmptyString(v) && !seen.includes(v)) seen.push(v);
         }
-        const printed = seen.map(rawCap);
-        if (new Set(printed).size !== printed.length) undecided('two distinct P-OTHER raw values print the same after the 64-code-point cap');
-        row.raw_values = printed;
+        // C-14: once per distinct printed value (after the cap), in order of
+        // first appearance.
+        row.raw_values = [...new Set(seen.map(rawCap))];
       }
       return row;
     }
@@ -1280,7 +1309,7 @@ export function build({ criteria, annexText }) {
 
     // ---- F-5 (M07)
     let F5;
-    const isUserMsg = (m) => m.blocks[0].p.winner === 'P-USER';
+    const isUserMsg = (m) => m.blocks.length > 0 && m.blocks[0].p.winner === 'P-USER';
     if (!msgs.some(isUserMsg)) F5 = notAss('F-5', 'no P-USER message');
     else {
       const turns = [];
@@ -1383,10 +1412,8 @@ export function build({ criteria, annexText }) {
     let F10;
     if (st.status) F10 = notAss('F-10', st.status);
     else {
-      // C-13 counts "a present, non-null, invalid total"; whether a generic
-      // stated_total that is carried but invalid (negative, over 15 digits) is
-      // such a total is not said.
-      if (st.invalidStatedTotal) undecided('an invalid generic stated_total in invalid_entry_count');
+      // C-14: invalid_entry_count counts harness_stated_counts members only;
+      // a carried but out-of-range generic figure states nothing.
       const units = [];
       let sS = 0, sE = 0;
       st.perMessage.forEach((u, i) => {
@@ -3103,6 +3130,282 @@ export function build({ criteria, annexText }) {
         },
       });
   }
+  // ============================================================ ANNEX C-14 decisions
+  //
+  // One or more cases per C-14 bullet, on the paid route and on the pre-check
+  // where the pre-check shows the rule.
+
+  // ---- the old shape's system prompt (C-14, C-8)
+  {
+    const om = (role, content, createdAt, inContext, extra = {}) => ({
+      created_at: createdAt, in_context: inContext, role, name: null,
+      content, tool_call_id: null, tool_calls: [], tool_returns: [], ...extra,
+    });
+    const alert = packed({ type: 'system_alert', message: 'Memory pressure: three older messages were trimmed from the buffer.', time: '2025-05-01 03:09:30 AM UTC+0000' });
+    const prompt = 'You are MemGPT.\n<memory_blocks>persona: patient and precise</memory_blocks>';
+    const record = {
+      agent_type: 'memgpt_agent', name: 'synthetic-two-systems', version: '0.6.43',
+      messages: [
+        om('system', [textPart('Plain system note added after the prompt.')], '2025-05-01T03:20:00Z', true),
+        om('system', [textPart(alert)], '2025-05-01T03:09:30Z', true),
+        om('user', [textPart(packed({ type: 'user_message', message: 'Hello again.', time: '2025-05-01 03:10:00 AM UTC+0000' }))], '2025-05-01T03:10:00Z', true),
+        om('system', [textPart('You are MemGPT (a stale prompt).')], '2025-05-01T02:00:00Z', false),
+        om('system', [textPart(prompt)], '2025-05-01T03:13:44.000000+00:00', true),
+        om('assistant', [textPart('Replying to the user.')], '2025-05-01T03:14:00Z', true, { tool_calls: [callOf('k-7', 'send_message', '{\n  "message": "Hello!"\n}')] }),
+        om('tool', [textPart(packed({ status: 'OK', message: 'None', time: '2025-05-01 03:14:01 AM UTC+0000' }))], '2025-05-01T03:14:01Z', true, { name: 'send_message', tool_call_id: 'k-7' }),
+        om('system', [textPart('A second system text created at the same instant as the prompt.')], '2025-05-01T05:13:44+02:00', true),
+      ],
+      tools: [{ name: 'send_message', json_schema: schemaB, source_code: null, tool_type: 'letta_core' }],
+    };
+    rep('audit-letta-old-shape-two-system-messages-prompt-first',
+      'In an older-shape file the prompt is the first in-context system-role message in created_at order whose first text is not packed (ties by file position): it moves first, while a packed system_alert created earlier, a same-instant system text later in the file and a later plain system note keep their created_at places.',
+      {
+        body: letta(record, { declared_format_version: '0.6.43' }),
+        check: (ev, ans) => {
+          const texts = ev.rec.messages.filter((m) => !m.schema).map((m) => m.blocks[0].text);
+          const want = [4, 1, 2, 7, 5, 6, 0].map((k) => record.messages[k].content[0].text);
+          assert(deepEqual(texts, want), 'order');
+          assert(ans.messages_left_out_count === 1 && deepEqual(ans.declared_format, { id: 'letta-af', level: 'L2', version_supplied: true }), 'left out, declared format');
+          const f9 = F(ans, 'F-9').blocks;
+          assert(deepEqual(f9.map((b) => b.block_index), [1, 2, 4, 8]) && f9[0].offset_tokens === est(ev.sizes[0].E), 'P-SYS blocks, the prompt after the schema block');
+          assert(deepEqual(F(ans, 'F-1').conflicts.map((c) => c.winner + '>' + c.losers.join('+')), ['P-TCALL>P-ASST']), 'only the tool call conflicts');
+        },
+      });
+  }
+
+  // ---- a current-shape agent with no selection (C-14)
+  {
+    const record = cur({
+      tool_ids: ['t1'],
+      messages: [
+        msg('n-user', 'user', [textPart(packed({ type: 'user_message', message: 'What is the status of order 12?', time: '2026-05-01 10:00:05 AM UTC+0000' }))], { created_at: '2026-05-01T10:00:05Z' }),
+        msg('n-sys', 'system', [textPart('You are a support agent for a kettle shop.')], { created_at: '2026-05-01T10:00:00Z' }),
+        msg('n-call', 'assistant', [textPart('Let me check.')], { created_at: '2026-05-01T10:00:06Z', tool_calls: [callOf('c-12', 'lookup_order', '{"order_id": "12"}')] }),
+        msg('n-stale', 'system', [textPart('An older prompt, still measured since nothing selects.')], { created_at: '2026-04-01T09:00:00Z' }),
+        msg('n-ret', 'tool', [textPart('{"status": "shipped"}')], { created_at: '2026-05-01T10:00:07Z', tool_call_id: 'c-12', tool_returns: [{ tool_call_id: 'c-12', status: 'success', func_response: '{"status": "shipped"}' }] }),
+      ],
+    }, [{ id: 't1', name: 'lookup_order', json_schema: schemaA }]);
+    rep('audit-letta-current-shape-no-selection-file-order',
+      'A current-shape agent with neither in_context_message_ids nor in_context flags is measured whole in file order, its system messages staying where the file puts them, with no message left out.',
+      {
+        body: letta(record),
+        check: (ev, ans) => {
+          assert(deepEqual(ev.rec.messages.filter((m) => !m.schema).map((m) => m.role_raw), ['user', 'system', 'assistant', 'system', 'tool']), 'file order');
+          assert(ans.messages_left_out_count === 0 && ans.header_facts.M01.message_count === 5 && ans.header_facts.M01.block_count === 1 + 6, 'whole');
+          assert(deepEqual(F(ans, 'F-9').blocks.map((b) => b.block_index), [2, 5]) && deepEqual(F(ans, 'F-5').turns.map((t) => t.turn), [1]), 'positions, no turn 0');
+        },
+      });
+  }
+
+  // ---- API view: string content, packed texts, unknown types without content (C-14)
+  {
+    const record = cur({
+      in_context_message_ids: ['a0', 'a1', 'a2', 'a3', 'a4', 'a5', 'a6'],
+      messages: [
+        { id: 'a0', message_type: 'system_message', content: 'You are a reminders assistant.' },
+        { id: 'a1', message_type: 'user_message', content: packed({ type: 'user_message', message: 'Remind me at 5 pm.', time: '2026-06-01 09:00:00 AM UTC+0000' }) },
+        { id: 'a2', message_type: 'user_message', content: packed({ type: 'heartbeat', reason: '[This is an automated system message hidden from the user] Function called using request_heartbeat=true, returning control', time: '2026-06-01 09:00:02 AM UTC+0000' }) },
+        { id: 'a3', message_type: 'assistant_message', content: 'Reminder set for 5 pm.' },
+        { id: 'a4', message_type: 'notice_message', content: packed({ type: 'system_alert', message: 'The reminder service restarted.', time: '2026-06-01 09:00:03 AM UTC+0000' }) },
+        { id: 'a5', message_type: 'relay_message', content: packed({ type: 'user_message', message: 'Relayed: also remind me at 6 pm.', time: '2026-06-01 09:00:04 AM UTC+0000' }) },
+        { id: 'a6', message_type: 'user_message', content: packed({ type: 'login', last_login: '2026-05-31 08:00:00 PM UTC+0000', time: '2026-06-01 09:00:05 AM UTC+0000' }) },
+      ],
+    }, []);
+    rep('audit-letta-api-view-string-content-packed',
+      'In the API view a string content is one text block whose packed type becomes its kind_raw: a packed user_message under user_message is P-USER, packed heartbeat and login texts are P-SYS over P-USER, a packed system_alert under an unknown type is P-SYS, and a packed user_message under an unknown type is P-OTHER with both raw values.',
+      {
+        body: letta(record),
+        check: (ev, ans) => {
+          assert(deepEqual(ev.blocks.map((b) => b.kind_raw), [undefined, 'user_message', 'heartbeat', undefined, 'system_alert', 'user_message', 'login']), 'kinds');
+          const f1 = F(ans, 'F-1');
+          assert(deepEqual(f1.conflicts.map((c) => c.block_index + ':' + c.winner + '>' + c.losers.join('+')), ['2:P-SYS>P-USER', '6:P-SYS>P-USER']), 'conflicts');
+          assert(deepEqual(rowOf(f1, 'P-OTHER').raw_values, ['relay_message', 'user_message']) && rowOf(f1, 'P-SYS').block_count === 4 && rowOf(f1, 'P-USER').block_count === 1, 'classes');
+          assert(deepEqual(F(ans, 'F-5').turns.map((t) => [t.turn, t.first_message_index, t.message_count]), [[0, 0, 1], [1, 1, 6]]) && F(ans, 'F-5').turn_count === 2, 'turns');
+        },
+      });
+  }
+  {
+    const record = cur({
+      in_context_message_ids: ['u0', 'u1', 'u2', 'u3', 'u4', 'u5'],
+      messages: [
+        { id: 'u0', message_type: 'system_message', content: 'You are a day planner.' },
+        { id: 'u1', message_type: 'stop_reason', stop_reason: 'end_turn' },
+        { id: 'u2', message_type: 'user_message', content: 'Plan my Saturday, please.' },
+        { id: 'u3', message_type: 'usage_statistics', content: null, total_tokens: 812 },
+        { id: 'u4', message_type: 'assistant_message', content: [textPart('Morning: market. Afternoon: hike. Evening: rest.')] },
+        { id: 'u5', message_type: 'ping_message', content: [] },
+      ],
+    }, []);
+    rep('audit-letta-api-view-unknown-type-no-content',
+      'API-view messages of unknown types without string or part content (absent, null or an empty list) are messages with no blocks: counted in message_count and per_message indexing, unsized in F-3, in their turns with estimate 0, and covered by per_message entries with E = 0.',
+      {
+        body: letta(record, { harness_stated_counts: { per_message: [6, 0, 7, 2, 12, 0] } }),
+        check: (ev, ans) => {
+          const m01 = ans.header_facts.M01;
+          assert(m01.message_count === 6 && m01.block_count === 3 && ans.header_facts.M02.unsized_block_count === 0, 'blockless messages counted');
+          assert(F(ans, 'F-3').excluded.unsized_message_count === 3 && F(ans, 'F-3').message_count === 3, 'unsized');
+          assert(deepEqual(F(ans, 'F-5').turns.map((t) => [t.turn, t.first_message_index, t.message_count]), [[0, 0, 2], [1, 2, 4]]), 'turns');
+          const u = F(ans, 'F-10').units;
+          assert(u.length === 6 && u[1].agreement === 'EXACT' && u[3].agreement === 'DISAGREE' && deepEqual(u[3].difference_share, { value: 'NOT-ASSESSABLE', reason: 'zero denominator' }) && u[5].agreement === 'EXACT', 'coverage');
+          assert(!isLimited(ans), 'FULL');
+        },
+      });
+    const only = cur({ in_context_message_ids: ['z0', 'z1'], messages: [{ id: 'z0', message_type: 'stop_reason', stop_reason: 'end_turn' }, { id: 'z1', message_type: 'ping_message', content: [] }] }, []);
+    pre('precheck-letta-api-view-blockless-only-zero-entries',
+      'A letta-af record whose only messages are unknown API-view types without content has two messages but no block, disclosed as zero_entries with F-3 and F-5 listed.',
+      { body: letta(only), expectCode: 'zero_entries', check: expectNA(['F-3', 'F-5', 'F-10:no stated counts', 'F-11']) });
+    aud('audit-letta-api-view-blockless-only-zero-entries',
+      'On the paid route a letta-af record of blockless API-view messages answers 422 zero_entries, unpaid.',
+      { body: letta(only), expectCode: 'zero_entries' });
+  }
+
+  // ---- messages with no blocks (C-14)
+  rep('audit-anthropic-empty-content-message',
+    'Anthropic messages with content [] have no blocks: a first user-role one is not P-USER and forms turn 0, a later one joins its turn with estimate 0, both are unsized in F-3 and both are covered by their per_message entries with E = 0.',
+    {
+      body: anth({
+        messages: [
+          { role: 'user', content: [] },
+          { role: 'assistant', content: 'Ready when you are.' },
+          { role: 'user', content: 'Summarise the quarterly report.' },
+          { role: 'assistant', content: [] },
+          { role: 'user', content: [{ type: 'text', text: 'Shorter, please.' }] },
+          { role: 'assistant', content: 'Revenue rose.' },
+        ],
+      }, { harness_stated_counts: { per_message: [0, 5, 8, 3, 4, 4] } }),
+      check: (ev, ans) => {
+        assert(ans.header_facts.M01.message_count === 6 && ans.header_facts.M01.block_count === 4, 'M01');
+        assert(F(ans, 'F-3').excluded.unsized_message_count === 2 && F(ans, 'F-3').message_count === 4, 'F-3');
+        const f5 = F(ans, 'F-5');
+        assert(f5.turn_count === 3 && deepEqual(f5.turns.map((t) => [t.turn, t.first_message_index, t.message_count]), [[0, 0, 2], [1, 2, 2], [2, 4, 2]]), 'turns');
+        const u = F(ans, 'F-10').units;
+        assert(u.length === 6 && u[0].agreement === 'EXACT' && u[3].agreement === 'DISAGREE' && u[3].measured_tokens === 'est:~0', 'units');
+        assert(F(ans, 'F-7').blocks_with_segments.length === 0 && F(ans, 'F-7').standard_segment_count === 0, 'word runs are no qualifying segments');
+      },
+    });
+  pre('precheck-anthropic-blockless-user-message-not-p-user',
+    'A user message with content [] has no first block and so is not P-USER, so a record whose only user message is empty lists F-5.',
+    {
+      body: anth({ system: 'Be brief.', messages: [{ role: 'user', content: [] }, { role: 'assistant', content: 'Hello.' }] }),
+      expectCode: 'precheck',
+      check: (ev, ans) => { assert(ans.entry_count === 2, 'two entries'); expectNA(['F-5', 'F-10:no stated counts', 'F-11'])(ev, ans); },
+    });
+
+  // ---- P-OTHER raw values distinct as printed (C-14)
+  {
+    const base = 'critic-'.padEnd(64, 'q');
+    const v65 = base + 'A';
+    const v66 = base + 'BB';
+    const vEll = base + '\u2026';
+    assert(codePoints(base) === 64 && codePoints(v65) === 65 && codePoints(vEll) === 65, 'raw lengths');
+    rep('audit-generic-p-other-capped-duplicates',
+      'P-OTHER raw values are listed once per distinct printed value: values of 65 and 66 code points sharing their first 64, and one ending in the ellipsis itself, print once as the capped form, while the 64-code-point prefix alone prints whole as a separate value.',
+      {
+        body: gen({
+          messages: genMsgs([
+            ['user', 'Question one.'],
+            [v65, 'First remark.', { kind: 'note' }],
+            [v66, 'Second remark.', { kind: base }],
+            [vEll, 'Third remark.', { kind: 'note' }],
+            ['observer', 'Fourth remark.', { kind: v65 }],
+          ]),
+        }),
+        check: (ev, ans) => {
+          const raw = rowOf(F(ans, 'F-1'), 'P-OTHER').raw_values;
+          assert(deepEqual(raw, [base + '\u2026', 'note', base, 'observer']), 'raw ' + JSON.stringify(raw));
+        },
+      });
+  }
+
+  // ---- C-CODE's indentation test on the untrimmed text (C-14)
+  rep('audit-generic-c-code-untrimmed-indent',
+    'The C-CODE indentation test reads the lines as submitted, so a leading four-space indent counts even where trimming would remove it, and an indented JSON object is C-STRUCT with an axis-C conflict.',
+    {
+      body: gen({
+        messages: genMsgs([
+          ['user', '    x = 1\ny = 2'],
+          ['user', '\n\n    total = a + b\nprint(total)\n'],
+          ['user', '\tstep one\nstep two\nstep three'],
+          ['user', '    only line'],
+          ['assistant', '    {"a": 1}'],
+          ['assistant', 'Plain reply.'],
+        ]),
+      }),
+      check: (ev, ans) => {
+        assert(deepEqual(ev.blocks.map((b) => classifyC(b.text)), ['C-CODE', 'C-CODE', 'C-TEXT', 'C-CODE', 'C-STRUCT', 'C-TEXT']), 'classes');
+        assert(ans.header_facts.M01.axis_c_conflict_count === 1 && rowOf(F(ans, 'F-2'), 'C-CODE').block_count === 3, 'conflict');
+      },
+    });
+
+  // ---- M09 per-code-point lowercasing, final sigma (C-14)
+  {
+    const caps = '\u039f \u039f\u0394\u03a5\u03a3\u03a3\u0395\u03a5\u03a3 \u0393\u03a5\u03a1\u0399\u03a3\u0395 \u03a3\u03a4\u039f \u03a3\u03a0\u0399\u03a4\u0399 \u03a4\u039f\u03a5';
+    const perCp = lowerSimple(caps);
+    const whole = caps.toLowerCase();
+    assert(perCp !== whole && perCp.includes('\u03c3 ') && whole.includes('\u03c2 '), 'final sigma differs');
+    rep('audit-m09-final-sigma',
+      'M09 lowercases code point by code point, so a capital Σ ending a word becomes σ: the capitals pair with the σ spelling and not with the ς spelling a whole-string lowercase would give.',
+      {
+        body: gen({ messages: genMsgs([['user', caps], ['assistant', perCp], ['user', whole], ['assistant', 'Welcome home.']]) }),
+        check: (ev, ans) => assert(deepEqual(F(ans, 'F-6').pairs, [[0, 1]]) && F(ans, 'F-4').group_count === 0, 'pairs ' + JSON.stringify(F(ans, 'F-6').pairs)),
+      });
+  }
+
+  // ---- stated figures that state nothing (C-14)
+  {
+    const two = { messages: [{ role: 'user', content: 'How warm is it?' }, { role: 'assistant', content: 'Four degrees.' }] };
+    pre('precheck-stated-only-beyond-range',
+      'Valid per_message entries that all lie at or beyond the message count state nothing, so the pre-check lists F-10 as no stated counts.',
+      { body: anth(two, { harness_stated_counts: { per_message: [null, null, 5, 7] } }), expectCode: 'precheck', check: expectNA(['F-10:no stated counts', 'F-11']) });
+    rep('audit-m12-only-beyond-range-no-stated-counts',
+      'A report whose only valid per_message entries lie beyond its messages prints F-10 NOT-ASSESSABLE (no stated counts) and a LIMITED line.',
+      {
+        body: anth(two, { harness_stated_counts: { per_message: [null, null, 5, 7] } }),
+        check: (ev, ans) => assert(deepEqual(F(ans, 'F-10'), { id: 'F-10', metric: 'M12', status: 'NOT-ASSESSABLE', reason: 'no stated counts' }) && isLimited(ans), 'no stated counts'),
+      });
+  }
+  {
+    const name = 'audit-m12-generic-stated-total-out-of-range-not-invalid';
+    const rec = JSON.stringify({
+      messages: [
+        { role: 'user', text: ofE(6, 'oor0'), stated_tokens: 6 },
+        { role: 'assistant', text: ofE(3, 'oor1'), stated_tokens: 999999999999999 },
+        { role: 'user', text: ofE(2, 'oor2'), stated_tokens: 2 },
+        { role: 'assistant', text: ofE(5, 'oor3'), stated_tokens: -4 },
+      ],
+    }).slice(0, -1) + ',"stated_total":1000000000000000}';
+    rep(name,
+      'A generic stated_total of 16 digits and a stated_tokens of -4 state nothing and are not counted as invalid, so with every message covered the whole record sums the stated figures, and a 15-digit figure against E = 3 prints its share exactly.',
+      {
+        body_text: envText('audit', name, [...head('generic-message-list'), ['record', rec], ['harness_stated_counts', '{"per_message":[null,null,null,5]}']]),
+        check: (ev, ans) => {
+          const f10 = F(ans, 'F-10');
+          assert(f10.invalid_entry_count === 0 && f10.ignored_entry_count === 0 && f10.covered_message_count === 4, 'counts');
+          assert(deepEqual(f10.units.map((u) => u.stated), [6, 999999999999999, 2, 5]) && f10.units[1].difference_share === 'est:~33333333333333200.00%', 'units ' + f10.units[1].difference_share);
+          assert(f10.whole_record.stated === 1000000000000012 && f10.whole_record.measured_tokens === 'est:~16', 'whole sums');
+        },
+      });
+  }
+  {
+    const body = gen({ messages: genMsgs([['user', ofE(4, 'iet0')], ['assistant', ofE(6, 'iet1')]]), stated_total: 10 }, { harness_stated_counts: { total: -10, per_message: [4] } });
+    pre('precheck-stated-invalid-envelope-total-generic-total',
+      'An invalid envelope total states nothing, so a valid generic stated_total is the total and a per_message list covering one of two messages is not partial coverage.',
+      { body, expectCode: 'precheck', check: expectNA(['F-11']) });
+    rep('audit-m12-invalid-envelope-total-generic-total-used',
+      'An invalid envelope total is counted as invalid and states nothing, so the valid generic stated_total is the whole-record figure compared with T.',
+      {
+        body,
+        check: (ev, ans) => {
+          const f10 = F(ans, 'F-10');
+          assert(f10.invalid_entry_count === 1 && f10.covered_message_count === 1 && f10.whole_record.stated === 10 && f10.whole_record.agreement === 'WITHIN' && f10.whole_record.stated_relative === 'equal', 'generic total');
+          assert(!isLimited(ans), 'FULL');
+        },
+      });
+  }
+  pre('precheck-generic-stated-tokens-out-of-range-no-stated-counts',
+    'Generic stated_tokens of -1 and of 16 digits are carried JSON integers outside 0 to 999999999999999, so they state nothing and F-10 is listed as no stated counts.',
+    { body: gen({ messages: [{ role: 'user', text: 'a', stated_tokens: -1 }, { role: 'assistant', text: 'b', stated_tokens: 1000000000000000 }] }), expectCode: 'precheck', check: expectNA(['F-10:no stated counts', 'F-11']) });
+
   // ------------------------------------------------------------ uncovered path
 
   addCase(`/${service}/verify`, 'post-verify-not-covered',
