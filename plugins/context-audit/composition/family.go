@@ -150,37 +150,51 @@ func (f *Family) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 		return sdk.Checked{Outcome: sdk.Refused, Body: sdk.Refusal{Code: code, Message: msg}}
 	}
 	rec := resp.GetRecord()
-	m := Summarise(env.FormatID, rec)
+	// the caps are read from the adapted record before anything is
+	// measured; classification then runs once and serves the pre-check,
+	// the could-not-measure kinds that need sizes, and the report
+	entries, oversize := 0, -1
+	for _, msg := range rec.GetMessages() {
+		for _, b := range msg.GetBlocks() {
+			if oversize < 0 && len(b.GetText()) > EntryBytesCap {
+				oversize = entries
+			}
+			entries++
+		}
+	}
 	var kind string
 	var facts map[string]any
 	switch {
-	case m.Entries > EntriesCap:
-		kind, facts = KindTooManyEntries, map[string]any{"cap": EntriesCap, "entries": m.Entries}
-	case m.Oversize >= 0:
-		kind, facts = KindEntryTooLarge, map[string]any{"cap": EntryBytesCap, "entry_index": m.Oversize}
-	case m.Entries == 0:
+	case entries > EntriesCap:
+		kind, facts = KindTooManyEntries, map[string]any{"cap": EntriesCap, "entries": entries}
+	case oversize >= 0:
+		kind, facts = KindEntryTooLarge, map[string]any{"cap": EntryBytesCap, "entry_index": oversize}
+	case entries == 0:
 		kind = KindZeroEntries
-	case m.T == 0:
+	}
+	if kind != "" && req.Route != sdk.Precheck {
+		return couldNot(kind, facts) // nothing more is needed to answer it
+	}
+	c := Classify(env.FormatID, rec)
+	if kind == "" && c.T == 0 {
 		kind = KindNothing
 	}
 	if req.Route == sdk.Precheck {
 		// the pre-check discloses the kind (200); the paid route answers it (422)
-		c := Classify(env.FormatID, rec)
 		st := ReadStated(env.StatedCounts, c, rec.GetStatedTotal(), rec.GetHasStatedTotal())
-		return sdk.Checked{Outcome: sdk.Accepted, Body: f.precheck(env, rec, m, c, st, kind, facts)}
+		return sdk.Checked{Outcome: sdk.Accepted, Body: f.precheck(env, rec, c, st, kind, facts)}
 	}
 	if kind != "" {
 		return couldNot(kind, facts)
 	}
 	return sdk.Checked{Outcome: sdk.Accepted, Measure: func(ctx context.Context, clock func() time.Time) (sdk.Report, error) {
-		return f.Report(env, rec, clock), nil
+		return f.Report(env, rec, c, clock), nil
 	}}
 }
 
 // Report measures an accepted submission (ANNEX C-13); clock gives the
 // check-end instant once the figures are computed.
-func (f *Family) Report(env *Envelope, rec *pb.SessionRecord, clock func() time.Time) sdk.Report {
-	c := Classify(env.FormatID, rec)
+func (f *Family) Report(env *Envelope, rec *pb.SessionRecord, c *Classified, clock func() time.Time) sdk.Report {
 	st := ReadStated(env.StatedCounts, c, rec.GetStatedTotal(), rec.GetHasStatedTotal())
 	checkEnd := clock()
 	ms := Measure(c, st, checkEnd)
@@ -211,20 +225,21 @@ func (f *Family) Report(env *Envelope, rec *pb.SessionRecord, clock func() time.
 	}}
 }
 
-func (f *Family) precheck(env *Envelope, rec *pb.SessionRecord, m Summary, c *Classified, st Stated, kind string, facts map[string]any) map[string]any {
-	headline := Share(m.TresE, m.T)
+func (f *Family) precheck(env *Envelope, rec *pb.SessionRecord, c *Classified, st Stated, kind string, facts map[string]any) map[string]any {
+	headline := Share(c.PEst[PTres], c.T)
 	if rec.GetLevel() != "L2" {
 		headline = sdk.NotStated{Token: sdk.NotAssessable, Reason: "not identifiable at this level"}
 	}
 	na := []map[string]any{}
-	sized := false
+	sized, user := false, false
 	for _, msg := range c.Msgs {
 		sized = sized || (!msg.Schema && msg.Sized)
+		user = user || (!msg.Schema && msg.User)
 	}
 	if !sized {
 		na = append(na, map[string]any{"factor": "F-3", "metric": "M06", "reason": "zero denominator"})
 	}
-	if !m.HasUserMessage {
+	if !user {
 		na = append(na, map[string]any{"factor": "F-5", "metric": "M07", "reason": "no P-USER message"})
 	}
 	if reason := st.Status(c.Messages); reason != "" {
@@ -247,52 +262,9 @@ func (f *Family) precheck(env *Envelope, rec *pb.SessionRecord, m Summary, c *Cl
 		out["could_not_measure"] = cnm
 		return out
 	}
-	out["entry_count"] = m.Entries
-	out["total"] = map[string]any{"bytes": m.Bytes, "tokens": sdk.Estimate(int64(m.T))}
+	out["entry_count"] = len(c.Blocks)
+	out["total"] = map[string]any{"bytes": c.Bytes, "tokens": sdk.Estimate(int64(c.T))}
 	out["headline"] = map[string]any{"tool_output_share": headline}
 	return out
 }
 
-// Summary is what validation and the pre-check need of an adapted record.
-type Summary struct {
-	Entries           int
-	Oversize          int // first entry over the size cap, -1 when none
-	T                 int
-	Bytes             int
-	TresE             int
-	NonSchemaMessages int
-	HasUserMessage    bool
-}
-
-// Summarise counts entries and sizes and classifies what the pre-check
-// reads (ANNEX C-3, C-9, C-10).
-func Summarise(format string, rec *pb.SessionRecord) Summary {
-	s := Summary{Oversize: -1}
-	for _, msg := range rec.GetMessages() {
-		if !msg.GetSchema() {
-			s.NonSchemaMessages++
-		}
-		for i, b := range msg.GetBlocks() {
-			// axis P reads role and kind, never content: a non-serialisable
-			// block is classified like any other
-			p := ClassifyP(format, rec.GetLevel(), msg.GetRoleRaw(), msg.GetSchema(), b)
-			if i == 0 && !msg.GetSchema() && p.Class == PUser {
-				s.HasUserMessage = true
-			}
-			s.Entries++
-			if b.GetNonSerialisable() {
-				continue
-			}
-			if len(b.GetText()) > EntryBytesCap && s.Oversize < 0 {
-				s.Oversize = s.Entries - 1
-			}
-			s.Bytes += len(b.GetText())
-			e := Estimate(Chars(b.GetText()))
-			s.T += e
-			if p.Class == PTres {
-				s.TresE += e
-			}
-		}
-	}
-	return s
-}

@@ -61,6 +61,7 @@ type Classified struct {
 	PConflicts      int
 	CConflicts      int
 	CTotal, T       int
+	Bytes           int // UTF-8 bytes of every sized block's adapted text
 	PCount, PEst    map[string]int
 	CCount, CEst    map[string]int
 	Cross           map[[2]string]int // P × C block counts
@@ -200,6 +201,7 @@ func Classify(format string, rec *pb.SessionRecord) *Classified {
 				}
 			}
 			c.CTotal += f.Chars
+			c.Bytes += len(b.GetText())
 			c.T += f.E
 			c.PCount[f.P.Class]++
 			c.PEst[f.P.Class] += f.E
