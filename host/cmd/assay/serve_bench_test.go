@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/assay-audit/assay/host/internal/testhost"
+)
+
+// children lists a process's child pids (Linux: each thread lists the
+// children it started).
+func children(pid int) []string {
+	tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	var out []string
+	for _, t := range tasks {
+		raw, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + t.Name() + "/children")
+		out = append(out, strings.Fields(string(raw))...)
+	}
+	return out
+}
+
+// BenchmarkServeMaxContextRecord is the deployed shape: `assay serve` as
+// its own process with the context-audit family and the anthropic-messages
+// adapter as plugin processes, a max-size record (5 MiB, 10,000 blocks)
+// POSTed over HTTP to the paid route (payments off). It reports the p50
+// and p90 of the request time and the peak resident memory of the three
+// processes on the request's path together (host, family, adapter), in
+// MiB and as a multiple of the body, and of the host with every plugin it
+// runs (all four families and three adapters are loaded).
+func BenchmarkServeMaxContextRecord(b *testing.B) {
+	dir := os.Getenv("ASSAY_BIN")
+	if dir == "" {
+		b.Skip("needs ASSAY_BIN (make bench builds the binaries)")
+	}
+	body := testhost.MaxContextRecord(b)
+	addr := freePortB(b)
+	cmd := exec.Command(dir+"/assay", "serve", "--listen", addr, "--data-dir", b.TempDir(), "--payments", "off")
+	var logs bytes.Buffer
+	cmd.Stderr = &logs
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() }()
+	url := "http://" + addr
+	for i := 0; ; i++ {
+		if r, err := http.Get(url + "/healthz"); err == nil {
+			r.Body.Close()
+			break
+		}
+		if i == 300 {
+			b.Fatalf("host did not start:\n%s", logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	post := func() time.Duration {
+		start := time.Now()
+		r, err := http.Post(url+"/context-audit/audit", "application/json", bytes.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+		if r.StatusCode != 200 {
+			b.Fatalf("status %d", r.StatusCode)
+		}
+		return time.Since(start)
+	}
+	post() // plugins started and warm
+	var times []time.Duration
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		times = append(times, post())
+	}
+	slices.Sort(times)
+	b.ReportMetric(float64(times[(len(times)+1)/2-1].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(times[(9*len(times)+9)/10-1].Microseconds())/1000, "p90-ms")
+	// the host and every plugin it runs (all four families and three
+	// adapters are loaded; the idle ones count too)
+	host := testhost.PeakRSS(strconv.Itoa(cmd.Process.Pid))
+	all, path := host, host
+	for _, c := range children(cmd.Process.Pid) {
+		p := testhost.PeakRSS(c)
+		all += p
+		name, _ := os.ReadFile("/proc/" + c + "/cmdline")
+		switch {
+		case bytes.Contains(name, []byte("assay-context-audit")):
+			path += p
+			b.ReportMetric(float64(p)/(1<<20), "family-peak-MiB")
+		case bytes.Contains(name, []byte("assay-adapter-anthropic-messages")):
+			path += p
+			b.ReportMetric(float64(p)/(1<<20), "adapter-peak-MiB")
+		}
+	}
+	b.ReportMetric(float64(host)/(1<<20), "host-peak-MiB")
+	b.ReportMetric(float64(path)/(1<<20), "peak-MiB")
+	b.ReportMetric(float64(path)/float64(len(body)), "peak-x-body")
+	b.ReportMetric(float64(all)/(1<<20), "all-plugins-peak-MiB")
+}
+
+func freePortB(b *testing.B) string {
+	b.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
