@@ -32,12 +32,15 @@ func (p *AdapterPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 
 // GRPCClient hands the host a connection to the adapter.
 func (p *AdapterPlugin) GRPCClient(ctx context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
-	return &AdapterConn{Client: pb.NewAdapterClient(c), Exited: ctx.Done()}, nil
+	return &AdapterConn{Client: pb.NewAdapterClient(c), Conn: c, Exited: ctx.Done()}, nil
 }
 
 // AdapterConn is the host's handle on one running adapter plugin.
 type AdapterConn struct {
 	Client pb.AdapterClient
+	// Conn is the connection itself, for calls whose answer the host
+	// relays as a Frame.
+	Conn *grpc.ClientConn
 	// Exited is closed when the plugin process has gone.
 	Exited <-chan struct{}
 }

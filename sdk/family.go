@@ -217,7 +217,8 @@ func (s *familyServer) Run(stream grpc.BidiStreamingServer[pb.HostToFamily, pb.F
 		return status.Error(codes.InvalidArgument, "unknown route")
 	}
 	if id := start.GetHostServiceId(); id != 0 && s.broker != nil {
-		req.Adapters = &hostAdapters{get: func() (pb.HostClient, error) { return s.hostClient(id) }}
+		req.Adapters = &hostAdapters{get: func() (pb.HostClient, error) { return s.hostClient(id) },
+			token: start.GetBodyToken(), body: start.GetBody()}
 	}
 	ctx := stream.Context()
 	checked := s.impl.Check(ctx, req)
@@ -324,9 +325,31 @@ type AdapterCaller interface {
 
 // hostAdapters reaches the host's service with the connection Attach made;
 // a request that never adapts never touches it.
-type hostAdapters struct{ get func() (pb.HostClient, error) }
+type hostAdapters struct {
+	get func() (pb.HostClient, error)
+	// token names this request's body at the host; body is the family's
+	// copy, for a host that keeps none (token 0)
+	token uint64
+	body  []byte
+	// local serves the request in process instead (LocalSession)
+	local AdapterCaller
+}
 
 func (h *hostAdapters) Adapt(ctx context.Context, req *pb.AdaptRequest) (*pb.AdaptResponse, error) {
+	if span := req.GetRecordSpan(); span != nil {
+		if h.token != 0 {
+			req.BodyToken = h.token // the host slices the body it holds
+		} else {
+			rec, err := SpanOf(h.body, span)
+			if err != nil {
+				return nil, err
+			}
+			req = &pb.AdaptRequest{FormatId: req.GetFormatId(), FormatVersion: req.GetFormatVersion(), Record: rec}
+		}
+	}
+	if h.local != nil {
+		return h.local.Adapt(ctx, req)
+	}
 	client, err := h.get()
 	if err != nil {
 		return nil, fmt.Errorf("adapt through host: %w", status.Error(codes.Unavailable, "host service unreachable"))
@@ -336,4 +359,16 @@ func (h *hostAdapters) Adapt(ctx context.Context, req *pb.AdaptRequest) (*pb.Ada
 		return nil, fmt.Errorf("adapt through host: %w", err)
 	}
 	return resp, nil
+}
+
+// ErrSpan is a record span outside its body.
+var ErrSpan = errors.New("record span outside the body")
+
+// SpanOf is the part of body a span names (no copy).
+func SpanOf(body []byte, span *pb.Span) ([]byte, error) {
+	off, n := span.GetOffset(), span.GetLength()
+	if off > uint64(len(body)) || n > uint64(len(body))-off {
+		return nil, ErrSpan
+	}
+	return body[off : off+n], nil
 }

@@ -90,3 +90,100 @@ func StringOf(raw []byte) (s string, ok bool) {
 	}
 	return s, true
 }
+
+// Member is one top-level member of a JSON object: its decoded name and
+// the byte span of its value.
+type Member struct {
+	Name       string
+	Start, End int
+}
+
+// TopLevel lists an object's members in order with the byte span of each
+// value, without decoding or copying the values: a family can hand a
+// member (a whole record) onward by span. body must be valid JSON already
+// (json.Valid): the scan trusts the grammar and tracks only strings and
+// nesting. ok is false when body is not an object.
+func TopLevel(body []byte) (members []Member, ok bool) {
+	i := skipSpace(body, 0)
+	if i >= len(body) || body[i] != '{' {
+		return nil, false
+	}
+	i = skipSpace(body, i+1)
+	if body[i] == '}' {
+		return members, true
+	}
+	for {
+		end := stringEnd(body, i)
+		name, ok := StringOf(body[i:end])
+		if !ok {
+			return nil, false
+		}
+		i = skipSpace(body, skipSpace(body, end)+1) // past the colon
+		start := i
+		i = valueEnd(body, i)
+		members = append(members, Member{Name: name, Start: start, End: i})
+		i = skipSpace(body, i)
+		if body[i] != ',' {
+			return members, true
+		}
+		i = skipSpace(body, i+1)
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd is the index after the string starting at b[i] ('"').
+func stringEnd(b []byte, i int) int {
+	j := i + 1
+	for {
+		q := bytes.IndexByte(b[j:], '"')
+		if q < 0 {
+			return len(b)
+		}
+		j += q
+		// an even run of backslashes before the quote leaves it unescaped
+		k := j
+		for k > i+1 && b[k-1] == '\\' {
+			k--
+		}
+		if (j-k)%2 == 0 {
+			return j + 1
+		}
+		j++
+	}
+}
+
+// valueEnd is the index after the value starting at b[i].
+func valueEnd(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = stringEnd(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	}
+	for i < len(b) && !bytes.ContainsRune([]byte(",}] \t\r\n"), rune(b[i])) {
+		i++
+	}
+	return i
+}

@@ -34,7 +34,10 @@ func (l LocalAdapters) Adapt(ctx context.Context, req *pb.AdaptRequest) (*pb.Ada
 
 // Start validates.
 func (l *LocalSession) Start(s *pb.Start) (*pb.Validated, error) {
-	req := Request{Op: s.GetOp(), Body: s.GetBody(), Now: time.Unix(0, s.GetNowUnixNano()).UTC(), Route: Precheck, Adapters: l.Adapters}
+	req := Request{Op: s.GetOp(), Body: s.GetBody(), Now: time.Unix(0, s.GetNowUnixNano()).UTC(), Route: Precheck}
+	if l.Adapters != nil {
+		req.Adapters = &hostAdapters{get: nil, body: s.GetBody(), local: l.Adapters}
+	}
 	if s.GetRoute() == pb.Start_OP {
 		req.Route = Op
 	}

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/assay-audit/assay/sdk"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
@@ -48,15 +49,30 @@ func (a *Adapter) Description() *pb.AdapterDescription { return a.desc }
 
 // Adapt sends one record to the adapter.
 func (a *Adapter) Adapt(ctx context.Context, req *pb.AdaptRequest) (*pb.AdaptResponse, error) {
+	f, err := a.AdaptFrame(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	resp := &pb.AdaptResponse{}
+	if err := proto.Unmarshal(f, resp); err != nil {
+		return nil, fmt.Errorf("%w: adapter answer does not decode", ErrFailed)
+	}
+	return resp, nil
+}
+
+// AdaptFrame sends one record to the adapter and keeps its answer as the
+// bytes it arrived in, for the family (the host relays, never reads).
+func (a *Adapter) AdaptFrame(ctx context.Context, req *pb.AdaptRequest) (sdk.Frame, error) {
 	c, err := a.current(ctx)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.handle.(*sdk.AdapterConn).Client.Adapt(ctx, req)
-	if err != nil {
+	var f sdk.Frame
+	if err := c.handle.(*sdk.AdapterConn).Conn.Invoke(ctx, pb.Adapter_Adapt_FullMethodName, req, &f,
+		grpc.ForceCodecV2(sdk.FrameCodec{})); err != nil {
 		return nil, classify(ctx, c.exited, err)
 	}
-	return resp, nil
+	return f, nil
 }
 
 // Router sends each format's records to the adapter registered for it.
@@ -101,9 +117,23 @@ const refusalNotAccepted = "format_not_accepted"
 // format list (from its criteria): a format outside it is refused here even
 // when an adapter for it is installed.
 func (r *Router) Adapt(ctx context.Context, allowed []string, req *pb.AdaptRequest) (*pb.AdaptResponse, error) {
+	f, err := r.AdaptFrame(ctx, allowed, req)
+	if err != nil {
+		return nil, err
+	}
+	resp := &pb.AdaptResponse{}
+	if err := proto.Unmarshal(f, resp); err != nil {
+		return nil, status.Error(codes.Unavailable, "adapter unavailable")
+	}
+	return resp, nil
+}
+
+// AdaptFrame is Adapt with the answer kept as wire bytes.
+func (r *Router) AdaptFrame(ctx context.Context, allowed []string, req *pb.AdaptRequest) (sdk.Frame, error) {
 	if !slices.Contains(allowed, req.GetFormatId()) {
-		return &pb.AdaptResponse{Result: &pb.AdaptResponse_Refusal{Refusal: &pb.AdaptRefusal{
-			Code: refusalNotAccepted, Message: "the format is not one the criteria accept"}}}, nil
+		b, err := proto.Marshal(&pb.AdaptResponse{Result: &pb.AdaptResponse_Refusal{Refusal: &pb.AdaptRefusal{
+			Code: refusalNotAccepted, Message: "the format is not one the criteria accept"}}})
+		return b, err
 	}
 	r.mu.RLock()
 	a := r.byFormat[req.GetFormatId()]
@@ -111,22 +141,73 @@ func (r *Router) Adapt(ctx context.Context, allowed []string, req *pb.AdaptReque
 	if a == nil {
 		return nil, status.Error(codes.Unavailable, "no adapter installed for an accepted format")
 	}
-	resp, err := a.Adapt(ctx, req)
+	f, err := a.AdaptFrame(ctx, req)
 	if err != nil {
 		return nil, status.Error(codes.Unavailable, "adapter unavailable")
 	}
-	return resp, nil
+	return f, nil
 }
 
 // hostServer is the Host service a family reaches over the broker.
 type hostServer struct {
-	pb.UnimplementedHostServer
 	router  *Router
 	formats []string
+	bodies  *bodies
 }
 
-func (h *hostServer) Adapt(ctx context.Context, req *pb.AdaptRequest) (*pb.AdaptResponse, error) {
-	return h.router.Adapt(ctx, h.formats, req)
+// adaptFrame serves Host.Adapt with the adapter's answer relayed as the
+// bytes it arrived in.
+func (h *hostServer) adaptFrame(ctx context.Context, req *pb.AdaptRequest) (*sdk.Frame, error) {
+	req, err := h.resolve(req)
+	if err != nil {
+		return nil, err
+	}
+	f, err := h.router.AdaptFrame(ctx, h.formats, req)
+	if err != nil {
+		return nil, err
+	}
+	return &f, nil
+}
+
+// hostFrameService is the Host service as registered on the brokered
+// server: the generated descriptor's shape, with an Adapt handler that
+// answers a Frame (the server runs sdk.FrameCodec, so the family reads
+// ordinary protobuf).
+var hostFrameService = grpc.ServiceDesc{
+	ServiceName: "assay.plugin.v1.Host",
+	HandlerType: (*any)(nil),
+	Methods: []grpc.MethodDesc{{
+		MethodName: "Adapt",
+		Handler: func(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
+			in := new(pb.AdaptRequest)
+			if err := dec(in); err != nil {
+				return nil, err
+			}
+			h := srv.(*hostServer)
+			if interceptor == nil {
+				return h.adaptFrame(ctx, in)
+			}
+			info := &grpc.UnaryServerInfo{Server: srv, FullMethod: pb.Host_Adapt_FullMethodName}
+			return interceptor(ctx, in, info, func(ctx context.Context, req any) (any, error) {
+				return h.adaptFrame(ctx, req.(*pb.AdaptRequest))
+			})
+		},
+	}},
+	Metadata: "plugin.proto",
+}
+
+// resolve turns a record span into the record's bytes, sliced from the
+// body the host holds for the request (no copy).
+func (h *hostServer) resolve(req *pb.AdaptRequest) (*pb.AdaptRequest, error) {
+	span := req.GetRecordSpan()
+	if span == nil {
+		return req, nil
+	}
+	rec, ok := h.bodies.span(req.GetBodyToken(), span)
+	if !ok {
+		return nil, status.Error(codes.InvalidArgument, "record span names no open request's body")
+	}
+	return &pb.AdaptRequest{FormatId: req.GetFormatId(), FormatVersion: req.GetFormatVersion(), Record: rec}, nil
 }
 
 // serveHost offers the Host service on a new family connection, once per
@@ -137,10 +218,11 @@ func (f *Family) serveHost(c conn) {
 	var id uint32
 	if f.router != nil && len(f.desc.GetFormats()) > 0 && c.broker != nil {
 		id = c.broker.NextId()
-		hs := &hostServer{router: f.router, formats: f.desc.GetFormats()}
+		hs := &hostServer{router: f.router, formats: f.desc.GetFormats(), bodies: f.bodies}
 		go c.broker.AcceptAndServe(id, func(opts []grpc.ServerOption) *grpc.Server {
-			s := grpc.NewServer(append(sdk.ServerOptions(), opts...)...)
-			pb.RegisterHostServer(s, hs)
+			opts = append(append(sdk.ServerOptions(), opts...), grpc.ForceServerCodecV2(sdk.FrameCodec{}))
+			s := grpc.NewServer(opts...)
+			s.RegisterService(&hostFrameService, hs)
 			return s
 		})
 		// the broker keeps its offer open for seconds only: have the family

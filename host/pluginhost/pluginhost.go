@@ -332,6 +332,42 @@ type Family struct {
 	// connection (0 when the family needs no adapter).
 	hostService uint32
 	router      *Router
+	bodies      *bodies
+}
+
+// bodies holds the bodies of a family's open requests, by token, so the
+// family can have part of one adapted without sending it back (a record
+// then crosses the process boundary once, host to adapter). A body is
+// held from Start to Close: exactly as long as the request.
+type bodies struct {
+	mu   sync.Mutex
+	next uint64
+	held map[uint64][]byte
+}
+
+func (b *bodies) hold(body []byte) uint64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.next++
+	b.held[b.next] = body
+	return b.next
+}
+
+func (b *bodies) release(token uint64) {
+	b.mu.Lock()
+	delete(b.held, token)
+	b.mu.Unlock()
+}
+
+func (b *bodies) span(token uint64, span *pb.Span) ([]byte, bool) {
+	b.mu.Lock()
+	body, ok := b.held[token]
+	b.mu.Unlock()
+	if !ok {
+		return nil, false
+	}
+	rec, err := sdk.SpanOf(body, span)
+	return rec, err == nil
 }
 
 // StartFamily starts a family plugin, reads its description, and supervises
@@ -339,7 +375,7 @@ type Family struct {
 // the host refuses to load the plugin. router (may be nil) reaches the
 // adapters for the formats the family lists.
 func StartFamily(ctx context.Context, spec Spec, opts Options, router *Router) (*Family, error) {
-	f := &Family{router: router}
+	f := &Family{router: router, bodies: &bodies{held: map[uint64][]byte{}}}
 	f.proc = newProc(spec, opts, sdk.FamilyPluginName, plugin.PluginSet{sdk.FamilyPluginName: &sdk.FamilyPlugin{}},
 		func(raw any) (conn, bool) {
 			fc, ok := raw.(*sdk.FamilyConn)
@@ -367,6 +403,8 @@ func (f *Family) Description() *pb.FamilyDescription { return f.desc }
 type Session struct {
 	conn   *sdk.FamilyConn
 	hostID uint32
+	bodies *bodies
+	token  uint64
 	ctx    context.Context
 	cancel context.CancelFunc
 	stream pb.Family_RunClient
@@ -388,12 +426,16 @@ func (f *Family) Open(ctx context.Context) (*Session, error) {
 		cancel()
 		return nil, classify(ctx, fc.Exited, err)
 	}
-	return &Session{conn: fc, hostID: hostID, ctx: ctx, cancel: cancel, stream: stream}, nil
+	return &Session{conn: fc, hostID: hostID, bodies: f.bodies, ctx: ctx, cancel: cancel, stream: stream}, nil
 }
 
 // Start sends the request and returns the family's validation.
 func (s *Session) Start(start *pb.Start) (*pb.Validated, error) {
 	start.HostServiceId = s.hostID
+	if s.hostID != 0 && s.token == 0 {
+		s.token = s.bodies.hold(start.GetBody())
+		start.BodyToken = s.token
+	}
 	if err := s.stream.Send(&pb.HostToFamily{Msg: &pb.HostToFamily_Start{Start: start}}); err != nil {
 		return nil, s.fail(err)
 	}
@@ -429,6 +471,9 @@ func (s *Session) Proceed() (*pb.Report, error) {
 func (s *Session) Close() {
 	_ = s.stream.CloseSend()
 	s.cancel()
+	if s.token != 0 {
+		s.bodies.release(s.token)
+	}
 }
 
 func (s *Session) fail(err error) error {

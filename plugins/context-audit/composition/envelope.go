@@ -5,6 +5,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/assay-audit/assay/sdk"
+	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 )
 
 // EnvelopeVersion is the only envelope version v1 accepts.
@@ -41,7 +42,8 @@ var known = map[string]bool{"envelope_version": true, "declared_format_id": true
 type Envelope struct {
 	FormatID       string
 	VersionGiven   bool
-	Record         json.RawMessage
+	Record         json.RawMessage // a slice of the body, never a copy
+	RecordSpan     *pb.Span        // where Record lies in the body
 	StatedCounts   json.RawMessage // nil when absent
 	UnknownMembers int
 }
@@ -51,9 +53,21 @@ type Envelope struct {
 // stated-counts refusal is returned with the envelope, since an adapter's
 // R-4 (an ambiguous record) precedes it.
 func ParseEnvelope(body []byte, accepted []string) (*Envelope, *sdk.Refusal) {
-	var top map[string]json.RawMessage
-	if !utf8.Valid(body) || sdk.HasLoneSurrogate(body) || !sdk.JSONKind(body, '{') || json.Unmarshal(body, &top) != nil || top == nil {
+	if !utf8.Valid(body) || sdk.HasLoneSurrogate(body) || !sdk.JSONKind(body, '{') || !json.Valid(body) {
 		return nil, refuse(CodeMalformedBody, nil)
+	}
+	// the members by span: the record (up to 5 MiB) is neither decoded nor
+	// copied here; the adapter decodes it once, and the host hands it over
+	// by span (a later duplicate member wins, as encoding/json decides)
+	members, ok := sdk.TopLevel(body)
+	if !ok {
+		return nil, refuse(CodeMalformedBody, nil)
+	}
+	top := make(map[string]json.RawMessage, len(members))
+	spans := make(map[string]*pb.Span, len(members))
+	for _, m := range members {
+		top[m.Name] = json.RawMessage(body[m.Start:m.End:m.End])
+		spans[m.Name] = &pb.Span{Offset: uint64(m.Start), Length: uint64(m.End - m.Start)}
 	}
 	if v, ok := str(top["envelope_version"]); !ok || v != EnvelopeVersion {
 		return nil, refuse(CodeEnvelope, nil)
@@ -66,7 +80,7 @@ func ParseEnvelope(body []byte, accepted []string) (*Envelope, *sdk.Refusal) {
 	if !ok || sdk.JSONKind(rec, 'n') {
 		return nil, refuse(CodeRecordRequired, nil)
 	}
-	e := &Envelope{FormatID: id, Record: rec}
+	e := &Envelope{FormatID: id, Record: rec, RecordSpan: spans["record"]}
 	var stated *sdk.Refusal
 	if raw, ok := top["harness_stated_counts"]; ok && !sdk.JSONKind(raw, 'n') {
 		if !sdk.JSONKind(raw, '{') || len(raw) > StatedCountsCap {

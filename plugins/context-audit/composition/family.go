@@ -131,7 +131,8 @@ func (f *Family) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 	if req.Adapters == nil {
 		return sdk.Checked{Unavailable: true} // a host that offers no adapters
 	}
-	resp, err := req.Adapters.Adapt(ctx, &pb.AdaptRequest{FormatId: env.FormatID, Record: env.Record})
+	// the record goes by span: the host already holds the body
+	resp, err := req.Adapters.Adapt(ctx, &pb.AdaptRequest{FormatId: env.FormatID, RecordSpan: env.RecordSpan})
 	if err != nil {
 		// no adapter reachable: the measurement cannot start (503 upstream)
 		return sdk.Checked{Unavailable: true}

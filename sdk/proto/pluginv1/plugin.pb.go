@@ -962,6 +962,11 @@ type Start struct {
 	// Broker id of the Host service for this plugin connection; 0 when the
 	// host offers none.
 	HostServiceId uint32 `protobuf:"varint,5,opt,name=host_service_id,json=hostServiceId,proto3" json:"host_service_id,omitempty"`
+	// Names this request's body at the Host service while the stream is
+	// open, so a family can ask for part of it to be adapted without
+	// sending it back (AdaptRequest.record_span); 0 when the host keeps no
+	// bodies.
+	BodyToken     uint64 `protobuf:"varint,6,opt,name=body_token,json=bodyToken,proto3" json:"body_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1031,6 +1036,66 @@ func (x *Start) GetHostServiceId() uint32 {
 	return 0
 }
 
+func (x *Start) GetBodyToken() uint64 {
+	if x != nil {
+		return x.BodyToken
+	}
+	return 0
+}
+
+// Span is a byte range of a request body.
+type Span struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Offset        uint64                 `protobuf:"varint,1,opt,name=offset,proto3" json:"offset,omitempty"`
+	Length        uint64                 `protobuf:"varint,2,opt,name=length,proto3" json:"length,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Span) Reset() {
+	*x = Span{}
+	mi := &file_plugin_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Span) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Span) ProtoMessage() {}
+
+func (x *Span) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Span.ProtoReflect.Descriptor instead.
+func (*Span) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *Span) GetOffset() uint64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *Span) GetLength() uint64 {
+	if x != nil {
+		return x.Length
+	}
+	return 0
+}
+
 type Proceed struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1039,7 +1104,7 @@ type Proceed struct {
 
 func (x *Proceed) Reset() {
 	*x = Proceed{}
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1051,7 +1116,7 @@ func (x *Proceed) String() string {
 func (*Proceed) ProtoMessage() {}
 
 func (x *Proceed) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1064,7 +1129,7 @@ func (x *Proceed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Proceed.ProtoReflect.Descriptor instead.
 func (*Proceed) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{11}
+	return file_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 type FamilyToHost struct {
@@ -1080,7 +1145,7 @@ type FamilyToHost struct {
 
 func (x *FamilyToHost) Reset() {
 	*x = FamilyToHost{}
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1092,7 +1157,7 @@ func (x *FamilyToHost) String() string {
 func (*FamilyToHost) ProtoMessage() {}
 
 func (x *FamilyToHost) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1105,7 +1170,7 @@ func (x *FamilyToHost) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FamilyToHost.ProtoReflect.Descriptor instead.
 func (*FamilyToHost) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{12}
+	return file_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *FamilyToHost) GetMsg() isFamilyToHost_Msg {
@@ -1169,7 +1234,7 @@ type Validated struct {
 
 func (x *Validated) Reset() {
 	*x = Validated{}
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1181,7 +1246,7 @@ func (x *Validated) String() string {
 func (*Validated) ProtoMessage() {}
 
 func (x *Validated) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1194,7 +1259,7 @@ func (x *Validated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Validated.ProtoReflect.Descriptor instead.
 func (*Validated) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{13}
+	return file_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Validated) GetOutcome() Outcome {
@@ -1252,7 +1317,7 @@ type Report struct {
 
 func (x *Report) Reset() {
 	*x = Report{}
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1264,7 +1329,7 @@ func (x *Report) String() string {
 func (*Report) ProtoMessage() {}
 
 func (x *Report) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1277,7 +1342,7 @@ func (x *Report) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Report.ProtoReflect.Descriptor instead.
 func (*Report) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{14}
+	return file_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Report) GetBody() []byte {
@@ -1313,7 +1378,7 @@ type AdapterDescription struct {
 
 func (x *AdapterDescription) Reset() {
 	*x = AdapterDescription{}
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1325,7 +1390,7 @@ func (x *AdapterDescription) String() string {
 func (*AdapterDescription) ProtoMessage() {}
 
 func (x *AdapterDescription) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1338,7 +1403,7 @@ func (x *AdapterDescription) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdapterDescription.ProtoReflect.Descriptor instead.
 func (*AdapterDescription) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{15}
+	return file_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *AdapterDescription) GetFamily() string {
@@ -1373,14 +1438,20 @@ type AdaptRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	FormatId      string                 `protobuf:"bytes,1,opt,name=format_id,json=formatId,proto3" json:"format_id,omitempty"`
 	FormatVersion string                 `protobuf:"bytes,2,opt,name=format_version,json=formatVersion,proto3" json:"format_version,omitempty"`
-	Record        []byte                 `protobuf:"bytes,3,opt,name=record,proto3" json:"record,omitempty"`
+	// The record's bytes; or, from a family to the host, record_span within
+	// the body named by body_token (the host already holds it: the record
+	// then crosses the process boundary once, host to adapter, instead of
+	// family to host to adapter). The host always sends an adapter bytes.
+	Record        []byte `protobuf:"bytes,3,opt,name=record,proto3" json:"record,omitempty"`
+	BodyToken     uint64 `protobuf:"varint,4,opt,name=body_token,json=bodyToken,proto3" json:"body_token,omitempty"`
+	RecordSpan    *Span  `protobuf:"bytes,5,opt,name=record_span,json=recordSpan,proto3" json:"record_span,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AdaptRequest) Reset() {
 	*x = AdaptRequest{}
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1392,7 +1463,7 @@ func (x *AdaptRequest) String() string {
 func (*AdaptRequest) ProtoMessage() {}
 
 func (x *AdaptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1405,7 +1476,7 @@ func (x *AdaptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdaptRequest.ProtoReflect.Descriptor instead.
 func (*AdaptRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{16}
+	return file_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *AdaptRequest) GetFormatId() string {
@@ -1429,6 +1500,20 @@ func (x *AdaptRequest) GetRecord() []byte {
 	return nil
 }
 
+func (x *AdaptRequest) GetBodyToken() uint64 {
+	if x != nil {
+		return x.BodyToken
+	}
+	return 0
+}
+
+func (x *AdaptRequest) GetRecordSpan() *Span {
+	if x != nil {
+		return x.RecordSpan
+	}
+	return nil
+}
+
 type AdaptResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Result:
@@ -1442,7 +1527,7 @@ type AdaptResponse struct {
 
 func (x *AdaptResponse) Reset() {
 	*x = AdaptResponse{}
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1454,7 +1539,7 @@ func (x *AdaptResponse) String() string {
 func (*AdaptResponse) ProtoMessage() {}
 
 func (x *AdaptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1467,7 +1552,7 @@ func (x *AdaptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdaptResponse.ProtoReflect.Descriptor instead.
 func (*AdaptResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{17}
+	return file_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *AdaptResponse) GetResult() isAdaptResponse_Result {
@@ -1522,7 +1607,7 @@ type AdaptRefusal struct {
 
 func (x *AdaptRefusal) Reset() {
 	*x = AdaptRefusal{}
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1534,7 +1619,7 @@ func (x *AdaptRefusal) String() string {
 func (*AdaptRefusal) ProtoMessage() {}
 
 func (x *AdaptRefusal) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1547,7 +1632,7 @@ func (x *AdaptRefusal) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdaptRefusal.ProtoReflect.Descriptor instead.
 func (*AdaptRefusal) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{18}
+	return file_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *AdaptRefusal) GetCode() string {
@@ -1582,7 +1667,7 @@ type SessionRecord struct {
 
 func (x *SessionRecord) Reset() {
 	*x = SessionRecord{}
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1594,7 +1679,7 @@ func (x *SessionRecord) String() string {
 func (*SessionRecord) ProtoMessage() {}
 
 func (x *SessionRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1607,7 +1692,7 @@ func (x *SessionRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionRecord.ProtoReflect.Descriptor instead.
 func (*SessionRecord) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{19}
+	return file_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SessionRecord) GetLevel() string {
@@ -1658,7 +1743,7 @@ type Message struct {
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1670,7 +1755,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1683,7 +1768,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{20}
+	return file_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Message) GetRoleRaw() string {
@@ -1726,7 +1811,7 @@ type Block struct {
 
 func (x *Block) Reset() {
 	*x = Block{}
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1738,7 +1823,7 @@ func (x *Block) String() string {
 func (*Block) ProtoMessage() {}
 
 func (x *Block) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1751,7 +1836,7 @@ func (x *Block) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Block.ProtoReflect.Descriptor instead.
 func (*Block) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{21}
+	return file_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Block) GetKindRaw() string {
@@ -1848,7 +1933,7 @@ type Disclosure struct {
 
 func (x *Disclosure) Reset() {
 	*x = Disclosure{}
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1860,7 +1945,7 @@ func (x *Disclosure) String() string {
 func (*Disclosure) ProtoMessage() {}
 
 func (x *Disclosure) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1873,7 +1958,7 @@ func (x *Disclosure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Disclosure.ProtoReflect.Descriptor instead.
 func (*Disclosure) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{22}
+	return file_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Disclosure) GetCode() string {
@@ -1973,17 +2058,22 @@ const file_plugin_proto_rawDesc = "" +
 	"\fHostToFamily\x12.\n" +
 	"\x05start\x18\x01 \x01(\v2\x16.assay.plugin.v1.StartH\x00R\x05start\x124\n" +
 	"\aproceed\x18\x02 \x01(\v2\x18.assay.plugin.v1.ProceedH\x00R\aproceedB\x05\n" +
-	"\x03msg\"\xe1\x01\n" +
+	"\x03msg\"\x80\x02\n" +
 	"\x05Start\x122\n" +
 	"\x05route\x18\x01 \x01(\x0e2\x1c.assay.plugin.v1.Start.RouteR\x05route\x12\x0e\n" +
 	"\x02op\x18\x02 \x01(\tR\x02op\x12\x12\n" +
 	"\x04body\x18\x03 \x01(\fR\x04body\x12\"\n" +
 	"\rnow_unix_nano\x18\x04 \x01(\x03R\vnowUnixNano\x12&\n" +
-	"\x0fhost_service_id\x18\x05 \x01(\rR\rhostServiceId\"4\n" +
+	"\x0fhost_service_id\x18\x05 \x01(\rR\rhostServiceId\x12\x1d\n" +
+	"\n" +
+	"body_token\x18\x06 \x01(\x04R\tbodyToken\"4\n" +
 	"\x05Route\x12\x15\n" +
 	"\x11ROUTE_UNSPECIFIED\x10\x00\x12\f\n" +
 	"\bPRECHECK\x10\x01\x12\x06\n" +
-	"\x02OP\x10\x02\"\t\n" +
+	"\x02OP\x10\x02\"6\n" +
+	"\x04Span\x12\x16\n" +
+	"\x06offset\x18\x01 \x01(\x04R\x06offset\x12\x16\n" +
+	"\x06length\x18\x02 \x01(\x04R\x06length\"\t\n" +
 	"\aProceed\"\x84\x01\n" +
 	"\fFamilyToHost\x12:\n" +
 	"\tvalidated\x18\x01 \x01(\v2\x1a.assay.plugin.v1.ValidatedH\x00R\tvalidated\x121\n" +
@@ -2005,11 +2095,15 @@ const file_plugin_proto_rawDesc = "" +
 	"\x06family\x18\x01 \x01(\tR\x06family\x12\x1b\n" +
 	"\tformat_id\x18\x02 \x01(\tR\bformatId\x12'\n" +
 	"\x0fformat_versions\x18\x03 \x03(\tR\x0eformatVersions\x12'\n" +
-	"\x0fadapter_version\x18\x04 \x01(\tR\x0eadapterVersion\"j\n" +
+	"\x0fadapter_version\x18\x04 \x01(\tR\x0eadapterVersion\"\xc1\x01\n" +
 	"\fAdaptRequest\x12\x1b\n" +
 	"\tformat_id\x18\x01 \x01(\tR\bformatId\x12%\n" +
 	"\x0eformat_version\x18\x02 \x01(\tR\rformatVersion\x12\x16\n" +
-	"\x06record\x18\x03 \x01(\fR\x06record\"\x8e\x01\n" +
+	"\x06record\x18\x03 \x01(\fR\x06record\x12\x1d\n" +
+	"\n" +
+	"body_token\x18\x04 \x01(\x04R\tbodyToken\x126\n" +
+	"\vrecord_span\x18\x05 \x01(\v2\x15.assay.plugin.v1.SpanR\n" +
+	"recordSpan\"\x8e\x01\n" +
 	"\rAdaptResponse\x128\n" +
 	"\x06record\x18\x01 \x01(\v2\x1e.assay.plugin.v1.SessionRecordH\x00R\x06record\x129\n" +
 	"\arefusal\x18\x02 \x01(\v2\x1d.assay.plugin.v1.AdaptRefusalH\x00R\arefusalB\b\n" +
@@ -2070,7 +2164,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_plugin_proto_goTypes = []any{
 	(Outcome)(0),               // 0: assay.plugin.v1.Outcome
 	(LedgerField_Type)(0),      // 1: assay.plugin.v1.LedgerField.Type
@@ -2086,18 +2180,19 @@ var file_plugin_proto_goTypes = []any{
 	(*LimitedRule)(nil),        // 11: assay.plugin.v1.LimitedRule
 	(*HostToFamily)(nil),       // 12: assay.plugin.v1.HostToFamily
 	(*Start)(nil),              // 13: assay.plugin.v1.Start
-	(*Proceed)(nil),            // 14: assay.plugin.v1.Proceed
-	(*FamilyToHost)(nil),       // 15: assay.plugin.v1.FamilyToHost
-	(*Validated)(nil),          // 16: assay.plugin.v1.Validated
-	(*Report)(nil),             // 17: assay.plugin.v1.Report
-	(*AdapterDescription)(nil), // 18: assay.plugin.v1.AdapterDescription
-	(*AdaptRequest)(nil),       // 19: assay.plugin.v1.AdaptRequest
-	(*AdaptResponse)(nil),      // 20: assay.plugin.v1.AdaptResponse
-	(*AdaptRefusal)(nil),       // 21: assay.plugin.v1.AdaptRefusal
-	(*SessionRecord)(nil),      // 22: assay.plugin.v1.SessionRecord
-	(*Message)(nil),            // 23: assay.plugin.v1.Message
-	(*Block)(nil),              // 24: assay.plugin.v1.Block
-	(*Disclosure)(nil),         // 25: assay.plugin.v1.Disclosure
+	(*Span)(nil),               // 14: assay.plugin.v1.Span
+	(*Proceed)(nil),            // 15: assay.plugin.v1.Proceed
+	(*FamilyToHost)(nil),       // 16: assay.plugin.v1.FamilyToHost
+	(*Validated)(nil),          // 17: assay.plugin.v1.Validated
+	(*Report)(nil),             // 18: assay.plugin.v1.Report
+	(*AdapterDescription)(nil), // 19: assay.plugin.v1.AdapterDescription
+	(*AdaptRequest)(nil),       // 20: assay.plugin.v1.AdaptRequest
+	(*AdaptResponse)(nil),      // 21: assay.plugin.v1.AdaptResponse
+	(*AdaptRefusal)(nil),       // 22: assay.plugin.v1.AdaptRefusal
+	(*SessionRecord)(nil),      // 23: assay.plugin.v1.SessionRecord
+	(*Message)(nil),            // 24: assay.plugin.v1.Message
+	(*Block)(nil),              // 25: assay.plugin.v1.Block
+	(*Disclosure)(nil),         // 26: assay.plugin.v1.Disclosure
 }
 var file_plugin_proto_depIdxs = []int32{
 	7,  // 0: assay.plugin.v1.FamilyDescription.ops:type_name -> assay.plugin.v1.Op
@@ -2107,33 +2202,34 @@ var file_plugin_proto_depIdxs = []int32{
 	1,  // 4: assay.plugin.v1.LedgerField.type:type_name -> assay.plugin.v1.LedgerField.Type
 	11, // 5: assay.plugin.v1.Tripwires.limited:type_name -> assay.plugin.v1.LimitedRule
 	13, // 6: assay.plugin.v1.HostToFamily.start:type_name -> assay.plugin.v1.Start
-	14, // 7: assay.plugin.v1.HostToFamily.proceed:type_name -> assay.plugin.v1.Proceed
+	15, // 7: assay.plugin.v1.HostToFamily.proceed:type_name -> assay.plugin.v1.Proceed
 	2,  // 8: assay.plugin.v1.Start.route:type_name -> assay.plugin.v1.Start.Route
-	16, // 9: assay.plugin.v1.FamilyToHost.validated:type_name -> assay.plugin.v1.Validated
-	17, // 10: assay.plugin.v1.FamilyToHost.report:type_name -> assay.plugin.v1.Report
+	17, // 9: assay.plugin.v1.FamilyToHost.validated:type_name -> assay.plugin.v1.Validated
+	18, // 10: assay.plugin.v1.FamilyToHost.report:type_name -> assay.plugin.v1.Report
 	0,  // 11: assay.plugin.v1.Validated.outcome:type_name -> assay.plugin.v1.Outcome
-	22, // 12: assay.plugin.v1.AdaptResponse.record:type_name -> assay.plugin.v1.SessionRecord
-	21, // 13: assay.plugin.v1.AdaptResponse.refusal:type_name -> assay.plugin.v1.AdaptRefusal
-	23, // 14: assay.plugin.v1.SessionRecord.messages:type_name -> assay.plugin.v1.Message
-	25, // 15: assay.plugin.v1.SessionRecord.disclosures:type_name -> assay.plugin.v1.Disclosure
-	24, // 16: assay.plugin.v1.Message.blocks:type_name -> assay.plugin.v1.Block
-	5,  // 17: assay.plugin.v1.Family.Describe:input_type -> assay.plugin.v1.DescribeRequest
-	12, // 18: assay.plugin.v1.Family.Run:input_type -> assay.plugin.v1.HostToFamily
-	3,  // 19: assay.plugin.v1.Family.Attach:input_type -> assay.plugin.v1.AttachRequest
-	5,  // 20: assay.plugin.v1.Adapter.Describe:input_type -> assay.plugin.v1.DescribeRequest
-	19, // 21: assay.plugin.v1.Adapter.Adapt:input_type -> assay.plugin.v1.AdaptRequest
-	19, // 22: assay.plugin.v1.Host.Adapt:input_type -> assay.plugin.v1.AdaptRequest
-	6,  // 23: assay.plugin.v1.Family.Describe:output_type -> assay.plugin.v1.FamilyDescription
-	15, // 24: assay.plugin.v1.Family.Run:output_type -> assay.plugin.v1.FamilyToHost
-	4,  // 25: assay.plugin.v1.Family.Attach:output_type -> assay.plugin.v1.AttachResponse
-	18, // 26: assay.plugin.v1.Adapter.Describe:output_type -> assay.plugin.v1.AdapterDescription
-	20, // 27: assay.plugin.v1.Adapter.Adapt:output_type -> assay.plugin.v1.AdaptResponse
-	20, // 28: assay.plugin.v1.Host.Adapt:output_type -> assay.plugin.v1.AdaptResponse
-	23, // [23:29] is the sub-list for method output_type
-	17, // [17:23] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	14, // 12: assay.plugin.v1.AdaptRequest.record_span:type_name -> assay.plugin.v1.Span
+	23, // 13: assay.plugin.v1.AdaptResponse.record:type_name -> assay.plugin.v1.SessionRecord
+	22, // 14: assay.plugin.v1.AdaptResponse.refusal:type_name -> assay.plugin.v1.AdaptRefusal
+	24, // 15: assay.plugin.v1.SessionRecord.messages:type_name -> assay.plugin.v1.Message
+	26, // 16: assay.plugin.v1.SessionRecord.disclosures:type_name -> assay.plugin.v1.Disclosure
+	25, // 17: assay.plugin.v1.Message.blocks:type_name -> assay.plugin.v1.Block
+	5,  // 18: assay.plugin.v1.Family.Describe:input_type -> assay.plugin.v1.DescribeRequest
+	12, // 19: assay.plugin.v1.Family.Run:input_type -> assay.plugin.v1.HostToFamily
+	3,  // 20: assay.plugin.v1.Family.Attach:input_type -> assay.plugin.v1.AttachRequest
+	5,  // 21: assay.plugin.v1.Adapter.Describe:input_type -> assay.plugin.v1.DescribeRequest
+	20, // 22: assay.plugin.v1.Adapter.Adapt:input_type -> assay.plugin.v1.AdaptRequest
+	20, // 23: assay.plugin.v1.Host.Adapt:input_type -> assay.plugin.v1.AdaptRequest
+	6,  // 24: assay.plugin.v1.Family.Describe:output_type -> assay.plugin.v1.FamilyDescription
+	16, // 25: assay.plugin.v1.Family.Run:output_type -> assay.plugin.v1.FamilyToHost
+	4,  // 26: assay.plugin.v1.Family.Attach:output_type -> assay.plugin.v1.AttachResponse
+	19, // 27: assay.plugin.v1.Adapter.Describe:output_type -> assay.plugin.v1.AdapterDescription
+	21, // 28: assay.plugin.v1.Adapter.Adapt:output_type -> assay.plugin.v1.AdaptResponse
+	21, // 29: assay.plugin.v1.Host.Adapt:output_type -> assay.plugin.v1.AdaptResponse
+	24, // [24:30] is the sub-list for method output_type
+	18, // [18:24] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -2145,15 +2241,15 @@ func file_plugin_proto_init() {
 		(*HostToFamily_Start)(nil),
 		(*HostToFamily_Proceed)(nil),
 	}
-	file_plugin_proto_msgTypes[12].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[13].OneofWrappers = []any{
 		(*FamilyToHost_Validated)(nil),
 		(*FamilyToHost_Report)(nil),
 	}
-	file_plugin_proto_msgTypes[17].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[18].OneofWrappers = []any{
 		(*AdaptResponse_Record)(nil),
 		(*AdaptResponse_Refusal)(nil),
 	}
-	file_plugin_proto_msgTypes[21].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[22].OneofWrappers = []any{
 		(*Block_Text)(nil),
 		(*Block_NonSerialisable)(nil),
 	}
@@ -2163,7 +2259,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   23,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   3,
 		},
