@@ -336,27 +336,41 @@ type hostAdapters struct {
 }
 
 func (h *hostAdapters) Adapt(ctx context.Context, req *pb.AdaptRequest) (*pb.AdaptResponse, error) {
+	// record is the bytes the adapter sees: text spans in its answer are
+	// offsets into them
+	record := req.GetRecord()
 	if span := req.GetRecordSpan(); span != nil {
+		rec, err := SpanOf(h.body, span)
+		if err != nil {
+			return nil, err
+		}
+		record = rec
 		if h.token != 0 {
 			req.BodyToken = h.token // the host slices the body it holds
 		} else {
-			rec, err := SpanOf(h.body, span)
-			if err != nil {
-				return nil, err
-			}
 			req = &pb.AdaptRequest{FormatId: req.GetFormatId(), FormatVersion: req.GetFormatVersion(), Record: rec}
 		}
 	}
+	var resp *pb.AdaptResponse
 	if h.local != nil {
-		return h.local.Adapt(ctx, req)
+		r, err := h.local.Adapt(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		resp = r
+	} else {
+		client, err := h.get()
+		if err != nil {
+			return nil, fmt.Errorf("adapt through host: %w", status.Error(codes.Unavailable, "host service unreachable"))
+		}
+		if resp, err = client.Adapt(ctx, req); err != nil {
+			return nil, fmt.Errorf("adapt through host: %w", err)
+		}
 	}
-	client, err := h.get()
-	if err != nil {
-		return nil, fmt.Errorf("adapt through host: %w", status.Error(codes.Unavailable, "host service unreachable"))
-	}
-	resp, err := client.Adapt(ctx, req)
-	if err != nil {
-		return nil, fmt.Errorf("adapt through host: %w", err)
+	if rec := resp.GetRecord(); rec != nil {
+		if err := ResolveTextSpans(rec, record); err != nil {
+			return nil, fmt.Errorf("adapt through host: %w", err)
+		}
 	}
 	return resp, nil
 }

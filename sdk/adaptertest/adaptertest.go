@@ -40,8 +40,9 @@ type Cases struct {
 //   - Describe names a family, a format id, at least one format version and
 //     the adapter's version;
 //   - every valid record adapts to a SessionRecord at level L0, L1 or L2
-//     whose every block carries exactly one content (text or
-//     non-serialisable), the same way twice;
+//     whose every block carries exactly one content (text, a text span
+//     that resolves in the record, or non-serialisable), the same way
+//     twice;
 //   - every invalid record is refused with RefusalCode (or AmbiguousCode),
 //     no refusal message repeats any 16-byte run of the record, and the
 //     messages are static: at most 16 distinct ones over every invalid and
@@ -65,6 +66,14 @@ func Run(t TB, a sdk.Adapter, c Cases) {
 			t.Errorf("valid record %d refused: %v", i, r.GetRefusal().GetCode())
 			continue
 		}
+		if again := adapt(rec); !proto.Equal(r, again) {
+			t.Errorf("valid record %d adapts differently twice", i)
+		}
+		// text spans are offsets into the record: the SDK resolves them
+		// for the family, so they must resolve here
+		if err := sdk.ResolveTextSpans(sr, rec); err != nil {
+			t.Errorf("valid record %d: a text span does not resolve: %v", i, err)
+		}
 		if l := sr.GetLevel(); l != "L0" && l != "L1" && l != "L2" {
 			t.Errorf("valid record %d: level %q", i, l)
 		}
@@ -74,9 +83,6 @@ func Run(t TB, a sdk.Adapter, c Cases) {
 					t.Errorf("valid record %d, message %d, block %d: no content (text or non-serialisable)", i, m, b)
 				}
 			}
-		}
-		if again := adapt(rec); !proto.Equal(r, again) {
-			t.Errorf("valid record %d adapts differently twice", i)
 		}
 	}
 	distinct := map[string]bool{}

@@ -28,30 +28,31 @@ func refuse() *pb.AdaptResponse {
 		Code: "record_does_not_parse_as_declared_format", Message: "the record is not an Anthropic messages list"}}}
 }
 
-type obj = map[string]any
-
-// Adapt turns a record into a SessionRecord. The record is decoded once
-// into a tree (exact member names, numbers kept as written) and walked:
-// no part of it is scanned again, and a tool input's canonical text is
-// written from the tree it already is.
+// Adapt turns a record into a SessionRecord. The record is located once
+// (sdk.ParseNodes: one scan, nothing copied) and walked; a text that needs
+// no decoding goes back as a span of the record, so the texts do not cross
+// the process boundary a second time, and a tool input's canonical text is
+// written from that input alone.
 func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse {
-	tree, err := sdk.DecodeJSON(req.GetRecord())
+	doc := req.GetRecord()
+	top, err := sdk.ParseNodes(doc)
 	if err != nil {
 		return refuse()
 	}
-	var msgs []any
+	a := adaptation{doc: doc}
+	var msgs []sdk.Node
 	rec := &pb.SessionRecord{Level: "L0"}
-	switch top := tree.(type) {
-	case []any:
-		msgs = top
-	case obj:
-		m, ok := top["messages"].([]any)
-		if !ok {
+	switch top.Kind {
+	case '[':
+		msgs = top.Elems
+	case '{':
+		m, ok := top.Get("messages")
+		if !ok || m.Kind != '[' {
 			return refuse()
 		}
-		msgs = m
-		if sys, ok := top["system"]; ok && sys != nil {
-			blocks, ok := content(sys)
+		msgs = m.Elems
+		if sys, ok := top.Get("system"); ok && sys.Kind != 'n' {
+			blocks, ok := a.content(sys)
 			if !ok {
 				return refuse()
 			}
@@ -61,13 +62,16 @@ func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse 
 		return refuse()
 	}
 	rec.Messages = slices.Grow(rec.Messages, len(msgs))
-	for _, rm := range msgs {
-		m, ok := rm.(obj)
-		if !ok {
+	for _, m := range msgs {
+		if m.Kind != '{' {
 			return refuse()
 		}
-		role, _ := m["role"].(string)
-		blocks, ok := content(m["content"])
+		role := ""
+		if r, ok := m.Get("role"); ok {
+			role, _ = r.String(doc)
+		}
+		c, _ := m.Get("content")
+		blocks, ok := a.content(c)
 		if !ok {
 			return refuse()
 		}
@@ -76,42 +80,65 @@ func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse 
 	return &pb.AdaptResponse{Result: &pb.AdaptResponse_Record{Record: rec}}
 }
 
+type adaptation struct{ doc []byte }
+
 // content adapts a content member: a string is one text block; an array is
-// one or more blocks per element.
-func content(v any) ([]*pb.Block, bool) {
-	switch c := v.(type) {
-	case string:
-		return []*pb.Block{text("text", c)}, true
-	case []any:
+// one or more blocks per element; anything else (absent included) does
+// not parse as the format.
+func (a adaptation) content(n sdk.Node) ([]*pb.Block, bool) {
+	switch n.Kind {
+	case '"':
+		return []*pb.Block{a.text("text", n)}, true
+	case '[':
 		var out []*pb.Block
-		for _, rp := range c {
-			p, ok := rp.(obj)
-			if !ok {
+		for _, p := range n.Elems {
+			if p.Kind != '{' {
 				return nil, false
 			}
-			out = append(out, blocksOf(p)...)
+			out = append(out, a.blocksOf(p)...)
 		}
 		return out, true
 	}
 	return nil, false
 }
 
-func blocksOf(p obj) []*pb.Block {
-	typ, _ := p["type"].(string)
+func (a adaptation) str(p sdk.Node, name string) (string, bool) {
+	n, ok := p.Get(name)
+	if !ok {
+		return "", false
+	}
+	return n.String(a.doc)
+}
+
+// textOf is a member as a text block when it is a string; ok is false
+// otherwise.
+func (a adaptation) textOf(kind string, p sdk.Node, name string) (*pb.Block, bool) {
+	n, ok := p.Get(name)
+	if !ok || n.Kind != '"' {
+		return nil, false
+	}
+	return a.text(kind, n), true
+}
+
+func (a adaptation) blocksOf(p sdk.Node) []*pb.Block {
+	typ, _ := a.str(p, "type")
 	switch typ {
 	case "text":
-		t, _ := p["text"].(string)
-		return []*pb.Block{text(typ, t)}
+		if b, ok := a.textOf(typ, p, "text"); ok {
+			return []*pb.Block{b}
+		}
+		return []*pb.Block{plain(typ, "")}
 	case "tool_use", "server_tool_use":
-		name, _ := p["name"].(string)
-		b := canonical(typ, p, "input")
+		name, _ := a.str(p, "name")
+		b := a.canonical(typ, p, "input")
 		b.Name, b.HasArgs = name, true
 		return []*pb.Block{b}
 	case "tool_result":
-		if s, ok := p["content"].(string); ok {
-			return []*pb.Block{text(typ, s)}
+		c, _ := p.Get("content")
+		if c.Kind == '"' {
+			return []*pb.Block{a.text(typ, c)}
 		}
-		inner, ok := content(p["content"])
+		inner, ok := a.content(c)
 		if !ok || len(inner) == 0 {
 			return []*pb.Block{nonSerialisable(typ)}
 		}
@@ -120,30 +147,44 @@ func blocksOf(p obj) []*pb.Block {
 		}
 		return inner
 	case "thinking":
-		t, _ := p["thinking"].(string)
-		return []*pb.Block{text(typ, t)}
+		if b, ok := a.textOf(typ, p, "thinking"); ok {
+			return []*pb.Block{b}
+		}
+		return []*pb.Block{plain(typ, "")}
 	case "redacted_thinking", "image":
 		return []*pb.Block{nonSerialisable(typ)}
 	case "document":
-		src, _ := p["source"].(obj)
-		if st, _ := src["type"].(string); st == "text" {
-			d, _ := src["data"].(string)
-			return []*pb.Block{text(typ, d)}
+		src, _ := p.Get("source")
+		if st, _ := a.str(src, "type"); src.Kind == '{' && st == "text" {
+			if b, ok := a.textOf(typ, src, "data"); ok {
+				return []*pb.Block{b}
+			}
+			return []*pb.Block{plain(typ, "")}
 		}
 		return []*pb.Block{nonSerialisable(typ)}
 	case "search_result":
-		return []*pb.Block{canonical(typ, p, "content")}
+		return []*pb.Block{a.canonical(typ, p, "content")}
 	}
 	if len(typ) > len("_tool_result") && typ[len(typ)-len("_tool_result"):] == "_tool_result" {
-		return []*pb.Block{canonical(typ, p, "content")}
+		return []*pb.Block{a.canonical(typ, p, "content")}
 	}
-	if t, ok := p["text"].(string); ok {
-		return []*pb.Block{text(typ, t)}
+	if b, ok := a.textOf(typ, p, "text"); ok {
+		return []*pb.Block{b}
 	}
 	return []*pb.Block{nonSerialisable(typ)}
 }
 
-func text(kind, s string) *pb.Block {
+// text is a string node as a block: a span of the record when its
+// contents need no decoding, else the decoded text.
+func (a adaptation) text(kind string, n sdk.Node) *pb.Block {
+	if span, ok := n.TextSpan(a.doc); ok {
+		return &pb.Block{KindRaw: kind, TextSpan: span}
+	}
+	s, _ := n.String(a.doc)
+	return plain(kind, s)
+}
+
+func plain(kind, s string) *pb.Block {
 	return &pb.Block{KindRaw: kind, Content: &pb.Block_Text{Text: s}}
 }
 
@@ -153,14 +194,18 @@ func nonSerialisable(kind string) *pb.Block {
 
 // canonical is a member's RFC 8785 serialization (the same bytes in every
 // implementation); a missing member is non-serialisable.
-func canonical(kind string, p obj, member string) *pb.Block {
-	v, ok := p[member]
+func (a adaptation) canonical(kind string, p sdk.Node, member string) *pb.Block {
+	n, ok := p.Get(member)
 	if !ok {
 		return nonSerialisable(kind)
 	}
-	c, err := sdk.CanonicalJSON(v)
+	tree, err := sdk.DecodeJSON(n.Raw(a.doc))
 	if err != nil {
 		return nonSerialisable(kind)
 	}
-	return text(kind, string(c))
+	c, err := sdk.CanonicalJSON(tree)
+	if err != nil {
+		return nonSerialisable(kind)
+	}
+	return plain(kind, string(c))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/assay-audit/assay/sdk"
 	"github.com/assay-audit/assay/sdk/adaptertest"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 )
@@ -13,6 +14,9 @@ func adapt(t *testing.T, rec string) *pb.SessionRecord {
 	r := Adapter{}.Adapt(context.Background(), &pb.AdaptRequest{FormatId: FormatID, Record: []byte(rec)})
 	if r.GetRecord() == nil {
 		t.Fatalf("%s refused", rec)
+	}
+	if err := sdk.ResolveTextSpans(r.GetRecord(), []byte(rec)); err != nil {
+		t.Fatal(err)
 	}
 	return r.GetRecord()
 }

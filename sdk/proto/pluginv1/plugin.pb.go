@@ -1805,8 +1805,14 @@ type Block struct {
 	Content         isBlock_Content `protobuf_oneof:"content"`
 	HasStatedTokens bool            `protobuf:"varint,7,opt,name=has_stated_tokens,json=hasStatedTokens,proto3" json:"has_stated_tokens,omitempty"`
 	StatedTokens    int64           `protobuf:"varint,8,opt,name=stated_tokens,json=statedTokens,proto3" json:"stated_tokens,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Instead of text: the text is exactly these bytes of the record the
+	// adapter was given (a JSON string's contents that hold no escape), so
+	// megabytes of text need not cross back. The SDK resolves it before a
+	// family sees the block; a span outside the record, or bytes that could
+	// not be such contents, fail the adaptation.
+	TextSpan      *Span `protobuf:"bytes,9,opt,name=text_span,json=textSpan,proto3" json:"text_span,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Block) Reset() {
@@ -1904,6 +1910,13 @@ func (x *Block) GetStatedTokens() int64 {
 		return x.StatedTokens
 	}
 	return 0
+}
+
+func (x *Block) GetTextSpan() *Span {
+	if x != nil {
+		return x.TextSpan
+	}
+	return nil
 }
 
 type isBlock_Content interface {
@@ -2120,7 +2133,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\aMessage\x12\x19\n" +
 	"\brole_raw\x18\x01 \x01(\tR\aroleRaw\x12.\n" +
 	"\x06blocks\x18\x02 \x03(\v2\x16.assay.plugin.v1.BlockR\x06blocks\x12\x16\n" +
-	"\x06schema\x18\x03 \x01(\bR\x06schema\"\x88\x02\n" +
+	"\x06schema\x18\x03 \x01(\bR\x06schema\"\xbc\x02\n" +
 	"\x05Block\x12\x19\n" +
 	"\bkind_raw\x18\x01 \x01(\tR\akindRaw\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x19\n" +
@@ -2129,7 +2142,8 @@ const file_plugin_proto_rawDesc = "" +
 	"\x04text\x18\x05 \x01(\tH\x00R\x04text\x12+\n" +
 	"\x10non_serialisable\x18\x06 \x01(\bH\x00R\x0fnonSerialisable\x12*\n" +
 	"\x11has_stated_tokens\x18\a \x01(\bR\x0fhasStatedTokens\x12#\n" +
-	"\rstated_tokens\x18\b \x01(\x03R\fstatedTokensB\t\n" +
+	"\rstated_tokens\x18\b \x01(\x03R\fstatedTokens\x122\n" +
+	"\ttext_span\x18\t \x01(\v2\x15.assay.plugin.v1.SpanR\btextSpanB\t\n" +
 	"\acontent\"P\n" +
 	"\n" +
 	"Disclosure\x12\x12\n" +
@@ -2213,23 +2227,24 @@ var file_plugin_proto_depIdxs = []int32{
 	24, // 15: assay.plugin.v1.SessionRecord.messages:type_name -> assay.plugin.v1.Message
 	26, // 16: assay.plugin.v1.SessionRecord.disclosures:type_name -> assay.plugin.v1.Disclosure
 	25, // 17: assay.plugin.v1.Message.blocks:type_name -> assay.plugin.v1.Block
-	5,  // 18: assay.plugin.v1.Family.Describe:input_type -> assay.plugin.v1.DescribeRequest
-	12, // 19: assay.plugin.v1.Family.Run:input_type -> assay.plugin.v1.HostToFamily
-	3,  // 20: assay.plugin.v1.Family.Attach:input_type -> assay.plugin.v1.AttachRequest
-	5,  // 21: assay.plugin.v1.Adapter.Describe:input_type -> assay.plugin.v1.DescribeRequest
-	20, // 22: assay.plugin.v1.Adapter.Adapt:input_type -> assay.plugin.v1.AdaptRequest
-	20, // 23: assay.plugin.v1.Host.Adapt:input_type -> assay.plugin.v1.AdaptRequest
-	6,  // 24: assay.plugin.v1.Family.Describe:output_type -> assay.plugin.v1.FamilyDescription
-	16, // 25: assay.plugin.v1.Family.Run:output_type -> assay.plugin.v1.FamilyToHost
-	4,  // 26: assay.plugin.v1.Family.Attach:output_type -> assay.plugin.v1.AttachResponse
-	19, // 27: assay.plugin.v1.Adapter.Describe:output_type -> assay.plugin.v1.AdapterDescription
-	21, // 28: assay.plugin.v1.Adapter.Adapt:output_type -> assay.plugin.v1.AdaptResponse
-	21, // 29: assay.plugin.v1.Host.Adapt:output_type -> assay.plugin.v1.AdaptResponse
-	24, // [24:30] is the sub-list for method output_type
-	18, // [18:24] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	14, // 18: assay.plugin.v1.Block.text_span:type_name -> assay.plugin.v1.Span
+	5,  // 19: assay.plugin.v1.Family.Describe:input_type -> assay.plugin.v1.DescribeRequest
+	12, // 20: assay.plugin.v1.Family.Run:input_type -> assay.plugin.v1.HostToFamily
+	3,  // 21: assay.plugin.v1.Family.Attach:input_type -> assay.plugin.v1.AttachRequest
+	5,  // 22: assay.plugin.v1.Adapter.Describe:input_type -> assay.plugin.v1.DescribeRequest
+	20, // 23: assay.plugin.v1.Adapter.Adapt:input_type -> assay.plugin.v1.AdaptRequest
+	20, // 24: assay.plugin.v1.Host.Adapt:input_type -> assay.plugin.v1.AdaptRequest
+	6,  // 25: assay.plugin.v1.Family.Describe:output_type -> assay.plugin.v1.FamilyDescription
+	16, // 26: assay.plugin.v1.Family.Run:output_type -> assay.plugin.v1.FamilyToHost
+	4,  // 27: assay.plugin.v1.Family.Attach:output_type -> assay.plugin.v1.AttachResponse
+	19, // 28: assay.plugin.v1.Adapter.Describe:output_type -> assay.plugin.v1.AdapterDescription
+	21, // 29: assay.plugin.v1.Adapter.Adapt:output_type -> assay.plugin.v1.AdaptResponse
+	21, // 30: assay.plugin.v1.Host.Adapt:output_type -> assay.plugin.v1.AdaptResponse
+	25, // [25:31] is the sub-list for method output_type
+	19, // [19:25] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
