@@ -268,4 +268,3 @@ func (f *Family) precheck(env *Envelope, rec *pb.SessionRecord, c *Classified, s
 	out["headline"] = map[string]any{"tool_output_share": headline}
 	return out
 }
-
