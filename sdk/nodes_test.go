@@ -32,8 +32,8 @@ func TestNodesLocateValues(t *testing.T) {
 	}
 }
 
-func TestResolveTextSpansRefusesWhatNoStringHolds(t *testing.T) {
-	record := []byte(`{"t":"ok text","q":"a\"b"}`)
+func TestResolveTextSpansChecksBoundsAndUTF8(t *testing.T) {
+	record := []byte("{\"t\":\"ok text\",\"q\":\"\xe9\xff\"}")
 	block := func(off, n uint64) *pb.SessionRecord {
 		return &pb.SessionRecord{Messages: []*pb.Message{{Blocks: []*pb.Block{{TextSpan: &pb.Span{Offset: off, Length: n}}}}}}
 	}
@@ -41,7 +41,8 @@ func TestResolveTextSpansRefusesWhatNoStringHolds(t *testing.T) {
 	if err := ResolveTextSpans(good, record); err != nil || good.GetMessages()[0].GetBlocks()[0].GetText() != "ok text" {
 		t.Fatalf("%v %v", err, good)
 	}
-	for _, bad := range []*pb.SessionRecord{block(20, 4), block(0, 5), block(20, 100), block(1<<62, 1)} {
+	// 20,2 is the invalid UTF-8; the others lie outside the record
+	for _, bad := range []*pb.SessionRecord{block(20, 2), block(20, 100), block(1<<62, 1), block(27, 1)} {
 		if err := ResolveTextSpans(bad, record); err == nil {
 			t.Errorf("span %v resolved", bad.GetMessages()[0].GetBlocks()[0].GetTextSpan())
 		}

@@ -100,11 +100,35 @@ func Join(sets [][]uint32, emit func(Pair)) int64 {
 		rank[t] = start[f]
 		start[f]++
 	}
-	for _, d := range deduped {
-		for k, t := range d {
-			d[k] = uint32(rank[t])
+	// every set in rank order at once: a counting sort of the occurrences
+	// by rank (a rank occurs at most once per set), then each set refilled
+	// in that order: linear, where sorting set by set is not
+	byRank := make([]int32, nTokens+1)
+	for _, t := range backing {
+		byRank[rank[t]+1]++
+	}
+	for r := 1; r < len(byRank); r++ {
+		byRank[r] += byRank[r-1]
+	}
+	owner := make([]int32, len(backing)) // the set of each occurrence, in rank order
+	next := slices.Clone(byRank[:nTokens])
+	for i, d := range deduped {
+		for _, t := range d {
+			owner[next[rank[t]]] = int32(i)
+			next[rank[t]]++
 		}
-		slices.Sort(d)
+	}
+	at := make([]int, len(deduped))
+	offset := 0
+	for i, d := range deduped {
+		at[i] = offset
+		offset += len(d)
+	}
+	for r := 0; r < nTokens; r++ {
+		for _, i := range owner[byRank[r]:byRank[r+1]] {
+			backing[at[i]] = uint32(r)
+			at[i]++
+		}
 	}
 	// identical sets collapse into groups, found by a hash and confirmed
 	// by comparison
