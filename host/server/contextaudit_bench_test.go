@@ -9,6 +9,7 @@ import (
 	"github.com/assay-audit/assay/host/internal/testhost"
 	"github.com/assay-audit/assay/plugins/adapter-anthropic-messages/anthropic"
 	"github.com/assay-audit/assay/plugins/context-audit/composition"
+	"github.com/assay-audit/assay/plugins/context-audit/compositiontest"
 	"github.com/assay-audit/assay/sdk"
 )
 
@@ -19,7 +20,7 @@ import (
 // (this test process: its figure includes the benchmark's own copies of
 // the body), in MiB.
 func BenchmarkContextAuditMaxRecord(b *testing.B) {
-	body := testhost.MaxContextRecord(b)
+	body := compositiontest.MaxRecord(b)
 	fam, err := composition.New()
 	if err != nil {
 		b.Fatal(err)
@@ -52,7 +53,7 @@ func BenchmarkContextAuditMaxRecord(b *testing.B) {
 // self-check (a benchmark that measured refusals would prove nothing).
 func TestMaxContextRecordIsReported(t *testing.T) {
 	h := testhost.Start(t, testhost.Options{Adapters: []string{"plugins/adapter-anthropic-messages"}}, caPkg)
-	r := post(t, h.URL+"/context-audit/audit", testhost.MaxContextRecord(t))
+	r := post(t, h.URL+"/context-audit/audit", compositiontest.MaxRecord(t))
 	if r.status != 200 {
 		t.Fatalf("%d %.300s", r.status, r.raw)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/assay-audit/assay/host/internal/testhost"
+	"github.com/assay-audit/assay/plugins/context-audit/compositiontest"
 )
 
 // children lists a process's child pids (Linux: each thread lists the
@@ -41,7 +42,7 @@ func BenchmarkServeMaxContextRecord(b *testing.B) {
 	if dir == "" {
 		b.Skip("needs ASSAY_BIN (make bench builds the binaries)")
 	}
-	body := testhost.MaxContextRecord(b)
+	body := compositiontest.MaxRecord(b)
 	addr := freePortB(b)
 	cmd := exec.Command(dir+"/assay", "serve", "--listen", addr, "--data-dir", b.TempDir(), "--payments", "off")
 	var logs bytes.Buffer

@@ -160,7 +160,9 @@ func (c *Classified) NearDuplicates() NearResult {
 	for _, ids := range c.words {
 		n += max(len(ids)-2, 0)
 	}
-	shingles := make([][3]uint32, 0, n) // every shingle occurrence, blocks in order
+	// every shingle occurrence, blocks in order, as its three word ids
+	// packed 21 bits each (a 5 MiB body holds fewer than 2^21 words)
+	shingles := make([]uint64, 0, n)
 	start := make([]int, len(c.Blocks)+1)
 	for i := range c.Blocks {
 		start[i] = len(shingles)
@@ -170,11 +172,16 @@ func (c *Classified) NearDuplicates() NearResult {
 		}
 		r.Eligible++
 		for k := 0; k+3 <= len(ids); k++ {
-			shingles = append(shingles, [3]uint32{ids[k], ids[k+1], ids[k+2]})
+			shingles = append(shingles, uint64(ids[k])<<42|uint64(ids[k+1])<<21|uint64(ids[k+2]))
 		}
 	}
 	start[len(c.Blocks)] = len(shingles)
-	dense := denseIDs(shingles, c.vocabulary)
+	var dense []uint32
+	if c.vocabulary <= wordMask+1 {
+		dense = denseIDs(shingles, c.vocabulary)
+	} else {
+		dense = denseByMap(c.words) // more words than 21 bits hold: exact, slower
+	}
 	sets := make([][]uint32, len(c.Blocks))
 	for i := range c.Blocks {
 		if start[i+1] > start[i] {
@@ -270,35 +277,40 @@ func trimQuoteOrPunct(w string) string {
 }
 
 // denseIDs numbers equal shingles alike, 0..n-1 in order of first
-// appearance: an LSD radix sort of the occurrences whose digits are the
-// three word ids (vocabulary buckets each), stable, so a run of equal
-// shingles starts at its first occurrence.
-func denseIDs(sh [][3]uint32, vocabulary int) []uint32 {
-	n := len(sh)
-	idx, tmp := make([]uint32, n), make([]uint32, n)
+// appearance: an LSD radix sort of the packed keys whose digits are the
+// three word ids (vocabulary buckets each). Keys travel with their
+// positions, so every pass and the final comparison read sequentially.
+// The sort is stable, so a run of equal keys starts at its first
+// occurrence.
+func denseIDs(keys []uint64, vocabulary int) []uint32 {
+	n := len(keys)
+	k, kt := slices.Clone(keys), make([]uint64, n)
+	idx, it := make([]uint32, n), make([]uint32, n)
 	for i := range idx {
 		idx[i] = uint32(i)
 	}
 	count := make([]int, vocabulary+1)
-	for d := 2; d >= 0; d-- {
+	for shift := uint(0); shift <= 42; shift += 21 {
 		clear(count)
-		for _, s := range sh {
-			count[s[d]+1]++
+		for _, key := range k {
+			count[(key>>shift)&wordMask+1]++
 		}
 		for v := 1; v < len(count); v++ {
 			count[v] += count[v-1]
 		}
-		for _, i := range idx {
-			v := sh[i][d]
-			tmp[count[v]] = i
-			count[v]++
+		for j, key := range k {
+			d := (key >> shift) & wordMask
+			kt[count[d]] = key
+			it[count[d]] = idx[j]
+			count[d]++
 		}
-		idx, tmp = tmp, idx
+		k, kt = kt, k
+		idx, it = it, idx
 	}
-	out := tmp // reuse: every slot is written below
+	out := it // reuse: every slot is written below
 	first := uint32(0)
 	for j, i := range idx {
-		if j == 0 || sh[i] != sh[idx[j-1]] {
+		if j == 0 || k[j] != k[j-1] {
 			first = i
 		}
 		out[i] = first
@@ -310,6 +322,28 @@ func denseIDs(sh [][3]uint32, vocabulary int) []uint32 {
 			next++
 		} else {
 			out[i] = out[out[i]]
+		}
+	}
+	return out
+}
+
+const wordMask = 1<<21 - 1
+
+// denseByMap numbers shingles through a map: the exact fallback for a
+// vocabulary too large to pack (no body within the cap reaches it, but
+// the engine does not rely on that).
+func denseByMap(words [][]uint32) []uint32 {
+	ids := map[[3]uint32]uint32{}
+	var out []uint32
+	for _, w := range words {
+		for k := 0; k+3 <= len(w); k++ {
+			key := [3]uint32{w[k], w[k+1], w[k+2]}
+			id, ok := ids[key]
+			if !ok {
+				id = uint32(len(ids))
+				ids[key] = id
+			}
+			out = append(out, id)
 		}
 	}
 	return out

@@ -198,3 +198,23 @@ func TestFastPathsAgree(t *testing.T) {
 		}
 	}
 }
+
+// The packed radix numbering and the map fallback agree.
+func TestDenseIDsAgreeWithTheMap(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	words := make([][]uint32, 50)
+	for i := range words {
+		for k := 0; k < r.IntN(40); k++ {
+			words[i] = append(words[i], uint32(r.IntN(6)))
+		}
+	}
+	var keys []uint64
+	for _, w := range words {
+		for k := 0; k+3 <= len(w); k++ {
+			keys = append(keys, uint64(w[k])<<42|uint64(w[k+1])<<21|uint64(w[k+2]))
+		}
+	}
+	if got, want := denseIDs(keys, 6), denseByMap(words); !slices.Equal(got, want) {
+		t.Errorf("radix %v\nmap %v", got, want)
+	}
+}

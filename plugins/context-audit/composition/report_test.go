@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assay-audit/assay/plugins/adapter-anthropic-messages/anthropic"
+	"github.com/assay-audit/assay/plugins/context-audit/compositiontest"
 	"github.com/assay-audit/assay/sdk"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 )
@@ -205,5 +207,33 @@ func TestOtherRawValuesCappedAndDistinct(t *testing.T) {
 	m := measured(t, rec, "")
 	if got := js2(at(t, m, "factors", 0, "rows", 8, "raw_values")); got != js2([]string{long + "…"}) {
 		t.Errorf("raw values %s", got)
+	}
+}
+
+// BenchmarkMaxRecord is the engine alone on a max-size record (5 MiB,
+// 10,000 blocks): the adapter's answer is prepared once, then each
+// iteration validates (envelope, classification) and measures the report,
+// as the family plugin does after the host hands it the body.
+func BenchmarkMaxRecord(b *testing.B) {
+	body := compositiontest.MaxRecord(b)
+	f, err := New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	env, _ := ParseEnvelope(body, f.accepted)
+	resp := anthropic.Adapter{}.Adapt(context.Background(), &pb.AdaptRequest{FormatId: env.FormatID, Record: env.Record})
+	if err := sdk.ResolveTextSpans(resp.GetRecord(), env.Record); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		c := f.Check(context.Background(), sdk.Request{Route: sdk.Op, Op: "audit", Body: body, Adapters: fakeAdapters{resp.GetRecord()}})
+		if c.Measure == nil {
+			b.Fatal("not accepted")
+		}
+		if _, err := c.Measure(context.Background(), func() time.Time { return checkEnd }); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
