@@ -22,7 +22,15 @@ func JSONKind(raw []byte, first byte) bool {
 // has no backslash, so a linear scan of escapes suffices.
 func HasLoneSurrogate(b []byte) bool {
 	for i := 0; i < len(b); i++ {
-		if b[i] != '\\' || i+1 >= len(b) {
+		if b[i] != '\\' {
+			// jump to the next backslash (most text has few)
+			next := bytes.IndexByte(b[i:], '\\')
+			if next < 0 {
+				return false
+			}
+			i += next
+		}
+		if i+1 >= len(b) {
 			continue
 		}
 		if b[i+1] != 'u' {

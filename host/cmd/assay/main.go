@@ -244,7 +244,9 @@ func serve(args []string, stderr io.Writer) error {
 // pluginEnv is the little a plugin needs from the host's environment.
 func pluginEnv() []string {
 	var env []string
-	for _, k := range []string{"PATH", "TMPDIR", "GORACE", "GOCOVERDIR"} {
+	// the Go runtime's own knobs pass through, so an operator can trade
+	// memory for time in the plugins as in the host
+	for _, k := range []string{"PATH", "TMPDIR", "GORACE", "GOCOVERDIR", "GOGC", "GOMEMLIMIT", "GOMAXPROCS"} {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
 		}

@@ -109,12 +109,19 @@ func Classify(format string, rec *pb.SessionRecord) *Classified {
 	work := func(w, from, to int) {
 		var buf []byte
 		dict := dicts[w]
+		// one growing array of word ids per worker, each block a slice of
+		// it (a block's slice keeps whichever array it was written in)
+		size := 0
+		for i := from; i < to; i++ {
+			size += len(items[i].b.GetText())
+		}
+		ids := make([]uint32, 0, size/5+16)
 		for i := from; i < to; i++ {
 			c.Blocks[i], c.norms[i] = measureBlock(format, c.Level, items[i].m, items[i].b)
 			if !c.Blocks[i].Sized {
 				continue
 			}
-			var ids []uint32
+			start := len(ids)
 			forEachToken(c.norms[i], &buf, func(word []byte) {
 				id, ok := dict[string(word)]
 				if !ok {
@@ -123,7 +130,7 @@ func Classify(format string, rec *pb.SessionRecord) *Classified {
 				}
 				ids = append(ids, id)
 			})
-			c.words[i] = ids
+			c.words[i] = ids[start:len(ids):len(ids)]
 		}
 	}
 	// split where half the text lies before, so one huge block does not
