@@ -3,6 +3,7 @@ package composition
 import (
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode"
@@ -216,5 +217,38 @@ func TestDenseIDsAgreeWithTheMap(t *testing.T) {
 	}
 	if got, want := denseIDs(keys, 6), denseByMap(words); !slices.Equal(got, want) {
 		t.Errorf("radix %v\nmap %v", got, want)
+	}
+}
+
+// adversarialBlocks are n texts that are each a near duplicate of every
+// other: one sentence of 60 distinct words with one word replaced per
+// block, so any two share at least 52 of the 64 shingles between them
+// (Jaccard ≥ 0.81) and no two are equal.
+func adversarialBlocks(n int) []*pb.Block {
+	base := make([]string, 60)
+	for i := range base {
+		base[i] = "w" + strconv.Itoa(i)
+	}
+	out := make([]*pb.Block, n)
+	for i := range out {
+		w := slices.Clone(base)
+		w[i%len(w)] = "v" + strconv.Itoa(i)
+		out[i] = txt("", "", strings.Join(w, " "))
+	}
+	return out
+}
+
+// BenchmarkNearAdversarial: M09 on records whose every block is a near
+// duplicate of every other (n·(n−1)/2 pairs, all counted, 100 listed).
+func BenchmarkNearAdversarial(b *testing.B) {
+	for _, n := range []int{1000, 3000, 10000} {
+		c := Classify("generic-message-list", &pb.SessionRecord{Level: "L0", Messages: []*pb.Message{{RoleRaw: "user", Blocks: adversarialBlocks(n)}}})
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			for b.Loop() {
+				if r := c.NearDuplicates(); r.Count != int64(n*(n-1)/2) {
+					b.Fatalf("%d pairs", r.Count)
+				}
+			}
+		})
 	}
 }
