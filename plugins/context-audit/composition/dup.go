@@ -2,7 +2,6 @@ package composition
 
 import (
 	"container/heap"
-	"crypto/sha256"
 	"slices"
 	"strings"
 	"unicode"
@@ -86,23 +85,24 @@ type ExactGroup struct {
 	ExcessCount int
 }
 
-// ExactDuplicates groups sized blocks by SHA-256 of N(text) (the digest is
-// internal and never printed); empty N(s) is excluded (ANNEX C-12). Groups
-// come in the order of their kept (lowest) index.
+// ExactDuplicates groups sized blocks by N(text), empty N(s) excluded
+// (ANNEX C-12). The criteria group by the SHA-256 of N(s); grouping by
+// N(s) itself gives the same groups (equal texts, equal digests) without
+// hashing or copying 5 MiB, and a digest is never printed either way.
+// Groups come in the order of their kept (lowest) index.
 func (c *Classified) ExactDuplicates() []ExactGroup {
-	byKey := map[[32]byte]*ExactGroup{}
-	var order [][32]byte
+	byText := map[string]*ExactGroup{}
+	var order []*ExactGroup
 	for i, b := range c.Blocks {
 		n := c.norms[i]
 		if !b.Sized || n == "" {
 			continue
 		}
-		k := sha256.Sum256([]byte(n))
-		g := byKey[k]
+		g := byText[n]
 		if g == nil {
 			g = &ExactGroup{}
-			byKey[k] = g
-			order = append(order, k)
+			byText[n] = g
+			order = append(order, g)
 		}
 		g.Blocks = append(g.Blocks, b.Index)
 		if len(g.Blocks) > 1 {
@@ -111,8 +111,8 @@ func (c *Classified) ExactDuplicates() []ExactGroup {
 		}
 	}
 	var out []ExactGroup
-	for _, k := range order {
-		if g := byKey[k]; len(g.Blocks) >= 2 {
+	for _, g := range order {
+		if len(g.Blocks) >= 2 {
 			out = append(out, *g)
 		}
 	}
@@ -284,7 +284,7 @@ func trimQuoteOrPunct(w string) string {
 // occurrence.
 func denseIDs(keys []uint64, vocabulary int) []uint32 {
 	n := len(keys)
-	k, kt := slices.Clone(keys), make([]uint64, n)
+	k, kt := keys, make([]uint64, n) // keys is sorted in place: the caller is done with it
 	idx, it := make([]uint32, n), make([]uint32, n)
 	for i := range idx {
 		idx[i] = uint32(i)
