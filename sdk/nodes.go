@@ -2,7 +2,6 @@ package sdk
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"unicode/utf8"
 
@@ -32,7 +31,7 @@ var ErrNotJSON = errors.New("not a JSON document")
 
 // ParseNodes locates every value of a JSON document.
 func ParseNodes(doc []byte) (Node, error) {
-	if !json.Valid(doc) {
+	if !ValidJSON(doc) {
 		return Node{}, ErrNotJSON
 	}
 	n, _ := parseNode(doc, skipSpace(doc, 0))

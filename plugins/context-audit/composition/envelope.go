@@ -53,7 +53,7 @@ type Envelope struct {
 // stated-counts refusal is returned with the envelope, since an adapter's
 // R-4 (an ambiguous record) precedes it.
 func ParseEnvelope(body []byte, accepted []string) (*Envelope, *sdk.Refusal) {
-	if !utf8.Valid(body) || sdk.HasLoneSurrogate(body) || !sdk.JSONKind(body, '{') || !json.Valid(body) {
+	if !utf8.Valid(body) || sdk.HasLoneSurrogate(body) || !sdk.JSONKind(body, '{') || !sdk.ValidJSON(body) {
 		return nil, refuse(CodeMalformedBody, nil)
 	}
 	// the members by span: the record (up to 5 MiB) is neither decoded nor
