@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"slices"
 	"time"
+	"unicode/utf8"
 
 	"github.com/assay-audit/assay/sdk"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
@@ -50,31 +51,39 @@ type message struct {
 func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse {
 	raw := req.GetRecord()
 	rec := &pb.SessionRecord{Level: "L2"}
+	if !sdk.ValidJSON(raw) {
+		return refuse(codeParse, "the record does not parse as a Letta agent file")
+	}
+	doc := raw // texts go back as spans of it (none when unwrapped below)
 	if sdk.JSONKind(raw, '"') {
-		var inner string
-		if json.Unmarshal(raw, &inner) != nil {
+		doc = nil
+		inner, ok := sdk.StringOf(raw)
+		if !ok || !sdk.ValidJSON([]byte(inner)) {
 			return refuse(codeParse, "the record does not parse as a Letta agent file")
 		}
 		raw = []byte(inner)
 		rec.Disclosures = append(rec.Disclosures, &pb.Disclosure{Code: "record_was_json_string", Message: "the record was a JSON string holding the agent file; it was unwrapped once", Count: 1})
 	}
-	var top obj
-	if !sdk.JSONKind(raw, '{') || json.Unmarshal(raw, &top) != nil {
+	// raw is valid JSON from here on: every member and element below is a
+	// span of it, found without decoding or copying (sdk.TopLevel,
+	// sdk.Elements), with encoding/json's answers (the last of duplicate
+	// members wins; a value of the wrong kind reads as absent)
+	top, ok := object(raw)
+	if !ok {
 		return refuse(codeParse, "the record does not parse as a Letta agent file")
 	}
 	var agent obj
-	var tools []obj
 	var toolIDs []string
 	hasToolIDs := false
 	if rawAgents, ok := top["agents"]; ok {
-		var agents []json.RawMessage
-		if !sdk.JSONKind(rawAgents, '[') || json.Unmarshal(rawAgents, &agents) != nil {
+		agents, ok := array(rawAgents)
+		if !ok {
 			return refuse(codeParse, "agents is not an array")
 		}
 		if len(agents) != 1 {
 			return refuse(codeRequired, "the agent file holds other than exactly one agent")
 		}
-		if !sdk.JSONKind(agents[0], '{') || json.Unmarshal(agents[0], &agent) != nil {
+		if agent, ok = object(agents[0]); !ok {
 			return refuse(codeParse, "the agent is not an object")
 		}
 		toolIDs, hasToolIDs = strings(agent["tool_ids"])
@@ -83,15 +92,15 @@ func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse 
 	} else {
 		return refuse(codeParse, "neither agents nor messages is present")
 	}
-	_ = json.Unmarshal(top["tools"], &tools)
-	var rawMsgs []json.RawMessage
-	if !sdk.JSONKind(agent["messages"], '[') || json.Unmarshal(agent["messages"], &rawMsgs) != nil {
+	tools := objects(top["tools"])
+	rawMsgs, ok := array(agent["messages"])
+	if !ok {
 		return refuse(codeParse, "messages is not an array")
 	}
 	msgs := make([]message, 0, len(rawMsgs))
 	for i, rm := range rawMsgs {
-		var f obj
-		if !sdk.JSONKind(rm, '{') || json.Unmarshal(rm, &f) != nil {
+		f, ok := object(rm)
+		if !ok {
 			return refuse(codeParse, "a message is not an object")
 		}
 		m := message{f: f, index: i}
@@ -128,7 +137,7 @@ func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse 
 	}
 	callNames := map[string]string{}
 	for _, m := range selected {
-		rec.Messages = append(rec.Messages, adaptMessage(m.f, callNames))
+		rec.Messages = append(rec.Messages, adaptMessage(doc, m.f, callNames))
 	}
 	return &pb.AdaptResponse{Result: &pb.AdaptResponse_Record{Record: rec}}
 }
@@ -198,9 +207,7 @@ func packedType(text string) string {
 }
 
 func firstText(f obj) string {
-	var parts []obj
-	_ = json.Unmarshal(f["content"], &parts)
-	for _, p := range parts {
+	for _, p := range objects(f["content"]) {
 		if t, ok := str(p["text"]); ok {
 			return t
 		}
@@ -241,8 +248,7 @@ func adaptAPIMessage(f obj, mt string, callNames map[string]string) *pb.Message 
 	case "hidden_reasoning_message":
 		add("reasoning", "", "", false)
 	case "tool_call_message":
-		var tc obj
-		_ = json.Unmarshal(f["tool_call"], &tc)
+		tc, _ := object(f["tool_call"])
 		name, _ := str(tc["name"])
 		if id, ok := str(tc["tool_call_id"]); ok {
 			callNames[id] = name
@@ -267,9 +273,7 @@ func adaptAPIMessage(f obj, mt string, callNames map[string]string) *pb.Message 
 			}
 			break
 		}
-		var parts []obj
-		_ = json.Unmarshal(f["content"], &parts)
-		for _, p := range parts {
+		for _, p := range objects(f["content"]) {
 			kind, _ := str(p["type"])
 			t, ok := str(p["text"])
 			add(kind, "", t, ok)
@@ -278,7 +282,7 @@ func adaptAPIMessage(f obj, mt string, callNames map[string]string) *pb.Message 
 	return m
 }
 
-func adaptMessage(f obj, callNames map[string]string) *pb.Message {
+func adaptMessage(doc []byte, f obj, callNames map[string]string) *pb.Message {
 	if mt, ok := str(f["message_type"]); ok {
 		return adaptAPIMessage(f, mt, callNames)
 	}
@@ -291,26 +295,24 @@ func adaptMessage(f obj, callNames map[string]string) *pb.Message {
 	}
 	var parts []json.RawMessage
 	if sdk.JSONKind(f["content"], '"') { // a bare string content
-		var s string
-		_ = json.Unmarshal(f["content"], &s)
+		s, _ := str(f["content"])
 		parts = []json.RawMessage{mustJSON(map[string]string{"type": "text", "text": s})}
 	} else {
-		_ = json.Unmarshal(f["content"], &parts)
+		parts, _ = array(f["content"])
 	}
 	for _, rp := range parts {
-		var p obj
 		b := &pb.Block{}
-		if json.Unmarshal(rp, &p) == nil {
+		if p, ok := object(rp); ok || isNull(rp) {
 			b.KindRaw, _ = str(p["type"])
 			if t, ok := str(p["text"]); ok {
-				b.Content = &pb.Block_Text{Text: t}
+				setText(b, doc, p["text"], t)
 				texts[t] = true
 				if k := packedType(t); k != "" {
 					b.KindRaw = k
 				}
 			}
 		}
-		if b.Content == nil {
+		if b.Content == nil && b.TextSpan == nil {
 			b.Content = &pb.Block_NonSerialisable{NonSerialisable: true}
 		}
 		if role == "tool" {
@@ -318,33 +320,28 @@ func adaptMessage(f obj, callNames map[string]string) *pb.Message {
 		}
 		m.Blocks = append(m.Blocks, b)
 	}
-	var calls []obj
-	_ = json.Unmarshal(f["tool_calls"], &calls)
-	for _, c := range calls {
-		var fn obj
-		_ = json.Unmarshal(c["function"], &fn)
+	for _, c := range objects(f["tool_calls"]) {
+		fn, _ := object(c["function"])
 		name, _ := str(fn["name"])
 		if id, ok := str(c["id"]); ok {
 			callNames[id] = name
 		}
 		b := &pb.Block{KindRaw: "tool_call", Name: name, HasArgs: true}
 		if args, ok := str(fn["arguments"]); ok {
-			b.Content = &pb.Block_Text{Text: args}
+			setText(b, doc, fn["arguments"], args)
 		} else {
 			b.Content = &pb.Block_NonSerialisable{NonSerialisable: true}
 		}
 		m.Blocks = append(m.Blocks, b)
 	}
-	var returns []obj
-	_ = json.Unmarshal(f["tool_returns"], &returns)
-	for _, r := range returns {
+	for _, r := range objects(f["tool_returns"]) {
 		resp, ok := str(r["func_response"])
 		if ok && texts[resp] {
 			continue // present in the content too: counted once
 		}
 		b := &pb.Block{KindRaw: "tool_return", Name: resultOf}
 		if ok {
-			b.Content = &pb.Block_Text{Text: resp}
+			setText(b, doc, r["func_response"], resp)
 		} else {
 			b.Content = &pb.Block_NonSerialisable{NonSerialisable: true}
 		}
@@ -356,23 +353,103 @@ func adaptMessage(f obj, callNames map[string]string) *pb.Message {
 func mustJSON(v any) json.RawMessage { b, _ := json.Marshal(v); return b }
 
 func str(raw json.RawMessage) (string, bool) {
-	if raw == nil || !sdk.JSONKind(raw, '"') {
+	if raw == nil {
 		return "", false
 	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return "", false
-	}
-	return s, true
+	return sdk.StringOf(raw)
 }
 
 func strings(raw json.RawMessage) ([]string, bool) {
+	elems, ok := array(raw)
+	if !ok {
+		return nil, false
+	}
+	out := make([]string, 0, len(elems))
+	for _, e := range elems {
+		if isNull(e) {
+			out = append(out, "") // as encoding/json decodes null into a string
+			continue
+		}
+		s, ok := sdk.StringOf(e)
+		if !ok {
+			return nil, false // encoding/json refuses a non-string element
+		}
+		out = append(out, s)
+	}
+	return out, true
+}
+
+func isNull(raw json.RawMessage) bool { return sdk.JSONKind(raw, 'n') }
+
+// object is a valid JSON value's members when it is an object.
+func object(raw json.RawMessage) (obj, bool) {
+	if raw == nil || !sdk.JSONKind(raw, '{') {
+		return nil, false
+	}
+	members, ok := sdk.TopLevel(raw)
+	if !ok {
+		return nil, false
+	}
+	o := make(obj, len(members))
+	for _, m := range members {
+		o[m.Name] = raw[m.Start:m.End] // capacity kept: spanIn locates it in the record
+	}
+	return o, true
+}
+
+// array is a valid JSON value's elements when it is an array.
+func array(raw json.RawMessage) ([]json.RawMessage, bool) {
 	if raw == nil || !sdk.JSONKind(raw, '[') {
 		return nil, false
 	}
-	var out []string
-	if json.Unmarshal(raw, &out) != nil {
+	spans, ok := sdk.Elements(raw)
+	if !ok {
 		return nil, false
 	}
+	out := make([]json.RawMessage, len(spans))
+	for i, s := range spans {
+		out[i] = raw[s[0]:s[1]] // capacity kept: spanIn locates it in the record
+	}
 	return out, true
+}
+
+// objects reads an array of objects as encoding/json fills a []obj: an
+// element that is not an object is an empty entry, and a value that is
+// not an array is no entries.
+func objects(raw json.RawMessage) []obj {
+	elems, _ := array(raw)
+	out := make([]obj, len(elems))
+	for i, e := range elems {
+		out[i], _ = object(e)
+	}
+	return out
+}
+
+// setText gives a block its text: as a span of the record when raw (the
+// JSON string it was read from) lies in the record and needs no decoding,
+// so the text need not cross back to the family; as the text otherwise.
+func setText(b *pb.Block, doc []byte, raw json.RawMessage, text string) {
+	if span, ok := spanIn(doc, raw); ok {
+		b.TextSpan = span
+		return
+	}
+	b.Content = &pb.Block_Text{Text: text}
+}
+
+// spanIn locates a string value read from doc: every value here is a
+// re-slice of the record (capacity kept), so its offset is the difference
+// of capacities, confirmed by the first byte's address.
+func spanIn(doc []byte, raw json.RawMessage) (*pb.Span, bool) {
+	if doc == nil || len(raw) < 2 || raw[0] != '"' {
+		return nil, false
+	}
+	off := cap(doc) - cap(raw)
+	if off < 0 || off+len(raw) > len(doc) || &doc[off] != &raw[0] {
+		return nil, false
+	}
+	inner := raw[1 : len(raw)-1]
+	if bytes.IndexByte(inner, '\\') >= 0 || !utf8.Valid(inner) {
+		return nil, false
+	}
+	return &pb.Span{Offset: uint64(off + 1), Length: uint64(len(inner))}, true
 }

@@ -2,9 +2,12 @@ package lettaaf
 
 import (
 	"context"
+	"encoding/json"
+	"slices"
 	"os"
 	"testing"
 
+	"github.com/assay-audit/assay/sdk"
 	"github.com/assay-audit/assay/sdk/adaptertest"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 )
@@ -22,6 +25,9 @@ func adapt(t *testing.T, rec []byte) *pb.SessionRecord {
 	r := Adapter{}.Adapt(context.Background(), &pb.AdaptRequest{FormatId: FormatID, Record: rec})
 	if r.GetRecord() == nil {
 		t.Fatalf("refused: %v", r.GetRefusal())
+	}
+	if err := sdk.ResolveTextSpans(r.GetRecord(), rec); err != nil { // as the SDK does for the family
+		t.Fatal(err)
 	}
 	return r.GetRecord()
 }
@@ -114,6 +120,11 @@ func FuzzAdapt(f *testing.F) {
 		if (r.GetRecord() == nil) == (r.GetRefusal() == nil) {
 			t.Fatal("exactly one of record and refusal")
 		}
+		if r.GetRecord() != nil {
+			if err := sdk.ResolveTextSpans(r.GetRecord(), b); err != nil {
+				t.Fatalf("a text span does not resolve: %v", err)
+			}
+		}
 		for _, m := range r.GetRecord().GetMessages() {
 			for _, blk := range m.GetBlocks() {
 				if blk.GetContent() == nil {
@@ -154,5 +165,56 @@ func TestAPIViewMessages(t *testing.T) {
 	}
 	if !r.GetMessages()[5].GetBlocks()[0].GetNonSerialisable() {
 		t.Error("hidden reasoning is non-serialisable")
+	}
+}
+
+// The span readers give encoding/json's answers on the shapes the adapter
+// reads loosely (the old adapter decoded with encoding/json throughout).
+func TestReadersAgreeWithEncodingJSON(t *testing.T) {
+	for _, raw := range []string{`["a",null,"b"]`, `["a",1]`, `[]`, `{"x":1}`, `null`, `"s"`} {
+		var want []string
+		wantOK := raw != "null" && json.Unmarshal([]byte(raw), &want) == nil
+		got, ok := strings(json.RawMessage(raw))
+		if ok != wantOK || ok && !slices.Equal(got, want) {
+			t.Errorf("strings(%s) = %q %v, want %q %v", raw, got, ok, want, wantOK)
+		}
+	}
+	for _, raw := range []string{`[{"a":"1"},5,null,{"b":"2"},"x"]`, `{"a":1}`, `null`, `[]`} {
+		var want []obj
+		_ = json.Unmarshal([]byte(raw), &want)
+		got := objects(json.RawMessage(raw))
+		if len(got) != len(want) {
+			t.Fatalf("objects(%s): %d entries, want %d", raw, len(got), len(want))
+		}
+		for i := range want {
+			if len(got[i]) != len(want[i]) {
+				t.Errorf("objects(%s)[%d] = %v, want %v", raw, i, got[i], want[i])
+			}
+			for k, v := range want[i] {
+				if string(got[i][k]) != string(v) {
+					t.Errorf("objects(%s)[%d][%s] = %s, want %s", raw, i, k, got[i][k], v)
+				}
+			}
+		}
+	}
+}
+
+// Plain texts go back as spans of the record (escaped ones, and every text
+// of an unwrapped JSON-string record, inline), and resolve to the texts.
+func TestTextsGoBackAsSpans(t *testing.T) {
+	rec := []byte(`{"messages":[{"role":"user","content":[{"type":"text","text":"plain words"},{"type":"text","text":"esc\"aped"}],
+		"tool_calls":[{"id":"c","function":{"name":"f","arguments":"{}"}}]}]}`)
+	r := Adapter{}.Adapt(context.Background(), &pb.AdaptRequest{FormatId: FormatID, Record: rec}).GetRecord()
+	blocks := r.GetMessages()[0].GetBlocks()
+	if blocks[0].GetTextSpan() == nil || blocks[1].GetTextSpan() != nil || blocks[2].GetTextSpan() == nil {
+		t.Fatalf("spans %v %v %v", blocks[0].GetTextSpan(), blocks[1].GetTextSpan(), blocks[2].GetTextSpan())
+	}
+	if err := sdk.ResolveTextSpans(r, rec); err != nil || blocks[0].GetText() != "plain words" || blocks[1].GetText() != `esc"aped` || blocks[2].GetText() != "{}" {
+		t.Fatalf("%v: %q %q %q", err, blocks[0].GetText(), blocks[1].GetText(), blocks[2].GetText())
+	}
+	wrapped, _ := json.Marshal(string(rec))
+	r = Adapter{}.Adapt(context.Background(), &pb.AdaptRequest{FormatId: FormatID, Record: wrapped}).GetRecord()
+	if b := r.GetMessages()[0].GetBlocks()[0]; b.GetTextSpan() != nil || b.GetText() != "plain words" {
+		t.Errorf("an unwrapped record's text went back as a span: %v", b)
 	}
 }
