@@ -6,6 +6,7 @@ package generic
 import (
 	"context"
 	"encoding/json"
+	"slices"
 
 	"github.com/assay-audit/assay/sdk"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
@@ -28,57 +29,65 @@ func refuse() *pb.AdaptResponse {
 }
 
 type entry struct {
-	Role         *string         `json:"role"`
-	Kind         *string         `json:"kind"`
-	Name         *string         `json:"name"`
-	HasArgs      *bool           `json:"has_args"`
-	Source       *string         `json:"source"`
-	Text         json.RawMessage `json:"text"` // "null" when null, empty when missing
-	StatedTokens json.RawMessage `json:"stated_tokens"`
+	Role, Kind, Name, Source *string
+	HasArgs                  *bool
+	Text                     *sdk.Node // nil when missing
+	StatedTokens             json.RawMessage
 }
 
-type record struct {
-	Messages    *[]json.RawMessage `json:"messages"`
-	ToolSchemas *[]json.RawMessage `json:"tool_schemas"`
-	StatedTotal json.RawMessage    `json:"stated_total"`
-}
-
-// Adapt turns a record into a SessionRecord.
+// Adapt turns a record into a SessionRecord. Member names are matched
+// exactly (JSON is case-sensitive; the published envelope names them), and
+// the record is located once (sdk.ParseNodes): texts go back as spans.
 func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse {
-	var r record
-	if !sdk.JSONKind(req.GetRecord(), '{') || json.Unmarshal(req.GetRecord(), &r) != nil || r.Messages == nil {
+	doc := req.GetRecord()
+	top, err := sdk.ParseNodes(doc)
+	if err != nil || top.Kind != '{' {
+		return refuse()
+	}
+	msgs, ok := top.Get("messages")
+	if !ok || msgs.Kind != '[' {
 		return refuse()
 	}
 	out := &pb.SessionRecord{}
-	if n, present, ok := statedInt(r.StatedTotal); !ok {
+	var statedTotal json.RawMessage
+	if st, ok := top.Get("stated_total"); ok {
+		statedTotal = st.Raw(doc)
+	}
+	if n, present, ok := statedInt(statedTotal); !ok {
 		return refuse()
 	} else if present {
 		out.HasStatedTotal, out.StatedTotal = true, n
 	}
 	l2, l1 := false, false
-	if r.ToolSchemas != nil && len(*r.ToolSchemas) > 0 {
-		l2 = true
-		schema := &pb.Message{Schema: true}
-		for _, raw := range *r.ToolSchemas {
-			var e entry
-			if !sdk.JSONKind(raw, '{') || json.Unmarshal(raw, &e) != nil {
-				return refuse()
-			}
-			b, ok := block(e)
-			if !ok {
-				return refuse()
-			}
-			b.KindRaw = "tool_definition"
-			schema.Blocks = append(schema.Blocks, b)
-		}
-		out.Messages = append(out.Messages, schema)
-	}
-	for _, raw := range *r.Messages {
-		var e entry
-		if !sdk.JSONKind(raw, '{') || json.Unmarshal(raw, &e) != nil || len(e.Text) == 0 {
+	if ts, ok := top.Get("tool_schemas"); ok && ts.Kind != 'n' {
+		if ts.Kind != '[' {
 			return refuse()
 		}
-		b, ok := block(e)
+		if len(ts.Elems) > 0 {
+			l2 = true
+			schema := &pb.Message{Schema: true}
+			for _, n := range ts.Elems {
+				e, ok := entryOf(doc, n)
+				if !ok {
+					return refuse()
+				}
+				b, ok := block(doc, e)
+				if !ok {
+					return refuse()
+				}
+				b.KindRaw = "tool_definition"
+				schema.Blocks = append(schema.Blocks, b)
+			}
+			out.Messages = append(out.Messages, schema)
+		}
+	}
+	out.Messages = slices.Grow(out.Messages, len(msgs.Elems))
+	for _, n := range msgs.Elems {
+		e, ok := entryOf(doc, n)
+		if !ok || e.Text == nil {
+			return refuse()
+		}
+		b, ok := block(doc, e)
 		if !ok {
 			return refuse()
 		}
@@ -105,9 +114,53 @@ func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse 
 	return &pb.AdaptResponse{Result: &pb.AdaptResponse_Record{Record: out}}
 }
 
+// entryOf reads a message (or schema) object: a string member that is
+// neither a string nor null, or a has_args that is neither a boolean nor
+// null, does not parse as the format; null is absence.
+func entryOf(doc []byte, n sdk.Node) (entry, bool) {
+	var e entry
+	if n.Kind != '{' {
+		return e, false
+	}
+	text := func(name string) (*string, bool) {
+		v, ok := n.Get(name)
+		if !ok || v.Kind == 'n' {
+			return nil, true
+		}
+		s, ok := v.String(doc)
+		if !ok {
+			return nil, false
+		}
+		return &s, true
+	}
+	var ok bool
+	for _, f := range []struct {
+		name string
+		dst  **string
+	}{{"role", &e.Role}, {"kind", &e.Kind}, {"name", &e.Name}, {"source", &e.Source}} {
+		if *f.dst, ok = text(f.name); !ok {
+			return e, false
+		}
+	}
+	if v, present := n.Get("has_args"); present && v.Kind != 'n' {
+		if v.Kind != 't' && v.Kind != 'f' {
+			return e, false
+		}
+		b := v.Kind == 't'
+		e.HasArgs = &b
+	}
+	if v, present := n.Get("text"); present {
+		e.Text = &v
+	}
+	if v, present := n.Get("stated_tokens"); present {
+		e.StatedTokens = v.Raw(doc)
+	}
+	return e, true
+}
+
 // block builds one block; ok is false for a text that is neither a string
 // nor null, or a stated count that is not a whole number.
-func block(e entry) (*pb.Block, bool) {
+func block(doc []byte, e entry) (*pb.Block, bool) {
 	b := &pb.Block{}
 	if e.Kind != nil {
 		b.KindRaw = *e.Kind
@@ -122,11 +175,15 @@ func block(e entry) (*pb.Block, bool) {
 		b.Source = *e.Source
 	}
 	switch {
-	case len(e.Text) == 0 || sdk.JSONKind(e.Text, 'n'):
+	case e.Text == nil || e.Text.Kind == 'n':
 		b.Content = &pb.Block_NonSerialisable{NonSerialisable: true}
-	case sdk.JSONKind(e.Text, '"'):
-		var s string
-		if json.Unmarshal(e.Text, &s) != nil {
+	case e.Text.Kind == '"':
+		if span, ok := e.Text.TextSpan(doc); ok {
+			b.TextSpan = span
+			break
+		}
+		s, ok := e.Text.String(doc)
+		if !ok {
 			return nil, false
 		}
 		b.Content = &pb.Block_Text{Text: s}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/assay-audit/assay/sdk"
 	"github.com/assay-audit/assay/sdk/adaptertest"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 )
@@ -13,6 +14,9 @@ func adapt(t *testing.T, rec string) *pb.SessionRecord {
 	r := Adapter{}.Adapt(context.Background(), &pb.AdaptRequest{FormatId: FormatID, Record: []byte(rec)})
 	if r.GetRecord() == nil {
 		t.Fatalf("%s refused", rec)
+	}
+	if err := sdk.ResolveTextSpans(r.GetRecord(), []byte(rec)); err != nil { // as the SDK does for the family
+		t.Fatal(err)
 	}
 	return r.GetRecord()
 }
@@ -57,6 +61,11 @@ func FuzzAdapt(f *testing.F) {
 		if (r.GetRecord() == nil) == (r.GetRefusal() == nil) {
 			t.Fatal("exactly one of record and refusal")
 		}
+		if r.GetRecord() != nil {
+			if err := sdk.ResolveTextSpans(r.GetRecord(), b); err != nil {
+				t.Fatalf("a text span does not resolve: %v", err)
+			}
+		}
 	})
 }
 
@@ -74,5 +83,26 @@ func TestStatedTotal(t *testing.T) {
 		if resp.GetRefusal() == nil {
 			t.Errorf("stated_total %s accepted", bad)
 		}
+	}
+}
+
+// Member names are matched exactly: a differently cased name is an
+// unknown member, not the published one.
+func TestMemberNamesAreExact(t *testing.T) {
+	resp := Adapter{}.Adapt(context.Background(), &pb.AdaptRequest{FormatId: FormatID,
+		Record: []byte(`{"messages":[{"ROLE":"user","Text":"x","text":"y"}]}`)})
+	r := resp.GetRecord()
+	if r == nil {
+		t.Fatal("refused")
+	}
+	if err := sdk.ResolveTextSpans(r, []byte(`{"messages":[{"ROLE":"user","Text":"x","text":"y"}]}`)); err != nil {
+		t.Fatal(err)
+	}
+	if m := r.GetMessages()[0]; m.GetRoleRaw() != "" || m.GetBlocks()[0].GetText() != "y" {
+		t.Errorf("role %q, text %q", m.GetRoleRaw(), m.GetBlocks()[0].GetText())
+	}
+	if resp := (Adapter{}).Adapt(context.Background(), &pb.AdaptRequest{FormatId: FormatID,
+		Record: []byte(`{"messages":[{"role":5,"text":"x"}]}`)}); resp.GetRefusal() == nil {
+		t.Error("a role that is not a string adapted")
 	}
 }
