@@ -3,8 +3,8 @@ package lettaaf
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/assay-audit/assay/sdk"
