@@ -149,3 +149,59 @@ func TestContextAuditSelfCheckWithholdsForgedReports(t *testing.T) {
 		t.Errorf("metrics lack %s", want)
 	}
 }
+
+// The paid route through x402 (local facilitator): a measurable record is
+// charged $0.05 and its ledger line holds exactly the criteria's closed
+// family fields; a could-not-measure record answers 422 before any payment
+// is asked for, and nothing is charged or written.
+func TestContextAuditPaidThroughX402(t *testing.T) {
+	h := startPaidWith(t, testhost.Options{Adapters: caAdapters}, caPkg)
+	url := h.URL + "/context-audit/audit"
+	body := envelope("anthropic-messages", []any{map[string]any{"role": "user", "content": "Hello there"}, map[string]any{"role": "assistant", "content": "Hi"}})
+	payer, addr := newPayer(t)
+	res, err := payer.Call(context.Background(), url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != 200 || res.Settlement == nil || !res.Settlement.Success {
+		t.Fatalf("paid call: %d %.300s", res.Status, res.Body)
+	}
+	rep := reply{status: res.Status, raw: res.Body}
+	_ = json.Unmarshal(res.Body, &rep.json)
+	verified(t, h.Host, rep)
+	if pay, _ := rep.json["payment"].(map[string]any); pay["charged"] != true || pay["price_usdc_units"] != float64(50000) || pay["payer"] != addr {
+		t.Errorf("payment member %v", pay)
+	}
+	lines, err := h.Store.Lines(context.Background())
+	if err != nil || len(lines) != 1 {
+		t.Fatalf("ledger: %d lines %v", len(lines), err)
+	}
+	var fields map[string]any
+	if err := json.Unmarshal([]byte(lines[0].FamilyFields), &fields); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"op": "audit", "measurement_line": rep.json["measurement_line"], "declared_format_id": "anthropic-messages",
+		"entry_count": float64(2), "record_bytes": float64(len(`[{"content":"Hello there","role":"user"},{"content":"Hi","role":"assistant"}]`)), "outcome": "measured_limited"}
+	if len(fields) != len(want) {
+		t.Errorf("ledger family fields %v, want exactly %v", fields, want)
+	}
+	for k, v := range want {
+		if fields[k] != v {
+			t.Errorf("ledger %s = %v, want %v", k, fields[k], v)
+		}
+	}
+	if *lines[0].Payer != addr || lines[0].PriceUSDCUnits != 50000 {
+		t.Errorf("ledger line %+v", lines[0])
+	}
+
+	cnm := post(t, url, envelope("generic-message-list", map[string]any{"messages": []any{}}))
+	if cnm.status != 422 || cnm.header.Get("PAYMENT-REQUIRED") != "" {
+		t.Errorf("could not measure: %d, payment asked: %q", cnm.status, cnm.header.Get("PAYMENT-REQUIRED"))
+	}
+	if pay, _ := cnm.json["payment"].(map[string]any); pay["charged"] != false {
+		t.Errorf("could-not-measure payment member %v", pay)
+	}
+	if lines, _ := h.Store.Lines(context.Background()); len(lines) != 1 {
+		t.Errorf("a could-not-measure answer wrote a ledger line")
+	}
+}

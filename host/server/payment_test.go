@@ -31,7 +31,10 @@ type paidHost struct {
 
 func startPaid(t *testing.T, pkgs ...string) *paidHost { return startPaidB(t, pkgs...) }
 
-func startPaidB(t testing.TB, pkgs ...string) *paidHost {
+func startPaidB(t testing.TB, pkgs ...string) *paidHost { return startPaidWith(t, testhost.Options{}, pkgs...) }
+
+// startPaidWith is startPaid with further host options (adapters).
+func startPaidWith(t testing.TB, opts testhost.Options, pkgs ...string) *paidHost {
 	dir := t.TempDir()
 	ph := &paidHost{clock: &fixedClock{t: time.Now()}}
 	fee, err := wallet.New(filepath.Join(dir, "fee.json"))
@@ -45,14 +48,16 @@ func startPaidB(t testing.TB, pkgs ...string) *paidHost {
 	ph.payTo = solana.EncodeBase58(seller.Public().(ed25519.PublicKey))
 	fac := x402.NewLocal(fee, x402.SolanaDevnet)
 	ph.feePayer = fac.FeePayer()
-	ph.Host = testhost.Start(t, testhost.Options{Now: ph.clock.Now, CallTimeout: 10 * time.Second, Gate: func(tb testing.TB, st *store.Store) payment.Gate {
+	opts.Now, opts.CallTimeout = ph.clock.Now, 10*time.Second
+	opts.Gate = func(tb testing.TB, st *store.Store) payment.Gate {
 		g, err := x402.NewGate(context.Background(), x402.Config{Facilitator: fac, Store: st, Network: x402.SolanaDevnet,
 			Asset: x402.USDCDevnet, PayTo: ph.payTo, Now: ph.clock.Now})
 		if err != nil {
 			tb.Fatal(err)
 		}
 		return g
-	}}, pkgs...)
+	}
+	ph.Host = testhost.Start(t, opts, pkgs...)
 	return ph
 }
 
