@@ -31,7 +31,9 @@ type paidHost struct {
 
 func startPaid(t *testing.T, pkgs ...string) *paidHost { return startPaidB(t, pkgs...) }
 
-func startPaidB(t testing.TB, pkgs ...string) *paidHost { return startPaidWith(t, testhost.Options{}, pkgs...) }
+func startPaidB(t testing.TB, pkgs ...string) *paidHost {
+	return startPaidWith(t, testhost.Options{}, pkgs...)
+}
 
 // startPaidWith is startPaid with further host options (adapters).
 func startPaidWith(t testing.TB, opts testhost.Options, pkgs ...string) *paidHost {
