@@ -20,65 +20,8 @@ func validValue(b []byte, i, depth int) (int, bool) {
 	switch c := b[i]; {
 	case c == '"':
 		return validString(b, i)
-	case c == '{':
-		if depth+1 > maxDepth {
-			return i, false
-		}
-		i = skipSpace(b, i+1)
-		if i < len(b) && b[i] == '}' {
-			return i + 1, true
-		}
-		for {
-			if i >= len(b) || b[i] != '"' {
-				return i, false
-			}
-			var ok bool
-			if i, ok = validString(b, i); !ok {
-				return i, false
-			}
-			if i = skipSpace(b, i); i >= len(b) || b[i] != ':' {
-				return i, false
-			}
-			if i, ok = validValue(b, skipSpace(b, i+1), depth+1); !ok {
-				return i, false
-			}
-			if i = skipSpace(b, i); i >= len(b) {
-				return i, false
-			}
-			switch b[i] {
-			case ',':
-				i = skipSpace(b, i+1)
-			case '}':
-				return i + 1, true
-			default:
-				return i, false
-			}
-		}
-	case c == '[':
-		if depth+1 > maxDepth {
-			return i, false
-		}
-		i = skipSpace(b, i+1)
-		if i < len(b) && b[i] == ']' {
-			return i + 1, true
-		}
-		for {
-			var ok bool
-			if i, ok = validValue(b, i, depth+1); !ok {
-				return i, false
-			}
-			if i = skipSpace(b, i); i >= len(b) {
-				return i, false
-			}
-			switch b[i] {
-			case ',':
-				i = skipSpace(b, i+1)
-			case ']':
-				return i + 1, true
-			default:
-				return i, false
-			}
-		}
+	case c == '{' || c == '[':
+		return validContainer(b, i, depth, c == '{')
 	case c == 't':
 		return literal(b, i, "true")
 	case c == 'f':
@@ -89,6 +32,51 @@ func validValue(b []byte, i, depth int) (int, bool) {
 		return validNumber(b, i)
 	}
 	return i, false
+}
+
+// validContainer checks the object or array at b[i] and returns the index
+// after it.
+func validContainer(b []byte, i, depth int, object bool) (int, bool) {
+	if depth+1 > maxDepth {
+		return i, false
+	}
+	closer := byte(']')
+	if object {
+		closer = '}'
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == closer {
+		return i + 1, true
+	}
+	for {
+		var ok bool
+		if object { // a member name and its colon first
+			if i >= len(b) || b[i] != '"' {
+				return i, false
+			}
+			if i, ok = validString(b, i); !ok {
+				return i, false
+			}
+			if i = skipSpace(b, i); i >= len(b) || b[i] != ':' {
+				return i, false
+			}
+			i = skipSpace(b, i+1)
+		}
+		if i, ok = validValue(b, i, depth+1); !ok {
+			return i, false
+		}
+		if i = skipSpace(b, i); i >= len(b) {
+			return i, false
+		}
+		switch b[i] {
+		case ',':
+			i = skipSpace(b, i+1)
+		case closer:
+			return i + 1, true
+		default:
+			return i, false
+		}
+	}
 }
 
 func literal(b []byte, i int, word string) (int, bool) {
