@@ -1,7 +1,6 @@
 // Command assay-context-audit is the context-composition/v1 family plugin
-// (service context-audit). Part 1: envelope, adapters through the host,
-// could-not-measure kinds and the pre-check; the paid report comes with the
-// metric register.
+// (service context-audit): the engine in package composition, served over
+// the SDK; records reach it adapted, through the host's adapter plugins.
 package main
 
 import (

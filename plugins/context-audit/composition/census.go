@@ -88,14 +88,8 @@ func lines(s string) []string {
 	return out
 }
 
-// RawExport is test R-1 (ANNEX C-5).
-func RawExport(nfc string, chars int) bool {
-	t := strings.Trim(nfc, space)
-	return rawExport(nfc, chars, t, t != "" && (t[0] == '{' || t[0] == '[') && json.Valid([]byte(t)))
-}
-
-// rawExport is R-1 with the trimmed text and its JSON validity, which
-// axis C computes once for C-STRUCT too.
+// rawExport is test R-1 (ANNEX C-5), given the trimmed text and its JSON
+// validity, which axis C computes once for C-STRUCT too.
 func rawExport(nfc string, chars int, trimmed string, isJSON bool) bool {
 	ls := lines(nfc)
 	if len(ls) == 0 {

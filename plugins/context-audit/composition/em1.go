@@ -1,7 +1,8 @@
 // Package composition is the context-composition/v1 engine (service
-// context-audit), being built in steps: so far the envelope and its
-// refusals, EM-1, and the axis-C classifier with the census tests it uses
-// (ANNEX C-1 to C-5). Plain Go: no gRPC, no I/O.
+// context-audit): the envelope and its refusals, EM-1, both taxonomy axes,
+// the pre-check, and the paid report — metric register M01–M15, factors
+// F-1 to F-12, the measurement line (ANNEX C-1 to C-14). Plain Go: no
+// gRPC, no I/O; records arrive adapted, through sdk.Request.Adapters.
 package composition
 
 import (

@@ -88,13 +88,12 @@ func Measure(c *Classified, st Stated, checkEnd time.Time) Measurement {
 			limited = true
 		}
 	}
-	either := r.unknownEither()
 	word := "FULL"
 	if limited {
 		word = "LIMITED"
 	}
 	line := fmt.Sprintf("CONTEXT COMPOSITION — format: %s (%s) · messages: %d · blocks: %d · total: %s · unknown blocks: %d · %s — %s",
-		c.Format, c.Level, c.Messages, len(c.Blocks), est(c.T), either, word, sdk.Instant(checkEnd))
+		c.Format, c.Level, c.Messages, len(c.Blocks), est(c.T), c.UnknownEitherN, word, sdk.Instant(checkEnd))
 	body := map[string]any{
 		"header_facts":     r.header(),
 		"factors":          factors,
@@ -102,8 +101,6 @@ func Measure(c *Classified, st Stated, checkEnd time.Time) Measurement {
 	}
 	return Measurement{Body: body, Line: line, Limited: limited}
 }
-
-func (r *report) unknownEither() int { return r.c.UnknownEitherN }
 
 func (r *report) header() map[string]any {
 	c := r.c
