@@ -198,7 +198,7 @@ func (f *Family) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 func (f *Family) Report(env *Envelope, rec *pb.SessionRecord, c *Classified, clock func() time.Time) sdk.Report {
 	st := ReadStated(env.StatedCounts, c, rec.GetStatedTotal(), rec.GetHasStatedTotal())
 	checkEnd := clock()
-	ms := Measure(c, st, checkEnd)
+	ms := Measure(c, st, checkEnd, f.f9)
 	jsonString, leftOut := recordFacts(rec)
 	body := ms.Body
 	body["method"] = map[string]any{"id": Method, "criteria": f.criteria}
@@ -210,12 +210,6 @@ func (f *Family) Report(env *Envelope, rec *pb.SessionRecord, c *Classified, clo
 	body["unknown_top_level_members"] = env.UnknownMembers
 	body["scope"] = f.scope
 	body["never_assessable"] = f.never
-	// F-9's literature line is the criteria's own sentence
-	for _, fc := range body["factors"].([]map[string]any) {
-		if fc["id"] == "F-9" && fc["status"] == "ASSESSABLE" {
-			fc["literature_line"] = f.f9
-		}
-	}
 	outcome := "measured_full"
 	if ms.Limited {
 		outcome = "measured_limited"

@@ -1,6 +1,7 @@
 package composition
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -62,6 +63,16 @@ func notAssessable(id, metric, reason string) map[string]any {
 	return m
 }
 
+// mustEncode is encoding/json of a factor built here from numbers, strings
+// and slices of them, which cannot fail.
+func mustEncode(f map[string]any) json.RawMessage {
+	b, err := json.Marshal(f)
+	if err != nil {
+		panic("composition: a factor does not encode") // a programming error: the SDK answers 500, uncharged
+	}
+	return b
+}
+
 // Measurement is a measured record: the report body and its ledger facts.
 type Measurement struct {
 	Body    map[string]any
@@ -70,18 +81,27 @@ type Measurement struct {
 }
 
 // Measure builds the report members of ANNEX C-13 for a classified record
-// (the caller adds the criteria's fixed texts and the envelope facts).
-func Measure(c *Classified, st Stated, checkEnd time.Time) Measurement {
+// (the caller adds the criteria's other fixed texts and the envelope
+// facts); literature is the criteria's F-9 line.
+func Measure(c *Classified, st Stated, checkEnd time.Time, literature string) Measurement {
 	r := &report{c: c, st: st}
 	// M09 is the one costly factor: it runs on the second core while the
-	// others are computed, and Measure waits for it before returning
+	// others are computed and encoded, and Measure waits for it before
+	// returning
 	near := make(chan NearResult, 1)
 	go func() { near <- c.NearDuplicates() }()
 	factors := []map[string]any{
-		r.f1(), r.f2(), r.f2b(), r.f3(), r.f4(), r.f5(), nil, r.f7(), r.f8(), r.f9(), r.f10(),
+		r.f1(), r.f2(), r.f2b(), r.f3(), r.f4(), r.f5(), nil, r.f7(), r.f8(), r.f9(literature), r.f10(),
 		notAssessable("F-11", "", byDesign), r.f12(),
 	}
+	encoded := make([]json.RawMessage, len(factors))
+	for i, f := range factors {
+		if f != nil {
+			encoded[i] = mustEncode(f)
+		}
+	}
 	factors[6] = r.f6(<-near)
+	encoded[6] = mustEncode(factors[6])
 	limited := false
 	for _, f := range factors {
 		if f["status"] == sdk.NotAssessable && f["id"] != "F-11" {
@@ -96,7 +116,7 @@ func Measure(c *Classified, st Stated, checkEnd time.Time) Measurement {
 		c.Format, c.Level, c.Messages, len(c.Blocks), est(c.T), c.UnknownEitherN, word, sdk.Instant(checkEnd))
 	body := map[string]any{
 		"header_facts":     r.header(),
-		"factors":          factors,
+		"factors":          encoded,
 		"measurement_line": line,
 	}
 	return Measurement{Body: body, Line: line, Limited: limited}
@@ -401,8 +421,9 @@ func (r *report) f8() map[string]any {
 	return f
 }
 
-func (r *report) f9() map[string]any {
+func (r *report) f9(literature string) map[string]any {
 	f := factor("F-9", "M14")
+	f["literature_line"] = literature
 	list := []map[string]any{}
 	offset := 0
 	for _, b := range r.c.Blocks {

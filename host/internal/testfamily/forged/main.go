@@ -36,7 +36,7 @@ func (f forged) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 		}
 		body := r.Body.(map[string]any)
 		header := body["header_facts"].(map[string]any)
-		factors := body["factors"].([]map[string]any)
+		factors := body["factors"].([]json.RawMessage)
 		switch in.Forge {
 		case "full_line": // the criteria's canonical wrong report
 			line := strings.Replace(body["measurement_line"].(string), "· LIMITED —", "· FULL —", 1)
@@ -49,7 +49,10 @@ func (f forged) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 		case "count_as_estimate":
 			header["M01"].(map[string]any)["block_count"] = "est:~8"
 		case "zeroed_factor":
-			factors[10]["covered_message_count"] = 0
+			var f10 map[string]any
+			_ = json.Unmarshal(factors[10], &f10)
+			f10["covered_message_count"] = 0
+			factors[10], _ = json.Marshal(f10)
 		case "composite":
 			body["score"] = 1
 		case "wording":
