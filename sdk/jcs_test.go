@@ -1,0 +1,54 @@
+package sdk
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+)
+
+// decodeReference is DecodeJSON as encoding/json writes it. (The decoder
+// alone accepts "0}0": More reports the end of an enclosing value, not
+// trailing data, so the document is checked whole first.)
+func decodeReference(raw []byte) (any, error) {
+	if !json.Valid(raw) {
+		return nil, errors.New("not JSON")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("trailing data")
+	}
+	return v, nil
+}
+
+func FuzzDecodeJSONIsEncodingJSON(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2.50,-0e1,"\u00e9\ud800x"],"a":{"b":null},"c":true}`, `"bad utf8 ` + "\xff" + `"`, `[]`, ` 12 `, `{"a":1} x`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, err := DecodeJSON(raw)
+		want, werr := decodeReference(raw)
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("%q: error %v, encoding/json %v", raw, err, werr)
+		}
+		if err == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: %#v, encoding/json %#v", raw, got, want)
+		}
+	})
+}
+
+// A document with trailing text is not JSON, even when the text starts by
+// closing a value (encoding/json's decoder alone lets "0}0" through).
+func TestDecodeJSONRefusesTrailingText(t *testing.T) {
+	for _, raw := range []string{`0}0`, `{"a":1}}`, `[1]]`, `1 2`} {
+		if _, err := DecodeJSON([]byte(raw)); err == nil {
+			t.Errorf("%s decoded", raw)
+		}
+	}
+}
