@@ -10,6 +10,7 @@ import (
 	"github.com/assay-audit/assay/plugins/adapter-anthropic-messages/anthropic"
 	"github.com/assay-audit/assay/plugins/context-audit/compositiontest"
 	"github.com/assay-audit/assay/sdk"
+	"github.com/assay-audit/assay/sdk/familytest"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 )
 
@@ -39,18 +40,8 @@ func measured(t *testing.T, rec *pb.SessionRecord, stated string) map[string]any
 	}
 	body := `{"envelope_version":"context-composition-envelope/1","declared_format_id":"generic-message-list","record":{"messages":[]}` + stated + `}`
 	c := f.Check(context.Background(), sdk.Request{Route: sdk.Op, Op: "audit", Body: []byte(body), Adapters: fakeAdapters{rec}})
-	if c.Outcome != sdk.Accepted || c.Measure == nil {
-		t.Fatalf("not accepted: %+v", c)
-	}
-	rep, err := c.Measure(context.Background(), func() time.Time { return checkEnd })
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := json.Marshal(rep.Body)
-	var m map[string]any
-	_ = json.Unmarshal(raw, &m)
-	ledger, _ := json.Marshal(rep.Ledger)
-	m["_ledger"] = string(ledger)
+	m, ledger := familytest.Report(t, c, func() time.Time { return checkEnd })
+	m["_ledger"] = ledger
 	return m
 }
 

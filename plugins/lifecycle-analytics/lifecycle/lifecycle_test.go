@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/assay-audit/assay/sdk"
+	"github.com/assay-audit/assay/sdk/familytest"
 )
 
 func TestParseInstant(t *testing.T) {
@@ -68,15 +69,8 @@ func render(t *testing.T, b []byte) map[string]any {
 	if c.Outcome != sdk.Accepted {
 		t.Fatalf("refused: %+v", c.Body)
 	}
-	rep, err := c.Measure(context.Background(), time.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := json.Marshal(rep.Body)
-	var m map[string]any
-	_ = json.Unmarshal(raw, &m)
-	ledger, _ := json.Marshal(rep.Ledger)
-	m["_ledger"] = string(ledger)
+	m, ledger := familytest.Report(t, c, time.Now)
+	m["_ledger"] = ledger
 	return m
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/assay-audit/assay/sdk"
+	"github.com/assay-audit/assay/sdk/familytest"
 )
 
 type rec map[string]any
@@ -32,15 +33,8 @@ func report(t *testing.T, body []byte) map[string]any {
 	if c.Outcome != sdk.Accepted {
 		t.Fatalf("refused: %+v", c.Body)
 	}
-	rep, err := c.Measure(context.Background(), func() time.Time { return time.Date(2026, 11, 29, 15, 47, 22, 0, time.UTC) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := json.Marshal(rep.Body)
-	var m map[string]any
-	_ = json.Unmarshal(raw, &m)
-	lg, _ := json.Marshal(rep.Ledger)
-	m["_ledger"] = string(lg)
+	m, ledger := familytest.Report(t, c, func() time.Time { return time.Date(2026, 11, 29, 15, 47, 22, 0, time.UTC) })
+	m["_ledger"] = ledger
 	return m
 }
 
