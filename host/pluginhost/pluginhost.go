@@ -370,6 +370,15 @@ func (b *bodies) span(token uint64, span *pb.Span) ([]byte, bool) {
 	return rec, err == nil
 }
 
+// OpenBodies is how many request bodies the family's host service holds
+// now (one per open request): for diagnostics and the tests that prove
+// none outlives its request.
+func (f *Family) OpenBodies() int {
+	f.bodies.mu.Lock()
+	defer f.bodies.mu.Unlock()
+	return len(f.bodies.held)
+}
+
 // StartFamily starts a family plugin, reads its description, and supervises
 // it until Close. A checksum mismatch or failed handshake is an error here:
 // the host refuses to load the plugin. router (may be nil) reaches the
