@@ -90,7 +90,7 @@ func TestContextAuditPrecheckThroughAdapters(t *testing.T) {
 	if len(factors) != 13 {
 		t.Fatalf("%d factors", len(factors))
 	}
-	if f10, _ := factors[10].(map[string]any); f10["id"] != "F-10" || f10["status"] != "NOT-ASSESSABLE" || f10["reason"] != "no stated counts" {
+	if f10, _ := factors[10].(map[string]any); f10["id"] != "F-10" || f10["status"] != "NOT-ASSESSABLE" || f10["reason"] != "no stated counts" || f10["label"] != "NO-STATED-COUNT" {
 		t.Errorf("F-10 %v", f10)
 	}
 	// the host held each body for its request only (the family adapts by

@@ -238,7 +238,11 @@ func (f *Family) precheck(env *Envelope, rec *pb.SessionRecord, c *Classified, s
 		na = append(na, map[string]any{"factor": "F-5", "metric": "M07", "reason": "no P-USER message"})
 	}
 	if reason := st.Status(c.Messages); reason != "" {
-		na = append(na, map[string]any{"factor": "F-10", "metric": "M12", "reason": reason})
+		entry := map[string]any{"factor": "F-10", "metric": "M12", "reason": reason}
+		if reason == noStatedCounts {
+			entry["label"] = noStatedLabel
+		}
+		na = append(na, entry)
 	}
 	na = append(na, map[string]any{"factor": "F-11", "metric": nil, "reason": "NOT-ASSESSABLE-BY-DESIGN in v1"})
 	out := map[string]any{

@@ -26,13 +26,15 @@ const (
 	conventionM12   = "The ±5 % tolerance is a fleet convention."
 	noteM12         = "Disagreement measures the gap between the harness's count and EM-1 — not an error by either side."
 	byDesign        = "NOT-ASSESSABLE-BY-DESIGN in v1"
+	noStatedCounts  = "no stated counts"
+	noStatedLabel   = "NO-STATED-COUNT"
 	rawValueCap     = 64
 )
 
 // fixedSentences are exempt from the wording fence (the criteria's own
 // and the ANNEX's fixed report sentences).
 var fixedSentences = []string{notIdentifiable, nonSerialisable, zeroDenominator, absenceNote, cmptNote,
-	conventionM06, conventionM07, conventionM09, conventionM10, conventionM12, noteM12, byDesign}
+	conventionM06, conventionM07, conventionM09, conventionM10, conventionM12, noteM12, byDesign, noStatedCounts, noStatedLabel}
 
 // report is one measurement's working state.
 type report struct {
@@ -471,7 +473,11 @@ func comparison(stated int64, e int) map[string]any {
 func (r *report) f10() map[string]any {
 	c, st := r.c, r.st
 	if reason := st.Status(c.Messages); reason != "" {
-		return notAssessable("F-10", "M12", reason)
+		f := notAssessable("F-10", "M12", reason)
+		if reason == noStatedCounts {
+			f["label"] = noStatedLabel // the criteria's own M12 label
+		}
+		return f
 	}
 	units := []map[string]any{}
 	var sumS int64

@@ -91,7 +91,7 @@ func TestReportWorkedByHand(t *testing.T) {
 		"M09":  {js2([]any{at(t, m, "factors", 6, "eligible_block_count"), at(t, m, "factors", 6, "pair_count"), at(t, m, "factors", 6, "pairs")}), `[4,2,[[2,4],[4,5]]]`},
 		"M11":  {js2([]any{at(t, m, "factors", 8, "block_count"), at(t, m, "factors", 8, "share"), at(t, m, "factors", 8, "absence_note")}), `[1,"est:~14.71%",null]`},
 		"M14":  {js2(at(t, m, "factors", 9, "blocks")), `[{"block_index":1,"class":"P-SYS","depth":"est:~14.71%","offset_tokens":"est:~5"}]`},
-		"F10":  {js2(at(t, m, "factors", 10)), `{"id":"F-10","metric":"M12","reason":"no stated counts","status":"NOT-ASSESSABLE"}`},
+		"F10":  {js2(at(t, m, "factors", 10)), `{"id":"F-10","label":"NO-STATED-COUNT","metric":"M12","reason":"no stated counts","status":"NOT-ASSESSABLE"}`},
 		"M15":  {js2(at(t, m, "factors", 12)), `{"block_index":1,"c_class":"C-TEXT","id":"F-12","message_index":0,"metric":"M15","p_class":"P-SYS","share":"est:~20.59%","status":"ASSESSABLE","tokens":"est:~7"}`},
 		"line": {m["measurement_line"].(string), "CONTEXT COMPOSITION — format: generic-message-list (L2) · messages: 7 · blocks: 8 · total: est:~34 · unknown blocks: 1 · LIMITED — 2026-11-29T12:00:00Z"},
 	}

@@ -117,7 +117,7 @@ func (s Stated) CoveredCount() int {
 func (s Stated) Status(messages int) string {
 	switch {
 	case !s.Any:
-		return "no stated counts"
+		return noStatedCounts
 	case !s.HasTotal && s.CoveredCount() < messages:
 		return "partial coverage"
 	}
