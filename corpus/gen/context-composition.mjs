@@ -1041,7 +1041,9 @@ export function build({ criteria, annexText }) {
     const anyUser = msgs.some((m) => m.blocks.length > 0 && classifyP(m.blocks[0], fmt, rec.level).winner === 'P-USER');
     if (!anyUser) out.push({ factor: 'F-5', metric: 'M07', reason: 'no P-USER message' });
     const st = statedInfo(ev);
-    if (st.status) out.push({ factor: 'F-10', metric: 'M12', reason: st.status });
+    // C-10 / C-13: F-10 with `no stated counts` carries the criteria's M12
+    // label; `partial coverage` carries none.
+    if (st.status) out.push({ factor: 'F-10', metric: 'M12', reason: st.status, ...(st.status === NO_STATED ? { label: NO_STATED_LABEL } : {}) });
     out.push({ factor: 'F-11', metric: null, reason: 'NOT-ASSESSABLE-BY-DESIGN in v1' });
     return out;
   }
@@ -1099,6 +1101,17 @@ export function build({ criteria, annexText }) {
     notIdent: fixed(NOT_IDENT),
   };
   assert(criteria.metric_register.M12.includes('not an error by either side') && criteria.assessability_matrix.F11.startsWith(S.f11), 'criteria sentences');
+  // The F-10 label comes from M12's own text ("... = NOT-ASSESSABLE (no
+  // stated counts), label NO-STATED-COUNT"); the ANNEX (C-10, C-13) prints it
+  // as the member "label" of F-10 with reason `no stated counts` only.
+  const NO_STATED = 'no stated counts';
+  const NO_STATED_LABEL = (() => {
+    const m = /NOT-ASSESSABLE \(no stated counts\), label ([A-Z][A-Z-]*[A-Z])/.exec(criteria.metric_register.M12);
+    assert(m && m[1] === 'NO-STATED-COUNT', 'M12 label');
+    return m[1];
+  })();
+  fixed('F-10 with reason `no stated counts` also carries `"label": "NO-STATED-COUNT"`');
+  fixed('(F-10 with `no stated counts` adds `"label": "NO-STATED-COUNT"`, the criteria\'s M12 label)');
   const LABELLING = criteria.estimation_method.labelling;
   const SCOPE = criteria.scope_block;
   const F9_LINE = criteria.f9_line;
@@ -1410,7 +1423,7 @@ export function build({ criteria, annexText }) {
     // ---- F-10 (M12)
     const st = statedInfo(ev);
     let F10;
-    if (st.status) F10 = notAss('F-10', st.status);
+    if (st.status) F10 = st.status === NO_STATED ? { ...notAss('F-10', st.status), label: NO_STATED_LABEL } : notAss('F-10', st.status);
     else {
       // C-14: invalid_entry_count counts harness_stated_counts members only;
       // a carried but out-of-range generic figure states nothing.
@@ -1456,8 +1469,14 @@ export function build({ criteria, annexText }) {
     const factors = [F1, F2, F2b, F3, F4, F5, F6, F7, F8, F9, F10, F11, F12];
     const limited = factors.some((f) => f.id !== 'F-11' && f.status === 'NOT-ASSESSABLE');
     // Cross-check: the report's NOT-ASSESSABLE factors are the pre-check's list.
-    const naReport = factors.filter((f) => f.status === 'NOT-ASSESSABLE').map((f) => f.id + ':' + f.reason);
-    const naPre = notAssessable(ev).map((x) => x.factor + ':' + x.reason);
+    const naReport = factors.filter((f) => f.status === 'NOT-ASSESSABLE').map((f) => f.id + ':' + f.reason + (hasOwn(f, 'label') ? ':' + f.label : ''));
+    const naPre = notAssessable(ev).map((x) => x.factor + ':' + x.reason + (hasOwn(x, 'label') ? ':' + x.label : ''));
+    // C-13: a NOT-ASSESSABLE factor is exactly {id, metric, status, reason},
+    // plus "label" for F-10 with `no stated counts` and nothing else.
+    for (const f of factors.filter((x) => x.status === 'NOT-ASSESSABLE')) {
+      const withLabel = f.id === 'F-10' && f.reason === NO_STATED;
+      assert(deepEqual(Object.keys(f), withLabel ? ['id', 'metric', 'status', 'reason', 'label'] : ['id', 'metric', 'status', 'reason']) && (!withLabel || f.label === NO_STATED_LABEL), 'NOT-ASSESSABLE factor shape ' + f.id);
+    }
     assert(deepEqual(naReport, naPre), 'report and pre-check agree on NOT-ASSESSABLE: ' + naReport + ' / ' + naPre);
 
     let unknown = 0;
@@ -1581,7 +1600,14 @@ export function build({ criteria, annexText }) {
   };
   const head = (fmt) => [['envelope_version', JSON.stringify(ENVELOPE)], ['declared_format_id', JSON.stringify(fmt)]];
 
-  const naOf = (ans) => (ans.not_assessable || []).map((x) => x.factor + (x.factor === 'F-10' ? ':' + x.reason : ''));
+  // Each entry is exactly {factor, metric, reason}, plus label NO-STATED-COUNT
+  // for F-10 with `no stated counts` (C-10); the label is checked here so the
+  // expected lists below stay in the factor:reason form.
+  const naOf = (ans) => (ans.not_assessable || []).map((x) => {
+    const withLabel = x.factor === 'F-10' && x.reason === 'no stated counts';
+    assert(deepEqual(Object.keys(x), withLabel ? ['factor', 'metric', 'reason', 'label'] : ['factor', 'metric', 'reason']) && (!withLabel || x.label === 'NO-STATED-COUNT'), 'not_assessable entry shape ' + JSON.stringify(x));
+    return x.factor + (x.factor === 'F-10' ? ':' + x.reason : '');
+  });
   const expectNA = (list) => (ev, ans) => assert(deepEqual(naOf(ans), list), 'not_assessable ' + JSON.stringify(naOf(ans)));
 
   // The real Letta fixtures are not embedded: they stay in shared/ (never
@@ -2385,6 +2411,7 @@ export function build({ criteria, annexText }) {
       body: anth({ messages: [{ role: 'user', content: 'Hello there' }, { role: 'assistant', content: 'Hi' }] }),
       check: (ev, ans) => {
         assert(ans.measurement_line === 'CONTEXT COMPOSITION \u2014 format: anthropic-messages (L0) \u00b7 messages: 2 \u00b7 blocks: 2 \u00b7 total: est:~4 \u00b7 unknown blocks: 0 \u00b7 LIMITED \u2014 <check-end UTC>', 'ANNEX line');
+        assert(deepEqual(F(ans, 'F-10'), { id: 'F-10', metric: 'M12', status: 'NOT-ASSESSABLE', reason: 'no stated counts', label: 'NO-STATED-COUNT' }), 'F-10 label');
       },
     });
   {
@@ -3361,7 +3388,7 @@ export function build({ criteria, annexText }) {
       'A report whose only valid per_message entries lie beyond its messages prints F-10 NOT-ASSESSABLE (no stated counts) and a LIMITED line.',
       {
         body: anth(two, { harness_stated_counts: { per_message: [null, null, 5, 7] } }),
-        check: (ev, ans) => assert(deepEqual(F(ans, 'F-10'), { id: 'F-10', metric: 'M12', status: 'NOT-ASSESSABLE', reason: 'no stated counts' }) && isLimited(ans), 'no stated counts'),
+        check: (ev, ans) => assert(deepEqual(F(ans, 'F-10'), { id: 'F-10', metric: 'M12', status: 'NOT-ASSESSABLE', reason: 'no stated counts', label: 'NO-STATED-COUNT' }) && isLimited(ans), 'no stated counts'),
       });
   }
   {
