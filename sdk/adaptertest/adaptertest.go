@@ -153,3 +153,36 @@ func mutations(rec []byte) [][]byte {
 	}
 	return out
 }
+
+// FatalTB is what Adapted and Answer need of a testing.TB.
+type FatalTB interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
+// Adapted adapts a record that must adapt and returns it as a family sees
+// it: text spans resolved by the SDK.
+func Adapted(t FatalTB, a sdk.Adapter, record []byte) *pb.SessionRecord {
+	t.Helper()
+	r := a.Adapt(context.Background(), &pb.AdaptRequest{FormatId: a.Describe().GetFormatId(), Record: record})
+	if r.GetRecord() == nil {
+		t.Fatalf("refused: %s", r.GetRefusal().GetCode())
+	}
+	Answer(t, r, record)
+	return r.GetRecord()
+}
+
+// Answer checks any answer to any bytes, as a fuzz target does: exactly
+// one of a record and a refusal, and a record's text spans resolve (the
+// SDK resolves them for the family, so they are resolved here too).
+func Answer(t FatalTB, r *pb.AdaptResponse, record []byte) {
+	t.Helper()
+	if (r.GetRecord() == nil) == (r.GetRefusal() == nil) {
+		t.Fatalf("exactly one of record and refusal")
+	}
+	if r.GetRecord() != nil {
+		if err := sdk.ResolveTextSpans(r.GetRecord(), record); err != nil {
+			t.Fatalf("a text span does not resolve: %v", err)
+		}
+	}
+}

@@ -11,14 +11,7 @@ import (
 
 func adapt(t *testing.T, rec string) *pb.SessionRecord {
 	t.Helper()
-	r := Adapter{}.Adapt(context.Background(), &pb.AdaptRequest{FormatId: FormatID, Record: []byte(rec)})
-	if r.GetRecord() == nil {
-		t.Fatalf("%s refused", rec)
-	}
-	if err := sdk.ResolveTextSpans(r.GetRecord(), []byte(rec)); err != nil { // as the SDK does for the family
-		t.Fatal(err)
-	}
-	return r.GetRecord()
+	return adaptertest.Adapted(t, Adapter{}, []byte(rec))
 }
 
 func TestLevelsByContent(t *testing.T) {
@@ -57,15 +50,7 @@ func TestConformance(t *testing.T) {
 func FuzzAdapt(f *testing.F) {
 	f.Add([]byte(`{"messages":[{"role":"user","text":"hi","kind":"k","stated_tokens":3}],"tool_schemas":[{"text":null}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		r := Adapter{}.Adapt(context.Background(), &pb.AdaptRequest{FormatId: FormatID, Record: b})
-		if (r.GetRecord() == nil) == (r.GetRefusal() == nil) {
-			t.Fatal("exactly one of record and refusal")
-		}
-		if r.GetRecord() != nil {
-			if err := sdk.ResolveTextSpans(r.GetRecord(), b); err != nil {
-				t.Fatalf("a text span does not resolve: %v", err)
-			}
-		}
+		adaptertest.Answer(t, Adapter{}.Adapt(context.Background(), &pb.AdaptRequest{FormatId: FormatID, Record: b}), b)
 	})
 }
 

@@ -22,14 +22,7 @@ func fixture(t *testing.T, name string) []byte {
 
 func adapt(t *testing.T, rec []byte) *pb.SessionRecord {
 	t.Helper()
-	r := Adapter{}.Adapt(context.Background(), &pb.AdaptRequest{FormatId: FormatID, Record: rec})
-	if r.GetRecord() == nil {
-		t.Fatalf("refused: %v", r.GetRefusal())
-	}
-	if err := sdk.ResolveTextSpans(r.GetRecord(), rec); err != nil { // as the SDK does for the family
-		t.Fatal(err)
-	}
-	return r.GetRecord()
+	return adaptertest.Adapted(t, Adapter{}, rec)
 }
 
 func disclosed(r *pb.SessionRecord, code string) int64 {
@@ -117,14 +110,7 @@ func FuzzAdapt(f *testing.F) {
 	f.Add([]byte(`"{\"agents\":[]}"`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r := Adapter{}.Adapt(context.Background(), &pb.AdaptRequest{FormatId: FormatID, Record: b})
-		if (r.GetRecord() == nil) == (r.GetRefusal() == nil) {
-			t.Fatal("exactly one of record and refusal")
-		}
-		if r.GetRecord() != nil {
-			if err := sdk.ResolveTextSpans(r.GetRecord(), b); err != nil {
-				t.Fatalf("a text span does not resolve: %v", err)
-			}
-		}
+		adaptertest.Answer(t, r, b)
 		for _, m := range r.GetRecord().GetMessages() {
 			for _, blk := range m.GetBlocks() {
 				if blk.GetContent() == nil {
