@@ -47,6 +47,7 @@ func ServerOptions() []grpc.ServerOption {
 		grpc.MaxRecvMsgSize(MaxMessageBytes),
 		grpc.MaxSendMsgSize(MaxMessageBytes),
 		grpc.MaxConcurrentStreams(math.MaxUint16),
+		grpc.ForceServerCodecV2(FrameCodec{}),
 	}
 }
 
@@ -56,6 +57,7 @@ func DialOptions() []grpc.DialOption {
 		grpc.WithDefaultCallOptions(
 			grpc.MaxCallRecvMsgSize(MaxMessageBytes),
 			grpc.MaxCallSendMsgSize(MaxMessageBytes),
+			grpc.ForceCodecV2(FrameCodec{}),
 		),
 	}
 }

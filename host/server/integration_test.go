@@ -170,6 +170,22 @@ func TestBodyCapCountsRawBytes(t *testing.T) {
 		t.Errorf("one over: %d %s", r.status, r.raw)
 	}
 	verified(t, h, r)
+	// without a declared length (chunked), the cap is the same
+	for _, c := range []struct {
+		route string
+		body  []byte
+		want  int
+	}{{"compare", exact, 200}, {"precheck", over, 413}} {
+		req, _ := http.NewRequest("POST", h.URL+"/stream-divergence/"+c.route, io.MultiReader(bytes.NewReader(c.body)))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if req.ContentLength != 0 || resp.StatusCode != c.want {
+			t.Errorf("chunked %d bytes: %d, want %d (declared length %d)", len(c.body), resp.StatusCode, c.want, req.ContentLength)
+		}
+	}
 }
 
 func TestFiveMiBBodyCrossesTheBoundary(t *testing.T) {

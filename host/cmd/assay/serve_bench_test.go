@@ -78,6 +78,12 @@ func BenchmarkServeMaxContextRecord(b *testing.B) {
 		}
 		return time.Since(start)
 	}
+	// what each process holds idle, before its first request: the request's
+	// cost is the peak above it
+	idle := map[string]int64{}
+	for _, pid := range append(children(cmd.Process.Pid), strconv.Itoa(cmd.Process.Pid)) {
+		idle[pid] = testhost.RSS(pid)
+	}
 	post() // plugins started and warm
 	var times []time.Duration
 	b.SetBytes(int64(len(body)))
@@ -89,24 +95,33 @@ func BenchmarkServeMaxContextRecord(b *testing.B) {
 	b.ReportMetric(float64(times[(9*len(times)+9)/10-1].Microseconds())/1000, "p90-ms")
 	// the host and every plugin it runs (all four families and three
 	// adapters are loaded; the idle ones count too)
-	host := testhost.PeakRSS(strconv.Itoa(cmd.Process.Pid))
-	all, path := host, host
+	hostPid := strconv.Itoa(cmd.Process.Pid)
+	host := testhost.PeakRSS(hostPid)
+	all, path, growth := host, host, host-idle[hostPid]
+	b.ReportMetric(float64(host-idle[hostPid])/(1<<20), "host-growth-MiB")
 	for _, c := range children(cmd.Process.Pid) {
 		p := testhost.PeakRSS(c)
 		all += p
 		name, _ := os.ReadFile("/proc/" + c + "/cmdline")
-		switch {
-		case bytes.Contains(name, []byte("assay-context-audit")):
-			path += p
-			b.ReportMetric(float64(p)/(1<<20), "family-peak-MiB")
-		case bytes.Contains(name, []byte("assay-adapter-anthropic-messages")):
-			path += p
-			b.ReportMetric(float64(p)/(1<<20), "adapter-peak-MiB")
+		for _, proc := range []struct{ binary, metric string }{
+			{"assay-context-audit", "family"}, {"assay-adapter-anthropic-messages", "adapter"},
+		} {
+			if bytes.Contains(name, []byte(proc.binary)) {
+				path += p
+				growth += p - idle[c]
+				b.ReportMetric(float64(p)/(1<<20), proc.metric+"-peak-MiB")
+				b.ReportMetric(float64(p-idle[c])/(1<<20), proc.metric+"-growth-MiB")
+			}
 		}
 	}
 	b.ReportMetric(float64(host)/(1<<20), "host-peak-MiB")
 	b.ReportMetric(float64(path)/(1<<20), "peak-MiB")
 	b.ReportMetric(float64(path)/float64(len(body)), "peak-x-body")
+	// the request's own cost: the three processes' peaks above their idle
+	// resident sets (what the binaries and runtimes hold before any
+	// request is not the body's doing)
+	b.ReportMetric(float64(growth)/(1<<20), "growth-MiB")
+	b.ReportMetric(float64(growth)/float64(len(body)), "growth-x-body")
 	b.ReportMetric(float64(all)/(1<<20), "all-plugins-peak-MiB")
 }
 

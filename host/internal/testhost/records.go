@@ -8,13 +8,20 @@ import (
 
 // PeakRSS is a process's high-water resident set (VmHWM) in bytes; pid
 // "self" is the caller.
-func PeakRSS(pid string) int64 {
+func PeakRSS(pid string) int64 { return procStatus(pid, "VmHWM:") }
+
+// RSS is a process's resident set now (VmRSS) in bytes.
+func RSS(pid string) int64 { return procStatus(pid, "VmRSS:") }
+
+// procStatus reads one kB figure of /proc/<pid>/status, in bytes; 0 when
+// the process or the line is absent.
+func procStatus(pid, key string) int64 {
 	raw, err := os.ReadFile("/proc/" + pid + "/status")
 	if err != nil {
 		return 0
 	}
 	for _, l := range strings.Split(string(raw), "\n") {
-		if strings.HasPrefix(l, "VmHWM:") {
+		if strings.HasPrefix(l, key) {
 			kb, _ := strconv.ParseInt(strings.Fields(l)[1], 10, 64)
 			return kb << 10
 		}
