@@ -156,40 +156,16 @@ type NearResult struct {
 // hash ever stands in for equality.
 func (c *Classified) NearDuplicates() NearResult {
 	var r NearResult
-	n := 0
-	for _, ids := range c.words {
-		n += max(len(ids)-2, 0)
-	}
-	// every shingle occurrence, blocks in order, as its three word ids
-	// packed 21 bits each (a 5 MiB body holds fewer than 2^21 words)
-	shingles := make([]uint64, 0, n)
-	start := make([]int, len(c.Blocks)+1)
-	for i := range c.Blocks {
-		start[i] = len(shingles)
-		ids := c.words[i]
-		if len(ids) < 3 {
-			continue
-		}
-		r.Eligible++
-		for k := 0; k+3 <= len(ids); k++ {
-			shingles = append(shingles, uint64(ids[k])<<42|uint64(ids[k+1])<<21|uint64(ids[k+2]))
-		}
-	}
-	start[len(c.Blocks)] = len(shingles)
-	var dense []uint32
-	if c.vocabulary <= wordMask+1 {
-		dense = denseIDs(shingles, c.vocabulary)
-	} else {
-		dense = denseByMap(c.words) // more words than 21 bits hold: exact, slower
-	}
+	dense := denseIDs(c.words, c.wordAt, c.vocabulary)
 	sets := make([][]uint32, len(c.Blocks))
 	for i := range c.Blocks {
-		if start[i+1] > start[i] {
-			sets[i] = dense[start[i]:start[i+1]]
+		if from, to := c.wordAt[i], c.wordAt[i+1]-2; to > from {
+			r.Eligible++
+			sets[i] = dense[from:to:to]
 		}
 	}
 	first := &pairHeap{}
-	nearjoin.Join(sets, func(p nearjoin.Pair) {
+	nearjoin.JoinOwned(sets, func(p nearjoin.Pair) {
 		if c.norms[p.I] == c.norms[p.J] {
 			return // an exact pair: M08's
 		}
@@ -276,77 +252,70 @@ func trimQuoteOrPunct(w string) string {
 	return w
 }
 
-// denseIDs numbers equal shingles alike, 0..n-1 in order of first
-// appearance: an LSD radix sort of the packed keys whose digits are the
-// three word ids (vocabulary buckets each). Keys travel with their
-// positions, so every pass and the final comparison read sequentially.
-// The sort is stable, so a run of equal keys starts at its first
-// occurrence.
-func denseIDs(keys []uint64, vocabulary int) []uint32 {
-	n := len(keys)
-	k, kt := keys, make([]uint64, n) // keys is sorted in place: the caller is done with it
-	idx, it := make([]uint32, n), make([]uint32, n)
-	for i := range idx {
-		idx[i] = uint32(i)
+// denseIDs numbers the shingles of every block (each run of three words
+// within a block) so that equal shingles get equal ids, 0..n-1 in order of
+// first appearance. The result is indexed like words: out[o] is the id of
+// the shingle that starts at word o (positions with no shingle hold
+// nothing meaningful).
+//
+// It is an LSD radix sort of the shingles' start positions whose digits
+// are the three word ids (vocabulary buckets each), read from words as
+// each pass needs them: no key is ever built or moved, so the sort holds
+// two int32 arrays of positions and nothing else. The sort is stable, so a
+// run of equal shingles starts at its first occurrence.
+func denseIDs(words []uint32, wordAt []int32, vocabulary int) []uint32 {
+	n := 0
+	for i := 0; i+1 < len(wordAt); i++ {
+		n += max(int(wordAt[i+1]-wordAt[i])-2, 0)
 	}
-	count := make([]int, vocabulary+1)
-	for shift := uint(0); shift <= 42; shift += 21 {
+	pos, tmp := make([]uint32, 0, n), make([]uint32, n)
+	for i := 0; i+1 < len(wordAt); i++ {
+		for o := wordAt[i]; o+2 < wordAt[i+1]; o++ {
+			pos = append(pos, uint32(o))
+		}
+	}
+	count := make([]int32, vocabulary+1)
+	for digit := 2; digit >= 0; digit-- {
 		clear(count)
-		for _, key := range k {
-			count[(key>>shift)&wordMask+1]++
+		for _, o := range pos {
+			count[words[int(o)+digit]+1]++
 		}
 		for v := 1; v < len(count); v++ {
 			count[v] += count[v-1]
 		}
-		for j, key := range k {
-			d := (key >> shift) & wordMask
-			kt[count[d]] = key
-			it[count[d]] = idx[j]
+		for _, o := range pos {
+			d := words[int(o)+digit]
+			tmp[count[d]] = o
 			count[d]++
 		}
-		k, kt = kt, k
-		idx, it = it, idx
+		pos, tmp = tmp, pos
 	}
-	out := it // reuse: every slot is written below
-	first := uint32(0)
-	for j, i := range idx {
-		if j == 0 || k[j] != k[j-1] {
-			first = i
+	// each position names its shingle's first occurrence, then first
+	// occurrences are numbered in order
+	out := make([]uint32, len(words))
+	for j, o := range pos {
+		if j == 0 || !sameShingle(words, o, pos[j-1]) {
+			out[o] = o
+		} else {
+			out[o] = out[pos[j-1]]
 		}
-		out[i] = first
 	}
 	next := uint32(0)
-	for i := range out {
-		if out[i] == uint32(i) {
-			out[i] = next
-			next++
-		} else {
-			out[i] = out[out[i]]
+	for i := 0; i+1 < len(wordAt); i++ {
+		for o := wordAt[i]; o+2 < wordAt[i+1]; o++ {
+			if out[o] == uint32(o) {
+				out[o] = next
+				next++
+			} else {
+				out[o] = out[out[o]]
+			}
 		}
 	}
 	return out
 }
 
-const wordMask = 1<<21 - 1
-
-// denseByMap numbers shingles through a map: the exact fallback for a
-// vocabulary too large to pack (no body within the cap reaches it, but
-// the engine does not rely on that).
-func denseByMap(words [][]uint32) []uint32 {
-	ids := map[[3]uint32]uint32{}
-	var out []uint32
-	for _, w := range words {
-		for k := 0; k+3 <= len(w); k++ {
-			key := [3]uint32{w[k], w[k+1], w[k+2]}
-			id, ok := ids[key]
-			if !ok {
-				id = uint32(len(ids))
-				ids[key] = id
-			}
-			out = append(out, id)
-		}
-	}
-	return out
+func sameShingle(words []uint32, a, b uint32) bool {
+	return words[a] == words[b] && words[a+1] == words[b+1] && words[a+2] == words[b+2]
 }
 
 func less(a, b nearjoin.Pair) bool { return a.I < b.I || a.I == b.I && a.J < b.J }

@@ -200,23 +200,42 @@ func TestFastPathsAgree(t *testing.T) {
 	}
 }
 
-// The packed radix numbering and the map fallback agree.
+// The radix numbering agrees with numbering through a map: equal
+// shingles (three equal word ids) alike, in order of first appearance.
 func TestDenseIDsAgreeWithTheMap(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
-	words := make([][]uint32, 50)
-	for i := range words {
-		for k := 0; k < r.IntN(40); k++ {
-			words[i] = append(words[i], uint32(r.IntN(6)))
+	for _, vocabulary := range []int{1, 2, 6, 300} {
+		var flat []uint32
+		wordAt := []int32{0}
+		ids := map[[3]uint32]uint32{}
+		var want []uint32
+		for range 60 {
+			w := make([]uint32, r.IntN(40))
+			for k := range w {
+				w[k] = uint32(r.IntN(vocabulary))
+			}
+			for k := 0; k+3 <= len(w); k++ {
+				key := [3]uint32{w[k], w[k+1], w[k+2]}
+				id, ok := ids[key]
+				if !ok {
+					id = uint32(len(ids))
+					ids[key] = id
+				}
+				want = append(want, id)
+			}
+			flat = append(flat, w...)
+			wordAt = append(wordAt, int32(len(flat)))
 		}
-	}
-	var keys []uint64
-	for _, w := range words {
-		for k := 0; k+3 <= len(w); k++ {
-			keys = append(keys, uint64(w[k])<<42|uint64(w[k+1])<<21|uint64(w[k+2]))
+		out := denseIDs(flat, wordAt, vocabulary)
+		var got []uint32
+		for i := 0; i+1 < len(wordAt); i++ {
+			for o := wordAt[i]; o+2 < wordAt[i+1]; o++ {
+				got = append(got, out[o])
+			}
 		}
-	}
-	if got, want := denseIDs(slices.Clone(keys), 6), denseByMap(words); !slices.Equal(got, want) {
-		t.Errorf("radix %v\nmap %v", got, want)
+		if !slices.Equal(got, want) {
+			t.Errorf("vocabulary %d: radix %v\nmap %v", vocabulary, got, want)
+		}
 	}
 }
 

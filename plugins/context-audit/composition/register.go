@@ -74,9 +74,12 @@ type Classified struct {
 	// norms holds N(s) per block for M08 and M09 ("" for unsized blocks):
 	// computed once, never printed.
 	norms []string
-	// words holds each block's M09 tokens as word ids (one dictionary for
-	// the record, so equal ids are equal words); vocabulary is its size.
-	words      [][]uint32
+	// words holds every block's M09 tokens as word ids, blocks in order
+	// (one dictionary for the record, so equal ids are equal words); block
+	// i's are words[wordAt[i]:wordAt[i+1]]. vocabulary is the dictionary's
+	// size.
+	words      []uint32
+	wordAt     []int32
 	vocabulary int
 }
 
@@ -102,36 +105,36 @@ func Classify(format string, rec *pb.SessionRecord) *Classified {
 	}
 	c.Blocks = make([]BlockFacts, len(items))
 	c.norms = make([]string, len(items))
-	c.words = make([][]uint32, len(items))
-	// each worker numbers words in its own dictionary; the second's ids are
-	// renumbered into the first's afterwards (one lookup per distinct word)
+	// each worker numbers words in its own dictionary, into an array of
+	// its own, noting where each of its blocks ends; the two arrays are
+	// then joined into one with the second's ids renumbered into the
+	// first's dictionary (one lookup per distinct word)
 	dicts := [2]map[string]uint32{{}, {}}
+	var arrays [2][]uint32
+	ends := make([]int32, len(items))
 	work := func(w, from, to int) {
 		var buf []byte
 		dict := dicts[w]
-		// one growing array of word ids per worker, each block a slice of
-		// it (a block's slice keeps whichever array it was written in)
 		size := 0
 		for i := from; i < to; i++ {
 			size += len(items[i].b.GetText())
 		}
-		ids := make([]uint32, 0, size/5+16)
+		ids := make([]uint32, 0, size/4+16)
 		for i := from; i < to; i++ {
 			c.Blocks[i], c.norms[i] = measureBlock(format, c.Level, items[i].m, items[i].b)
-			if !c.Blocks[i].Sized {
-				continue
+			if c.Blocks[i].Sized {
+				forEachToken(c.norms[i], &buf, func(word []byte) {
+					id, ok := dict[string(word)]
+					if !ok {
+						id = uint32(len(dict))
+						dict[string(word)] = id
+					}
+					ids = append(ids, id)
+				})
 			}
-			start := len(ids)
-			forEachToken(c.norms[i], &buf, func(word []byte) {
-				id, ok := dict[string(word)]
-				if !ok {
-					id = uint32(len(dict))
-					dict[string(word)] = id
-				}
-				ids = append(ids, id)
-			})
-			c.words[i] = ids[start:len(ids):len(ids)]
+			ends[i] = int32(len(ids))
 		}
+		arrays[w] = ids
 	}
 	// split where half the text lies before, so one huge block does not
 	// leave a worker idle
@@ -155,10 +158,18 @@ func Classify(format string, rec *pb.SessionRecord) *Classified {
 		}
 		remap[local] = id
 	}
-	for i := half; i < len(items); i++ {
-		for k, local := range c.words[i] {
-			c.words[i][k] = remap[local]
+	first := len(arrays[0])
+	c.words = make([]uint32, first+len(arrays[1]))
+	copy(c.words, arrays[0])
+	for k, local := range arrays[1] {
+		c.words[first+k] = remap[local]
+	}
+	c.wordAt = make([]int32, len(items)+1)
+	for i, end := range ends {
+		if i >= half {
+			end += int32(first)
 		}
+		c.wordAt[i+1] = end
 	}
 	c.vocabulary = len(dicts[0])
 

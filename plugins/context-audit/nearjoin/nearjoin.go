@@ -43,8 +43,29 @@ func overlap(a, b []uint32) int {
 
 // Join calls emit for every pair (I < J) of non-empty sets at Jaccard ≥
 // 4/5, in no particular order, and returns how many there are. Each set is
-// a list of token ids (duplicates allowed; they are removed).
+// a list of token ids (duplicates allowed; they are removed). The sets are
+// left as they were: Join works on one copy of them.
 func Join(sets [][]uint32, emit func(Pair)) int64 {
+	total := 0
+	for _, s := range sets {
+		total += len(s)
+	}
+	backing := make([]uint32, 0, total)
+	own := make([][]uint32, len(sets))
+	for i, s := range sets {
+		from := len(backing)
+		backing = append(backing, s...)
+		own[i] = backing[from:len(backing):len(backing)]
+	}
+	return JoinOwned(own, emit)
+}
+
+// JoinOwned is Join on sets it may overwrite: each set's elements are
+// deduplicated, replaced by their ranks and reordered in place, so the
+// join holds no copy of them (M09's sets are its own, 4 MB at full size).
+// Its working arrays are reused from phase to phase for the same reason:
+// three of one int32 per distinct token and one per occurrence.
+func JoinOwned(sets [][]uint32, emit func(Pair)) int64 {
 	// dense token ids: callers that number their tokens densely (M09 does)
 	// keep theirs; others are renumbered through a map
 	occurrences, maxToken := 0, uint32(0)
@@ -64,22 +85,23 @@ func Join(sets [][]uint32, emit func(Pair)) int64 {
 		}
 	}
 	nTokens := int(maxToken) + 1
-	// deduplicate each set with a stamp per token (no sort), and count in
-	// how many sets each token occurs
+	// deduplicate each set in place with a stamp per token (no sort), and
+	// count in how many sets each token occurs
 	stamp := make([]int32, nTokens)
 	freq := make([]int32, nTokens)
-	deduped := make([][]uint32, len(sets))
-	backing := make([]uint32, 0, occurrences)
+	occurrences = 0
 	for i, s := range sets {
-		from := len(backing)
+		k := 0
 		for _, t := range s {
 			if stamp[t] != int32(i+1) {
 				stamp[t] = int32(i + 1)
 				freq[t]++
-				backing = append(backing, t)
+				s[k] = t
+				k++
 			}
 		}
-		deduped[i] = backing[from:len(backing):len(backing)]
+		sets[i] = s[:k:k]
+		occurrences += k
 	}
 	// rank tokens rarest first, ties to the smaller id (a counting sort):
 	// any total order is exact, rarest first keeps the prefixes' posting
@@ -104,29 +126,27 @@ func Join(sets [][]uint32, emit func(Pair)) int64 {
 	// by rank (a rank occurs at most once per set), then each set refilled
 	// in that order: linear, where sorting set by set is not
 	byRank := make([]int32, nTokens+1)
-	for _, t := range backing {
-		byRank[rank[t]+1]++
+	for _, s := range sets {
+		for _, t := range s {
+			byRank[rank[t]+1]++
+		}
 	}
 	for r := 1; r < len(byRank); r++ {
 		byRank[r] += byRank[r-1]
 	}
-	owner := make([]int32, len(backing)) // the set of each occurrence, in rank order
-	next := slices.Clone(byRank[:nTokens])
-	for i, d := range deduped {
-		for _, t := range d {
+	owner := make([]int32, occurrences) // the set of each occurrence, in rank order
+	next := freq                        // reuse: the counts are spent
+	copy(next, byRank[:nTokens])
+	for i, s := range sets {
+		for _, t := range s {
 			owner[next[rank[t]]] = int32(i)
 			next[rank[t]]++
 		}
 	}
-	at := make([]int, len(deduped))
-	offset := 0
-	for i, d := range deduped {
-		at[i] = offset
-		offset += len(d)
-	}
+	at := make([]int32, len(sets))
 	for r := 0; r < nTokens; r++ {
 		for _, i := range owner[byRank[r]:byRank[r+1]] {
-			backing[at[i]] = uint32(r)
+			sets[i][at[i]] = uint32(r)
 			at[i]++
 		}
 	}
@@ -138,7 +158,7 @@ func Join(sets [][]uint32, emit func(Pair)) int64 {
 	}
 	var groups []*group
 	byHash := map[uint64][]int{}
-	for i, d := range deduped {
+	for i, d := range sets {
 		if len(d) == 0 {
 			continue
 		}
@@ -184,7 +204,8 @@ func Join(sets [][]uint32, emit func(Pair)) int64 {
 	}
 	slices.SortStableFunc(idx, func(a, b int) int { return len(groups[a].tokens) - len(groups[b].tokens) })
 	prefixLen := func(n int) int { return n - (4*n+4)/5 + 1 } // |x| − ⌈4|x|/5⌉ + 1
-	postings := make([]int32, nTokens+1)
+	postings := byRank                                        // reuse: the refill is done
+	clear(postings)
 	for _, g := range groups {
 		for _, w := range g.tokens[:prefixLen(len(g.tokens))] {
 			postings[w+1]++
@@ -193,8 +214,9 @@ func Join(sets [][]uint32, emit func(Pair)) int64 {
 	for w := 1; w < len(postings); w++ {
 		postings[w] += postings[w-1]
 	}
-	fill := slices.Clone(postings[:nTokens])
-	index := make([]int32, postings[nTokens])
+	fill := next // reuse
+	copy(fill, postings[:nTokens])
+	index := owner[:postings[nTokens]] // reuse: prefixes hold at most every occurrence
 	seen := make([]int32, len(groups)) // the probing group's stamp (x+1)
 	for _, x := range idx {
 		xs := groups[x].tokens

@@ -170,3 +170,17 @@ func BenchmarkJoin(b *testing.B) {
 		}
 	})
 }
+
+// Join works on a copy: the caller's sets are as they were.
+func TestJoinLeavesTheSets(t *testing.T) {
+	sets := [][]uint32{{5, 3, 3, 9}, {9, 5, 3}, {}, {7}}
+	want := [][]uint32{{5, 3, 3, 9}, {9, 5, 3}, {}, {7}}
+	if n := Join(sets, func(Pair) {}); n != 1 {
+		t.Errorf("pairs %d", n)
+	}
+	for i := range sets {
+		if !slices.Equal(sets[i], want[i]) {
+			t.Errorf("set %d is now %v", i, sets[i])
+		}
+	}
+}
