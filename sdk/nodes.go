@@ -30,43 +30,91 @@ type NamedNode struct {
 var ErrNotJSON = errors.New("not a JSON document")
 
 // ParseNodes locates every value of a JSON document.
+//
+// Children are collected on one scratch stack and each container's are
+// then copied into slabs allocated a few thousand at a time, so a 5 MiB
+// record's hundred thousand nodes cost their own size and no appends'
+// doubling; member names repeat (a record has a handful of distinct ones)
+// and are stored once per parse.
 func ParseNodes(doc []byte) (Node, error) {
 	if !ValidJSON(doc) {
 		return Node{}, ErrNotJSON
 	}
-	n, _ := parseNode(doc, skipSpace(doc, 0))
+	p := nodeParser{doc: doc, names: map[string]string{}, elemGrow: 8, memberGrow: 8}
+	n, _ := p.parse(skipSpace(doc, 0))
 	return n, nil
 }
 
-// parseNode parses the (valid) value at doc[i] and returns the index after it.
-func parseNode(doc []byte, i int) (Node, int) {
+// nodeParser holds one parse's scratch stacks, slabs and names.
+type nodeParser struct {
+	doc         []byte
+	elemStack   []Node
+	memberStack []NamedNode
+	elemSlab    []Node
+	memberSlab  []NamedNode
+	names       map[string]string
+	// slabs start small and double up to slab: most documents parsed
+	// (a tool call's arguments) are tiny
+	elemGrow, memberGrow int
+}
+
+// slab is how many nodes a full-grown slab holds.
+const slab = 4096
+
+// parse parses the (valid) value at doc[i] and returns the index after it.
+func (p *nodeParser) parse(i int) (Node, int) {
+	doc := p.doc
 	n := Node{Kind: doc[i], Start: i}
 	switch doc[i] {
 	case '{':
+		base := len(p.memberStack)
 		i = skipSpace(doc, i+1)
 		for doc[i] != '}' {
 			end := stringEnd(doc, i)
-			name, _ := StringOf(doc[i:end])
+			name := p.name(doc[i:end])
 			i = skipSpace(doc, skipSpace(doc, end)+1)
 			var child Node
-			child, i = parseNode(doc, i)
-			n.Members = append(n.Members, NamedNode{Name: name, Node: child})
+			child, i = p.parse(i)
+			p.memberStack = append(p.memberStack, NamedNode{Name: name, Node: child})
 			if i = skipSpace(doc, i); doc[i] == ',' {
 				i = skipSpace(doc, i+1)
 			}
 		}
 		i++
+		if k := len(p.memberStack) - base; k > 0 {
+			if len(p.memberSlab) < k {
+				p.memberSlab = make([]NamedNode, max(k, p.memberGrow))
+				p.memberGrow = min(2*p.memberGrow, slab)
+			}
+			n.Members = p.memberSlab[:k:k]
+			copy(n.Members, p.memberStack[base:])
+			p.memberSlab = p.memberSlab[k:]
+			clear(p.memberStack[base:])
+			p.memberStack = p.memberStack[:base]
+		}
 	case '[':
+		base := len(p.elemStack)
 		i = skipSpace(doc, i+1)
 		for doc[i] != ']' {
 			var child Node
-			child, i = parseNode(doc, i)
-			n.Elems = append(n.Elems, child)
+			child, i = p.parse(i)
+			p.elemStack = append(p.elemStack, child)
 			if i = skipSpace(doc, i); doc[i] == ',' {
 				i = skipSpace(doc, i+1)
 			}
 		}
 		i++
+		if k := len(p.elemStack) - base; k > 0 {
+			if len(p.elemSlab) < k {
+				p.elemSlab = make([]Node, max(k, p.elemGrow))
+				p.elemGrow = min(2*p.elemGrow, slab)
+			}
+			n.Elems = p.elemSlab[:k:k]
+			copy(n.Elems, p.elemStack[base:])
+			p.elemSlab = p.elemSlab[k:]
+			clear(p.elemStack[base:])
+			p.elemStack = p.elemStack[:base]
+		}
 	case '"':
 		i = stringEnd(doc, i)
 	default:
@@ -77,6 +125,20 @@ func parseNode(doc []byte, i int) (Node, int) {
 	}
 	n.End = i
 	return n, i
+}
+
+// name decodes a member name, once per distinct spelling for the first
+// few hundred short ones (a document of many distinct names, such as a
+// map keyed by ids, gains nothing from keeping them).
+func (p *nodeParser) name(raw []byte) string {
+	if s, ok := p.names[string(raw)]; ok {
+		return s
+	}
+	s, _ := StringOf(raw)
+	if len(raw) <= 64 && len(p.names) < 512 {
+		p.names[string(raw)] = s
+	}
+	return s
 }
 
 // Get is an object's member (the last of duplicates, as encoding/json).
