@@ -44,7 +44,9 @@ const (
 type Request struct {
 	Route Route
 	// Op is the paid op's name when Route is Op.
-	Op   string
+	Op string
+	// Body is the request body. It is read-only: the texts of a record
+	// adapted from it (Adapters.Adapt) share its memory.
 	Body []byte
 	// Now is the host's clock when the request arrived.
 	Now time.Time

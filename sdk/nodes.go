@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"unicode/utf8"
+	"unsafe"
 
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 )
@@ -180,6 +181,10 @@ func (n Node) TextSpan(doc []byte) (*pb.Span, bool) {
 // (the adapter is pinned and trusted with the record), so only what keeps
 // the record well-formed is checked: the span lies inside the record and
 // its bytes are valid UTF-8.
+//
+// The texts share record's memory (a 5 MiB record's texts are not copied
+// again), so record must not change afterwards: the SDK resolves spans
+// only against bodies it owns and never writes.
 func ResolveTextSpans(rec *pb.SessionRecord, record []byte) error {
 	for _, m := range rec.GetMessages() {
 		for _, b := range m.GetBlocks() {
@@ -195,7 +200,7 @@ func ResolveTextSpans(rec *pb.SessionRecord, record []byte) error {
 				return ErrSpan
 			}
 			b.TextSpan = nil
-			b.Content = &pb.Block_Text{Text: string(t)}
+			b.Content = &pb.Block_Text{Text: unsafe.String(unsafe.SliceData(t), len(t))}
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"testing"
+	"unsafe"
 
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 )
@@ -40,6 +41,9 @@ func TestResolveTextSpansChecksBoundsAndUTF8(t *testing.T) {
 	good := block(6, 7)
 	if err := ResolveTextSpans(good, record); err != nil || good.GetMessages()[0].GetBlocks()[0].GetText() != "ok text" {
 		t.Fatalf("%v %v", err, good)
+	}
+	if text := good.GetMessages()[0].GetBlocks()[0].GetText(); unsafe.StringData(text) != &record[6] {
+		t.Error("the text was copied out of the record")
 	}
 	// 20,2 is the invalid UTF-8; the others lie outside the record
 	for _, bad := range []*pb.SessionRecord{block(20, 2), block(20, 100), block(1<<62, 1), block(27, 1)} {
