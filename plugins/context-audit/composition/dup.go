@@ -276,9 +276,13 @@ func denseIDs(words []uint32, wordAt []int32, vocabulary int) []uint32 {
 	}
 	count := make([]int32, vocabulary+1)
 	for digit := 2; digit >= 0; digit-- {
+		// a digit's histogram does not depend on the order: count in
+		// position order, reading words sequentially
 		clear(count)
-		for _, o := range pos {
-			count[words[int(o)+digit]+1]++
+		for i := 0; i+1 < len(wordAt); i++ {
+			for _, w := range words[wordAt[i]+int32(digit) : max(wordAt[i+1]-2+int32(digit), wordAt[i]+int32(digit))] {
+				count[w+1]++
+			}
 		}
 		for v := 1; v < len(count); v++ {
 			count[v] += count[v-1]
