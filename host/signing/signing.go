@@ -244,8 +244,16 @@ func (k *Keyring) Sign(answer map[string]any) ([]byte, error) {
 	return joinMembers(keys, parts), nil
 }
 
+// joinMembers writes the canonical object of parts in keys' order into
+// one buffer sized up front (a report is hundreds of kilobytes; growing
+// by doubling would leave as much again behind).
 func joinMembers(keys []string, parts map[string][]byte) []byte {
+	size := 2
+	for _, k := range keys {
+		size += len(parts[k]) + len(k) + 8 // quotes, colon, comma, some escapes
+	}
 	var b bytes.Buffer
+	b.Grow(size)
 	b.WriteByte('{')
 	for i, k := range keys {
 		if i > 0 {

@@ -280,8 +280,10 @@ func denseIDs(words []uint32, wordAt []int32, vocabulary int) []uint32 {
 		// position order, reading words sequentially
 		clear(count)
 		for i := 0; i+1 < len(wordAt); i++ {
-			for _, w := range words[wordAt[i]+int32(digit) : max(wordAt[i+1]-2+int32(digit), wordAt[i]+int32(digit))] {
-				count[w+1]++
+			if from, to := wordAt[i], wordAt[i+1]-2; to > from { // a block of three words or more
+				for _, w := range words[from+int32(digit) : to+int32(digit)] {
+					count[w+1]++
+				}
 			}
 		}
 		for v := 1; v < len(count); v++ {
