@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/assay-audit/assay/plugins/context-audit/nearjoin"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
@@ -279,4 +280,35 @@ func BenchmarkNearAdversarial(b *testing.B) {
 			}
 		})
 	}
+}
+
+// FuzzNearDuplicatesIsNaive: on any texts (the input split at '|' into
+// blocks), M09 counts and lists exactly the pairs the plain definition
+// finds. Short words from a small alphabet make shared shingles common.
+func FuzzNearDuplicatesIsNaive(f *testing.F) {
+	for _, s := range []string{
+		"a b c d e|a b c d e f|x", "a b c|a b c|a b", "|||a a a a", "a b c d e f g h i j|a b c d e f g h i k|b c d e f g h i j|z",
+		"The cat sat. On the mat!|the cat sat on the mat|THE CAT SAT ON THE MAT TODAY|a", "a b c d|a b", "x y z w|x y z w v|q",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) || len(s) > 4096 {
+			return
+		}
+		texts := strings.Split(s, "|")
+		var blocks []*pb.Block
+		for _, x := range texts {
+			blocks = append(blocks, txt("", "", x))
+		}
+		c := Classify("generic-message-list", &pb.SessionRecord{Level: "L0", Messages: []*pb.Message{{RoleRaw: "user", Blocks: blocks}}})
+		got := c.NearDuplicates()
+		n, want := naiveNear(texts)
+		if len(want) > ListingBound {
+			want = want[:ListingBound]
+		}
+		if got.Count != n || !slices.Equal(got.Pairs, want) {
+			t.Fatalf("%d pairs %v, naive %d %v", got.Count, got.Pairs, n, want)
+		}
+	})
 }
