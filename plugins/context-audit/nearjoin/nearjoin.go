@@ -63,8 +63,15 @@ func Join(sets [][]uint32, emit func(Pair)) int64 {
 // JoinOwned is Join on sets it may overwrite: each set's elements are
 // deduplicated, replaced by their ranks and reordered in place, so the
 // join holds no copy of them (M09's sets are its own, 4 MB at full size).
-// Its working arrays are reused from phase to phase for the same reason:
-// three of one int32 per distinct token and one per occurrence.
+// Its working arrays are reused from phase to phase for the same reason.
+//
+// A token found in one set only (most shingles of real text: 82 % of a
+// full-size record's) can never be shared, so it is counted in its set's
+// size and then dropped: the sets keep only shared tokens, the index and
+// the merges are that much shorter, and the rule still reads the whole
+// sizes. Rarest first puts such tokens at the front of every set, so they
+// fill prefixes first: a set whose prefix is all of them can pair with
+// nothing and is neither probed nor indexed.
 func JoinOwned(sets [][]uint32, emit func(Pair)) int64 {
 	// dense token ids: callers that number their tokens densely (M09 does)
 	// keep theirs; others are renumbered through a map
@@ -89,7 +96,7 @@ func JoinOwned(sets [][]uint32, emit func(Pair)) int64 {
 	// count in how many sets each token occurs
 	stamp := make([]int32, nTokens)
 	freq := make([]int32, nTokens)
-	occurrences = 0
+	size := make([]int32, len(sets)) // each set's distinct tokens, shared or not
 	for i, s := range sets {
 		k := 0
 		for _, t := range s {
@@ -101,71 +108,94 @@ func JoinOwned(sets [][]uint32, emit func(Pair)) int64 {
 			}
 		}
 		sets[i] = s[:k:k]
-		occurrences += k
+		size[i] = int32(k)
 	}
-	// rank tokens rarest first, ties to the smaller id (a counting sort):
-	// any total order is exact, rarest first keeps the prefixes' posting
-	// lists short
+	// rank the shared tokens rarest first, ties to the smaller id (a
+	// counting sort); any total order is exact, rarest first keeps the
+	// prefixes' posting lists short. A token in one set only gets -1.
 	maxFreq := int32(0)
 	for _, f := range freq {
 		maxFreq = max(maxFreq, f)
 	}
 	start := make([]int32, maxFreq+2)
 	for _, f := range freq {
-		start[f+1]++
+		if f > 1 {
+			start[f+1]++
+		}
 	}
 	for f := 1; f < len(start); f++ {
 		start[f] += start[f-1]
 	}
 	rank := stamp // reuse: every token's slot is written below
+	shared := 0
 	for t, f := range freq {
-		rank[t] = start[f]
-		start[f]++
+		if f > 1 {
+			rank[t] = start[f]
+			start[f]++
+			shared++
+		} else {
+			rank[t] = -1
+		}
 	}
-	// every set in rank order at once: a counting sort of the occurrences
-	// by rank (a rank occurs at most once per set), then each set refilled
-	// in that order: linear, where sorting set by set is not
-	byRank := make([]int32, nTokens+1)
+	// every set's shared tokens in rank order at once: a counting sort of
+	// the occurrences by rank (a rank occurs at most once per set), then
+	// each set refilled in that order: linear, where sorting set by set is
+	// not
+	byRank := make([]int32, shared+1)
+	occurrences = 0
 	for _, s := range sets {
 		for _, t := range s {
-			byRank[rank[t]+1]++
+			if r := rank[t]; r >= 0 {
+				byRank[r+1]++
+				occurrences++
+			}
 		}
 	}
 	for r := 1; r < len(byRank); r++ {
 		byRank[r] += byRank[r-1]
 	}
 	owner := make([]int32, occurrences) // the set of each occurrence, in rank order
-	next := freq                        // reuse: the counts are spent
-	copy(next, byRank[:nTokens])
+	next := freq[:shared]               // reuse: the counts are spent
+	copy(next, byRank[:shared])
 	for i, s := range sets {
+		k := 0
 		for _, t := range s {
-			owner[next[rank[t]]] = int32(i)
-			next[rank[t]]++
+			if r := rank[t]; r >= 0 {
+				owner[next[r]] = int32(i)
+				next[r]++
+				k++
+			}
 		}
+		sets[i] = s[:k:k]
 	}
 	at := make([]int32, len(sets))
-	for r := 0; r < nTokens; r++ {
+	for r := 0; r < shared; r++ {
 		for _, i := range owner[byRank[r]:byRank[r+1]] {
 			sets[i][at[i]] = uint32(r)
 			at[i]++
 		}
 	}
 	// identical sets collapse into groups, found by a hash and confirmed
-	// by comparison
+	// by comparison; a set with a token of its own is identical to none
 	type group struct {
-		tokens  []uint32
+		tokens  []uint32 // shared tokens, in rank order
+		size    int      // all distinct tokens
 		members []int
 	}
 	var groups []*group
 	byHash := map[uint64][]int{}
 	for i, d := range sets {
-		if len(d) == 0 {
+		switch {
+		case size[i] == 0:
+			continue
+		case int(size[i]) > len(d):
+			groups = append(groups, &group{tokens: d, size: int(size[i]), members: []int{i}})
 			continue
 		}
 		h := hash(d)
 		found := -1
 		for _, g := range byHash[h] {
-			if slices.Equal(groups[g].tokens, d) {
+			if slices.Equal(groups[g].tokens, d) && groups[g].size == len(d) {
 				found = g
 				break
 			}
@@ -173,7 +203,7 @@ func JoinOwned(sets [][]uint32, emit func(Pair)) int64 {
 		if found < 0 {
 			found = len(groups)
 			byHash[h] = append(byHash[h], found)
-			groups = append(groups, &group{tokens: d})
+			groups = append(groups, &group{tokens: d, size: len(d)})
 		}
 		groups[found].members = append(groups[found].members, i)
 	}
@@ -197,17 +227,23 @@ func JoinOwned(sets [][]uint32, emit func(Pair)) int64 {
 		}
 	}
 	// process groups by ascending size; the index holds each processed
-	// group under its prefix tokens (one backing array, sized up front)
+	// group under its prefix tokens (one backing array, sized up front).
+	// The prefix over all of a set's tokens is |x| − ⌈4|x|/5⌉ + 1 long;
+	// its unshared tokens come first and are gone, so the shared part of
+	// it is that many fewer
 	idx := make([]int, len(groups))
 	for i := range idx {
 		idx[i] = i
 	}
-	slices.SortStableFunc(idx, func(a, b int) int { return len(groups[a].tokens) - len(groups[b].tokens) })
-	prefixLen := func(n int) int { return n - (4*n+4)/5 + 1 } // |x| − ⌈4|x|/5⌉ + 1
-	postings := byRank                                        // reuse: the refill is done
+	slices.SortStableFunc(idx, func(a, b int) int { return groups[a].size - groups[b].size })
+	prefix := func(g *group) []uint32 {
+		n := g.size - (4*g.size+4)/5 + 1 - (g.size - len(g.tokens))
+		return g.tokens[:max(n, 0)]
+	}
+	postings := byRank // reuse: the refill is done
 	clear(postings)
 	for _, g := range groups {
-		for _, w := range g.tokens[:prefixLen(len(g.tokens))] {
+		for _, w := range prefix(g) {
 			postings[w+1]++
 		}
 	}
@@ -215,28 +251,28 @@ func JoinOwned(sets [][]uint32, emit func(Pair)) int64 {
 		postings[w] += postings[w-1]
 	}
 	fill := next // reuse
-	copy(fill, postings[:nTokens])
-	index := owner[:postings[nTokens]] // reuse: prefixes hold at most every occurrence
+	copy(fill, postings[:shared])
+	index := owner[:postings[shared]]  // reuse: prefixes hold at most every occurrence
 	seen := make([]int32, len(groups)) // the probing group's stamp (x+1)
 	for _, x := range idx {
-		xs := groups[x].tokens
-		minSize := (4*len(xs) + 4) / 5 // ⌈4|x|/5⌉: a partner that small or larger
-		prefix := xs[:prefixLen(len(xs))]
+		gx := groups[x]
+		minSize := (4*gx.size + 4) / 5 // ⌈4|x|/5⌉: a partner that small or larger
+		px := prefix(gx)
 		mark := int32(x + 1)
-		for _, w := range prefix {
+		for _, w := range px {
 			for _, y := range index[postings[w]:fill[w]] {
-				ys := groups[y].tokens
-				if seen[y] == mark || len(ys) < minSize {
+				gy := groups[y]
+				if seen[y] == mark || gy.size < minSize {
 					continue
 				}
 				seen[y] = mark
-				if Similar(xs, ys) {
-					count += int64(len(groups[x].members)) * int64(len(groups[y].members))
-					pairs(groups[x].members, groups[y].members)
+				if 9*overlap(gx.tokens, gy.tokens) >= 4*(gx.size+gy.size) { // Similar, on whole sizes
+					count += int64(len(gx.members)) * int64(len(gy.members))
+					pairs(gx.members, gy.members)
 				}
 			}
 		}
-		for _, w := range prefix {
+		for _, w := range px {
 			index[fill[w]] = int32(x)
 			fill[w]++
 		}
