@@ -1,7 +1,10 @@
 package sdk
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -30,4 +33,53 @@ func FuzzValidJSON(f *testing.F) {
 			t.Fatalf("%q: %v, json.Valid %v", b, got, want)
 		}
 	})
+}
+
+// plain8 agrees with the byte-by-byte rule for every byte value at every
+// position of a word, beside plain, high and special neighbours.
+func TestPlain8(t *testing.T) {
+	for _, fill := range []byte{'a', 0x7f, 0x80, 0xff, ' '} {
+		for pos := range 8 {
+			for c := range 256 {
+				w := bytes.Repeat([]byte{fill}, 8)
+				w[pos] = byte(c)
+				want := true
+				for _, x := range w {
+					want = want && x != '"' && x != '\\' && x >= 0x20
+				}
+				if got := plain8(binary.LittleEndian.Uint64(w)); got != want {
+					t.Fatalf("%q: %v", w, got)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkValidJSON: a 5 MiB record-like document (objects of prose
+// strings, a few escapes and numbers), against json.Valid.
+func BenchmarkValidJSON(b *testing.B) {
+	var doc bytes.Buffer
+	doc.WriteString(`{"messages":[`)
+	for i := 0; doc.Len() < 5<<20; i++ {
+		if i > 0 {
+			doc.WriteByte(',')
+		}
+		doc.WriteString(`{"role":"user","n":` + strconv.Itoa(i) + `,"content":[{"type":"text","text":"`)
+		doc.WriteString(strings.Repeat("The quick brown fox jumps over the lazy dog, then rests. ", 8))
+		doc.WriteString(`\n\"quoted\" caf\u00e9 – naïve"}]}`)
+	}
+	doc.WriteString(`]}`)
+	for _, c := range []struct {
+		name  string
+		valid func([]byte) bool
+	}{{"sdk", ValidJSON}, {"encoding-json", json.Valid}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(doc.Len()))
+			for b.Loop() {
+				if !c.valid(doc.Bytes()) {
+					b.Fatal("invalid")
+				}
+			}
+		})
+	}
 }
