@@ -47,11 +47,35 @@ func normaliseNFC(s string) string {
 	return b.String()
 }
 
+const (
+	ones  = 0x0101010101010101
+	lows  = 0x7f7f7f7f7f7f7f7f
+	highs = 0x8080808080808080
+)
+
 // isNormalised reports a trimmed text whose only whitespace is single
 // U+0020 characters.
 func isNormalised(s string) bool {
 	prevSpace := false
 	for i := 0; i < len(s); {
+		// eight ASCII bytes at a time, none a control character: then
+		// only a space beside a space breaks the rule
+		for ; i+8 <= len(s); i += 8 {
+			v := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+			if (v|(v-ones*0x20)&^v)&highs != 0 {
+				break
+			}
+			t := v ^ ones*' '
+			sp := ^((t & lows) + lows | t | lows) // 0x80 in each byte that is a space
+			if sp&(sp<<8) != 0 || prevSpace && sp&0x80 != 0 {
+				return false
+			}
+			prevSpace = sp>>63 != 0
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			i++

@@ -312,3 +312,28 @@ func FuzzNearDuplicatesIsNaive(f *testing.F) {
 		}
 	})
 }
+
+// isNormalised (eight bytes at a time) agrees with the rule read byte by
+// byte on texts long enough to cross its words, spaces at every offset.
+func TestIsNormalisedByWords(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	alphabet := []string{"a", "b", " ", " ", "\t", "\n", "\r", "é", "\u00a0", "Z", ".", "\x1f", "\x7f", "\u2028"}
+	for range 20000 {
+		var b strings.Builder
+		for range r.IntN(40) {
+			b.WriteString(alphabet[r.IntN(len(alphabet))])
+		}
+		s := b.String()
+		want, prev := true, false
+		for _, c := range s {
+			space := whiteSpace(c)
+			if space && (c != ' ' || prev) {
+				want = false
+			}
+			prev = space
+		}
+		if got := isNormalised(s); got != want {
+			t.Fatalf("%q: %v, want %v", s, got, want)
+		}
+	}
+}
