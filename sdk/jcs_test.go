@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -49,6 +52,50 @@ func TestDecodeJSONRefusesTrailingText(t *testing.T) {
 	for _, raw := range []string{`0}0`, `{"a":1}}`, `[1]]`, `1 2`} {
 		if _, err := DecodeJSON([]byte(raw)); err == nil {
 			t.Errorf("%s decoded", raw)
+		}
+	}
+}
+
+// writeString (runs copied whole) prints what escaping rune by rune
+// prints, on strings of every kind of character, invalid UTF-8 included.
+func TestWriteStringByRuns(t *testing.T) {
+	byRune := func(s string) string {
+		var b strings.Builder
+		b.WriteByte('"')
+		for _, r := range s {
+			switch {
+			case r == '"' || r == '\\':
+				b.WriteString(`\` + string(r))
+			case r == '\b':
+				b.WriteString(`\b`)
+			case r == '\f':
+				b.WriteString(`\f`)
+			case r == '\n':
+				b.WriteString(`\n`)
+			case r == '\r':
+				b.WriteString(`\r`)
+			case r == '\t':
+				b.WriteString(`\t`)
+			case r < 0x20:
+				b.WriteString(fmt.Sprintf(`\u%04x`, r))
+			default:
+				b.WriteRune(r)
+			}
+		}
+		b.WriteByte('"')
+		return b.String()
+	}
+	r := rand.New(rand.NewPCG(5, 5))
+	pieces := []string{"a", "Z", " ", `"`, `\`, "\b", "\f", "\n", "\r", "\t", "\x00", "\x1f", "\x7f", "é", "€", "😀", "\ufffd", "\xff", "\xe2\x82", "\xc3"}
+	for range 20000 {
+		var s strings.Builder
+		for range r.IntN(20) {
+			s.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		var b bytes.Buffer
+		writeString(&b, s.String())
+		if got, want := b.String(), byRune(s.String()); got != want {
+			t.Fatalf("%q: %s, want %s", s.String(), got, want)
 		}
 	}
 }
