@@ -278,7 +278,9 @@ func trimQuoteOrPunct(w string) string {
 
 // denseIDs numbers the shingles of every block (each run of three words
 // within a block) so that equal shingles get equal ids, 0..n-1 in order of
-// first appearance. The result is indexed like words: out[o] is the id of
+// first appearance; a shingle that occurs once in the whole record (most
+// do) is nearjoin.Unique instead, so the join's arrays span only the
+// repeated ones. The result is indexed like words: out[o] is the id of
 // the shingle that starts at word o (positions with no shingle hold
 // nothing meaningful).
 //
@@ -323,16 +325,26 @@ func denseIDs(words []uint32, wordAt []int32, vocabulary int) []uint32 {
 	// each position names its shingle's first occurrence, then first
 	// occurrences are numbered in order
 	out := make([]uint32, len(words))
-	for j, o := range pos {
-		if j == 0 || !sameShingle(words, o, pos[j-1]) {
-			out[o] = o
-		} else {
-			out[o] = out[pos[j-1]]
+	for j := 0; j < len(pos); {
+		k := j + 1
+		for k < len(pos) && sameShingle(words, pos[k], pos[j]) {
+			k++
 		}
+		if k == j+1 {
+			out[pos[j]] = nearjoin.Unique // once in the whole record
+		} else {
+			for _, o := range pos[j:k] {
+				out[o] = pos[j]
+			}
+		}
+		j = k
 	}
 	next := uint32(0)
 	for i := 0; i+1 < len(wordAt); i++ {
 		for o := wordAt[i]; o+2 < wordAt[i+1]; o++ {
+			if out[o] == nearjoin.Unique {
+				continue
+			}
 			if out[o] == uint32(o) {
 				out[o] = next
 				next++

@@ -201,15 +201,16 @@ func TestFastPathsAgree(t *testing.T) {
 	}
 }
 
-// The radix numbering agrees with numbering through a map: equal
-// shingles (three equal word ids) alike, in order of first appearance.
+// The radix numbering agrees with numbering through a map: a shingle
+// (three word ids) found once in the record is nearjoin.Unique, the
+// others equal ids for equal shingles, in order of first appearance.
 func TestDenseIDsAgreeWithTheMap(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
 	for round, vocabulary := range []int{1, 2, 6, 300, 3, 3, 3} {
 		var flat []uint32
 		wordAt := []int32{0}
-		ids := map[[3]uint32]uint32{}
-		var want []uint32
+		var keys [][3]uint32
+		seen := map[[3]uint32]int{}
 		// the last rounds end on blocks too short for a shingle (0, 1, 2
 		// words) after a long one: nothing may be read past the words
 		lengths := make([]int, 60)
@@ -226,15 +227,25 @@ func TestDenseIDsAgreeWithTheMap(t *testing.T) {
 			}
 			for k := 0; k+3 <= len(w); k++ {
 				key := [3]uint32{w[k], w[k+1], w[k+2]}
-				id, ok := ids[key]
-				if !ok {
-					id = uint32(len(ids))
-					ids[key] = id
-				}
-				want = append(want, id)
+				keys = append(keys, key)
+				seen[key]++
 			}
 			flat = append(flat, w...)
 			wordAt = append(wordAt, int32(len(flat)))
+		}
+		ids := map[[3]uint32]uint32{}
+		var want []uint32
+		for _, key := range keys {
+			if seen[key] == 1 {
+				want = append(want, nearjoin.Unique)
+				continue
+			}
+			id, ok := ids[key]
+			if !ok {
+				id = uint32(len(ids))
+				ids[key] = id
+			}
+			want = append(want, id)
 		}
 		out := denseIDs(flat, wordAt, vocabulary)
 		var got []uint32

@@ -15,6 +15,11 @@ import (
 	"slices"
 )
 
+// Unique is a token that stands for one found nowhere else: JoinOwned
+// counts it in its set's size and never looks for it in another set, so a
+// caller that knows which of its tokens occur once need not number them.
+const Unique = ^uint32(0)
+
 // Pair is two set indexes, I < J.
 type Pair struct{ I, J int }
 
@@ -75,21 +80,22 @@ func Join(sets [][]uint32, emit func(Pair)) int64 {
 func JoinOwned(sets [][]uint32, emit func(Pair)) int64 {
 	// dense token ids: callers that number their tokens densely (M09 does)
 	// keep theirs; others are renumbered through a map
-	occurrences, maxToken := 0, uint32(0)
-	for _, s := range sets {
-		occurrences += len(s)
-		for _, t := range s {
-			maxToken = max(maxToken, t)
-		}
-	}
-	if int(maxToken) > 4*occurrences+1024 {
-		sets = renumber(sets)
-		maxToken = 0
+	largest := func() (uint32, int) {
+		top, n := uint32(0), 0
 		for _, s := range sets {
+			n += len(s)
 			for _, t := range s {
-				maxToken = max(maxToken, t)
+				if t != Unique {
+					top = max(top, t)
+				}
 			}
 		}
+		return top, n
+	}
+	maxToken, occurrences := largest()
+	if int(maxToken) > 4*occurrences+1024 {
+		sets = renumber(sets)
+		maxToken, _ = largest()
 	}
 	nTokens := int(maxToken) + 1
 	// deduplicate each set in place with a stamp per token (no sort), and
@@ -98,9 +104,11 @@ func JoinOwned(sets [][]uint32, emit func(Pair)) int64 {
 	freq := make([]int32, nTokens)
 	size := make([]int32, len(sets)) // each set's distinct tokens, shared or not
 	for i, s := range sets {
-		k := 0
+		k, own := 0, 0
 		for _, t := range s {
-			if stamp[t] != int32(i+1) {
+			if t == Unique {
+				own++
+			} else if stamp[t] != int32(i+1) {
 				stamp[t] = int32(i + 1)
 				freq[t]++
 				s[k] = t
@@ -108,7 +116,7 @@ func JoinOwned(sets [][]uint32, emit func(Pair)) int64 {
 			}
 		}
 		sets[i] = s[:k:k]
-		size[i] = int32(k)
+		size[i] = int32(k + own)
 	}
 	// rank the shared tokens rarest first, ties to the smaller id (a
 	// counting sort); any total order is exact, rarest first keeps the
@@ -280,13 +288,17 @@ func JoinOwned(sets [][]uint32, emit func(Pair)) int64 {
 	return count
 }
 
-// renumber maps sparse token ids to 0..n-1.
+// renumber maps sparse token ids to 0..n-1 (Unique stays).
 func renumber(sets [][]uint32) [][]uint32 {
 	ids := map[uint32]uint32{}
 	out := make([][]uint32, len(sets))
 	for i, s := range sets {
 		d := make([]uint32, len(s))
 		for k, t := range s {
+			if t == Unique {
+				d[k] = t
+				continue
+			}
 			id, ok := ids[t]
 			if !ok {
 				id = uint32(len(ids))

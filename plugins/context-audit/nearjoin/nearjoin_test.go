@@ -104,6 +104,28 @@ func TestJoinEqualsTheNaiveLoopNearTheThreshold(t *testing.T) {
 		if !slices.Equal(got, want) || n != int64(len(want)) {
 			t.Fatalf("seed %d, dense ids: join %d pairs (count %d), naive %d", seed, len(got), n, len(want))
 		}
+		// and with every token that occurs once in all the sets given as
+		// Unique, as M09 gives them
+		occurs := map[uint32]int{}
+		for _, s := range sets {
+			for _, t := range s {
+				occurs[t]++
+			}
+		}
+		marked, uniques := make([][]uint32, len(sets)), 0
+		for i, s := range sets {
+			for _, t := range s {
+				if occurs[t] == 1 {
+					t = Unique
+					uniques++
+				}
+				marked[i] = append(marked[i], t)
+			}
+		}
+		got, n = joined(marked)
+		if !slices.Equal(got, want) || n != int64(len(want)) || uniques == 0 {
+			t.Fatalf("seed %d, %d Unique: join %d pairs (count %d), naive %d", seed, uniques, len(got), n, len(want))
+		}
 		total += len(want)
 	}
 	if total < 1000 {
