@@ -348,3 +348,36 @@ func TestIsNormalisedByWords(t *testing.T) {
 		}
 	}
 }
+
+// Word ids survive either classification worker outgrowing its share of
+// the word array (texts of one-letter words hold a word every two
+// bytes): equal words have equal ids across blocks and workers.
+func TestWordIDsWhenAWorkerOutgrowsItsRegion(t *testing.T) {
+	dense := strings.Repeat("a b c d e f g h ", 200)
+	prose := strings.Repeat("the lengthy sentence continues elsewhere ", 40)
+	for _, texts := range [][]string{{dense, dense, prose, prose}, {prose, prose, dense, dense}, {dense, dense, dense, dense}, {prose, "", prose, "x"}} {
+		var blocks []*pb.Block
+		for _, s := range texts {
+			blocks = append(blocks, txt("", "", s))
+		}
+		c := Classify("generic-message-list", &pb.SessionRecord{Level: "L0", Messages: []*pb.Message{{RoleRaw: "user", Blocks: blocks}}})
+		idOf := map[string]uint32{}
+		for i, s := range texts {
+			tokens := Tokens(s)
+			ids := c.words[c.wordAt[i]:c.wordAt[i+1]]
+			if len(ids) != len(tokens) {
+				t.Fatalf("block %d: %d ids for %d words", i, len(ids), len(tokens))
+			}
+			for k, w := range tokens {
+				if id, ok := idOf[w]; ok && id != ids[k] {
+					t.Fatalf("block %d: %q has ids %d and %d", i, w, id, ids[k])
+				}
+				idOf[w] = ids[k]
+			}
+		}
+		n, want := naiveNear(texts)
+		if got := c.NearDuplicates(); got.Count != n || !slices.Equal(got.Pairs, want) {
+			t.Errorf("M09 %d %v, naive %d %v", got.Count, got.Pairs, n, want)
+		}
+	}
+}

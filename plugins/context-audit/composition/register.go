@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
 
 	"golang.org/x/text/unicode/norm"
 
@@ -112,14 +113,15 @@ func Classify(format string, rec *pb.SessionRecord) *Classified {
 	dicts := [2]map[string]uint32{{}, {}}
 	var arrays [2][]uint32
 	ends := make([]int32, len(items))
+	// one array holds both workers' ids, each in a region sized for a
+	// word every four bytes of its text; a worker that needs more moves
+	// to an array of its own (append past a region's capacity reallocates)
+	var region [3]int
+	var shared []uint32
 	work := func(w, from, to int) {
 		var buf []byte
 		dict := dicts[w]
-		size := 0
-		for i := from; i < to; i++ {
-			size += len(items[i].b.GetText())
-		}
-		ids := make([]uint32, 0, size/4+16)
+		ids := shared[region[w]:region[w]:region[w+1]]
 		for i := from; i < to; i++ {
 			c.Blocks[i], c.norms[i] = measureBlock(format, c.Level, items[i].m, items[i].b)
 			if c.Blocks[i].Sized {
@@ -142,9 +144,12 @@ func Classify(format string, rec *pb.SessionRecord) *Classified {
 	for _, it := range items {
 		total += len(it.b.GetText())
 	}
-	for acc := 0; half < len(items) && 2*acc < total; half++ {
+	acc := 0
+	for ; half < len(items) && 2*acc < total; half++ {
 		acc += len(items[half].b.GetText())
 	}
+	region = [...]int{0, acc/4 + 16, total/4 + 32}
+	shared = make([]uint32, region[2])
 	var wg sync.WaitGroup
 	wg.Go(func() { work(0, 0, half) })
 	work(1, half, len(items))
@@ -158,9 +163,16 @@ func Classify(format string, rec *pb.SessionRecord) *Classified {
 		}
 		remap[local] = id
 	}
+	// the second worker's ids follow the first's, renumbered; in the
+	// shared array this moves them down, each written at or before where
+	// it is read
 	first := len(arrays[0])
-	c.words = make([]uint32, first+len(arrays[1]))
-	copy(c.words, arrays[0])
+	if unsafe.SliceData(arrays[0]) == unsafe.SliceData(shared) && first+len(arrays[1]) <= len(shared) {
+		c.words = shared[:first+len(arrays[1])]
+	} else {
+		c.words = make([]uint32, first+len(arrays[1]))
+		copy(c.words, arrays[0])
+	}
 	for k, local := range arrays[1] {
 		c.words[first+k] = remap[local]
 	}
