@@ -54,13 +54,13 @@ type nodeParser struct {
 	elemSlab    []Node
 	memberSlab  []NamedNode
 	names       map[string]string
-	// slabs start small and double up to slab: most documents parsed
+	// slabs start small and double up to slabMax: most documents parsed
 	// (a tool call's arguments) are tiny
 	elemGrow, memberGrow int
 }
 
-// slab is how many nodes a full-grown slab holds.
-const slab = 4096
+// slabMax is how many nodes a full-grown slab holds.
+const slabMax = 4096
 
 // parse parses the (valid) value at doc[i] and returns the index after it.
 func (p *nodeParser) parse(i int) (Node, int) {
@@ -82,17 +82,7 @@ func (p *nodeParser) parse(i int) (Node, int) {
 			}
 		}
 		i++
-		if k := len(p.memberStack) - base; k > 0 {
-			if len(p.memberSlab) < k {
-				p.memberSlab = make([]NamedNode, max(k, p.memberGrow))
-				p.memberGrow = min(2*p.memberGrow, slab)
-			}
-			n.Members = p.memberSlab[:k:k]
-			copy(n.Members, p.memberStack[base:])
-			p.memberSlab = p.memberSlab[k:]
-			clear(p.memberStack[base:])
-			p.memberStack = p.memberStack[:base]
-		}
+		n.Members = carve(&p.memberStack, base, &p.memberSlab, &p.memberGrow)
 	case '[':
 		base := len(p.elemStack)
 		i = skipSpace(doc, i+1)
@@ -105,17 +95,7 @@ func (p *nodeParser) parse(i int) (Node, int) {
 			}
 		}
 		i++
-		if k := len(p.elemStack) - base; k > 0 {
-			if len(p.elemSlab) < k {
-				p.elemSlab = make([]Node, max(k, p.elemGrow))
-				p.elemGrow = min(2*p.elemGrow, slab)
-			}
-			n.Elems = p.elemSlab[:k:k]
-			copy(n.Elems, p.elemStack[base:])
-			p.elemSlab = p.elemSlab[k:]
-			clear(p.elemStack[base:])
-			p.elemStack = p.elemStack[:base]
-		}
+		n.Elems = carve(&p.elemStack, base, &p.elemSlab, &p.elemGrow)
 	case '"':
 		i = stringEnd(doc, i)
 	default:
@@ -126,6 +106,26 @@ func (p *nodeParser) parse(i int) (Node, int) {
 	}
 	n.End = i
 	return n, i
+}
+
+// carve moves the children a container pushed (stack[base:]) into the
+// slab, starting a new slab, grow long, when this one is too short, and
+// returns them (nil for none).
+func carve[T any](stack *[]T, base int, slab *[]T, grow *int) []T {
+	k := len(*stack) - base
+	if k == 0 {
+		return nil
+	}
+	if len(*slab) < k {
+		*slab = make([]T, max(k, *grow))
+		*grow = min(2**grow, slabMax)
+	}
+	out := (*slab)[:k:k]
+	copy(out, (*stack)[base:])
+	*slab = (*slab)[k:]
+	clear((*stack)[base:])
+	*stack = (*stack)[:base]
+	return out
 }
 
 // name decodes a member name, once per distinct spelling for the first

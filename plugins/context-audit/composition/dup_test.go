@@ -83,6 +83,15 @@ func TestNearListingIsBoundedAndOrdered(t *testing.T) {
 
 // naiveNear is M09 written out plainly: shingle strings, every pair, the
 // integer Jaccard rule, exact pairs dropped.
+// classifyTexts classifies a one-message L0 record whose blocks are texts.
+func classifyTexts(texts []string) *Classified {
+	var blocks []*pb.Block
+	for _, s := range texts {
+		blocks = append(blocks, txt("", "", s))
+	}
+	return Classify("generic-message-list", &pb.SessionRecord{Level: "L0", Messages: []*pb.Message{{RoleRaw: "user", Blocks: blocks}}})
+}
+
 func naiveNear(texts []string) (int64, []nearjoin.Pair) {
 	sets := make([]map[string]bool, len(texts))
 	for i, t := range texts {
@@ -149,11 +158,7 @@ func TestNearDuplicatesEqualTheNaiveLoop(t *testing.T) {
 				texts = append(texts, strings.Join(w, "  "))
 			}
 		}
-		var blocks []*pb.Block
-		for _, s := range texts {
-			blocks = append(blocks, txt("", "", s))
-		}
-		c := Classify("generic-message-list", &pb.SessionRecord{Level: "L0", Messages: []*pb.Message{{RoleRaw: "user", Blocks: blocks}}})
+		c := classifyTexts(texts)
 		got := c.NearDuplicates()
 		n, want := naiveNear(texts)
 		if got.Count != n || !slices.Equal(got.Pairs, want) {
@@ -308,11 +313,7 @@ func FuzzNearDuplicatesIsNaive(f *testing.F) {
 			return
 		}
 		texts := strings.Split(s, "|")
-		var blocks []*pb.Block
-		for _, x := range texts {
-			blocks = append(blocks, txt("", "", x))
-		}
-		c := Classify("generic-message-list", &pb.SessionRecord{Level: "L0", Messages: []*pb.Message{{RoleRaw: "user", Blocks: blocks}}})
+		c := classifyTexts(texts)
 		got := c.NearDuplicates()
 		n, want := naiveNear(texts)
 		if len(want) > ListingBound {
@@ -356,11 +357,7 @@ func TestWordIDsWhenAWorkerOutgrowsItsRegion(t *testing.T) {
 	dense := strings.Repeat("a b c d e f g h ", 200)
 	prose := strings.Repeat("the lengthy sentence continues elsewhere ", 40)
 	for _, texts := range [][]string{{dense, dense, prose, prose}, {prose, prose, dense, dense}, {dense, dense, dense, dense}, {prose, "", prose, "x"}} {
-		var blocks []*pb.Block
-		for _, s := range texts {
-			blocks = append(blocks, txt("", "", s))
-		}
-		c := Classify("generic-message-list", &pb.SessionRecord{Level: "L0", Messages: []*pb.Message{{RoleRaw: "user", Blocks: blocks}}})
+		c := classifyTexts(texts)
 		idOf := map[string]uint32{}
 		for i, s := range texts {
 			tokens := Tokens(s)
