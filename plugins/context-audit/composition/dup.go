@@ -213,38 +213,64 @@ func (c *Classified) NearDuplicates() NearResult {
 
 // forEachToken calls fn with each M09 token of a normalised text, in
 // order, without allocating: N(s) is lowercased per code point, split on
-// single spaces, and each word's ends stripped (as tokensOf).
+// single spaces, and each word's ends stripped (as tokensOf). One pass
+// over the bytes does all three: leading marks are skipped as they are
+// read, the rest is lowercased into buf, and trailing marks are cut from
+// buf (lowercasing maps no rune to or from a mark, so cutting after it is
+// cutting before it).
 func forEachToken(n string, buf *[]byte, fn func([]byte)) {
-	for len(n) > 0 {
-		sp := strings.IndexByte(n, ' ')
-		w := n
-		if sp >= 0 {
-			w, n = n[:sp], n[sp+1:]
-		} else {
-			n = ""
-		}
-		w = trimQuoteOrPunct(w)
-		if w == "" {
-			continue
-		}
-		b := (*buf)[:0]
-		for i := 0; i < len(w); {
-			c := w[i]
+	b := (*buf)[:0]
+	for i := 0; i <= len(n); i++ { // i++ steps over the space ending a word
+		b = b[:0]
+		lead := true
+		for i < len(n) && n[i] != ' ' {
+			c := n[i]
 			if c < utf8.RuneSelf {
+				i++
+				if lead && asciiMark[c] {
+					continue
+				}
+				lead = false
 				if 'A' <= c && c <= 'Z' {
 					c += 'a' - 'A'
 				}
 				b = append(b, c)
-				i++
 				continue
 			}
-			r, size := utf8.DecodeRuneInString(w[i:])
-			b = utf8.AppendRune(b, unicode.ToLower(r))
+			r, size := utf8.DecodeRuneInString(n[i:])
 			i += size
+			if lead && isQuoteOrPunct(r) {
+				continue
+			}
+			lead = false
+			b = utf8.AppendRune(b, unicode.ToLower(r))
 		}
-		*buf = b
-		fn(b)
+		if b = trimMarksRight(b); len(b) > 0 {
+			fn(b)
+		}
 	}
+	*buf = b
+}
+
+// asciiMark is membership in quoteOrPunct's ASCII part.
+var asciiMark = [utf8.RuneSelf]bool{'.': true, ',': true, ';': true, ':': true, '!': true, '?': true,
+	'(': true, ')': true, '[': true, ']': true, '{': true, '}': true, '"': true, '\'': true, '`': true}
+
+// trimMarksRight cuts quoteOrPunct from the end of valid UTF-8: its four
+// non-ASCII marks are U+2018, U+2019, U+201C and U+201D, E2 80 98/99/9C/9D.
+func trimMarksRight(b []byte) []byte {
+	for len(b) > 0 {
+		c := b[len(b)-1]
+		switch {
+		case c < utf8.RuneSelf && asciiMark[c]:
+			b = b[:len(b)-1]
+		case len(b) >= 3 && b[len(b)-3] == 0xE2 && b[len(b)-2] == 0x80 && (c == 0x98 || c == 0x99 || c == 0x9C || c == 0x9D):
+			b = b[:len(b)-3]
+		default:
+			return b
+		}
+	}
+	return b
 }
 
 // isQuoteOrPunct is membership in quoteOrPunct.
@@ -254,26 +280,6 @@ func isQuoteOrPunct(r rune) bool {
 		return true
 	}
 	return false
-}
-
-// trimQuoteOrPunct is strings.Trim(w, quoteOrPunct) without building the
-// cutset's set on every call.
-func trimQuoteOrPunct(w string) string {
-	for len(w) > 0 {
-		r, size := utf8.DecodeRuneInString(w)
-		if !isQuoteOrPunct(r) {
-			break
-		}
-		w = w[size:]
-	}
-	for len(w) > 0 {
-		r, size := utf8.DecodeLastRuneInString(w)
-		if !isQuoteOrPunct(r) {
-			break
-		}
-		w = w[:len(w)-size]
-	}
-	return w
 }
 
 // denseIDs numbers the shingles of every block (each run of three words

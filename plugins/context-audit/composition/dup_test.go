@@ -378,3 +378,23 @@ func TestWordIDsWhenAWorkerOutgrowsItsRegion(t *testing.T) {
 		}
 	}
 }
+
+// The one-pass tokenizer agrees with the definition (lowercase, split on
+// spaces, trim quoteOrPunct) on random texts over an alphabet of marks,
+// spaces, cased letters whose lowercase changes length, and ASCII.
+func TestForEachTokenIsTheDefinition(t *testing.T) {
+	alphabet := []string{" ", " ", "a", "Z", ".", ",", "(", "]", "\"", "'", "`", "!", "\u2018", "\u2019", "\u201c", "\u201d", "\u201e", "İ", "Σ", "é", "É", "ß", "7", "-", "\u2e2e"}
+	r := rand.New(rand.NewPCG(4, 8))
+	var buf []byte
+	for range 20000 {
+		var s strings.Builder
+		for range r.IntN(14) {
+			s.WriteString(alphabet[r.IntN(len(alphabet))])
+		}
+		var got []string
+		forEachToken(s.String(), &buf, func(w []byte) { got = append(got, string(w)) })
+		if want := tokensOf(s.String()); !slices.Equal(got, want) {
+			t.Fatalf("tokens(%q) = %q, want %q", s.String(), got, want)
+		}
+	}
+}
