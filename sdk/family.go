@@ -277,7 +277,8 @@ func validatedOf(checked Checked) (*pb.Validated, error) {
 	}
 	if checked.Body != nil {
 		var err error
-		if v.Body, err = json.Marshal(checked.Body); err != nil {
+		// canonical, so the host signs it as sent (sdk.IsCanonicalJSON)
+		if v.Body, err = CanonicalJSON(checked.Body); err != nil {
 			return nil, status.Error(codes.Internal, "answer not serialisable")
 		}
 	}
@@ -298,7 +299,7 @@ func measure(ctx context.Context, checked Checked) (*pb.Report, error) {
 		return nil, status.Error(codes.Internal, "measurement failed")
 	}
 	out := &pb.Report{CheckEndUnixNano: rep.CheckEnd.UnixNano()}
-	if out.Body, err = json.Marshal(rep.Body); err != nil {
+	if out.Body, err = CanonicalJSON(rep.Body); err != nil {
 		return nil, status.Error(codes.Internal, "report not serialisable")
 	}
 	if out.Ledger, err = json.Marshal(rep.Ledger); err != nil {

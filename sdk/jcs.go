@@ -2,10 +2,12 @@ package sdk
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,6 +64,9 @@ func treeOf(doc []byte, n Node) any {
 // strings, integers, floats, booleans, nil); anything else is marshalled
 // through encoding/json first.
 func CanonicalJSON(v any) ([]byte, error) {
+	if r, ok := v.(RawCanonical); ok {
+		return r, nil
+	}
 	var b bytes.Buffer
 	if err := writeCanonical(&b, v); err != nil {
 		return nil, err
@@ -84,12 +89,18 @@ func writeCanonical(b *bytes.Buffer, v any) error {
 	case json.Number:
 		return writeNumberLiteral(b, string(x))
 	case int:
-		b.WriteString(strconv.FormatInt(int64(x), 10))
+		// beyond 15 digits an integer prints as the double JSON.parse
+		// would read, so a verifier that decodes and re-encodes agrees
+		return writeNumberLiteral(b, strconv.FormatInt(int64(x), 10))
 	case int64:
-		b.WriteString(strconv.FormatInt(x, 10))
+		return writeNumberLiteral(b, strconv.FormatInt(x, 10))
 	case float64:
 		return writeFloat(b, x)
 	case []any:
+		if x == nil {
+			b.WriteString("null") // as encoding/json prints a nil slice
+			return nil
+		}
 		b.WriteByte('[')
 		for i, e := range x {
 			if i > 0 {
@@ -101,6 +112,10 @@ func writeCanonical(b *bytes.Buffer, v any) error {
 		}
 		b.WriteByte(']')
 	case map[string]any:
+		if x == nil {
+			b.WriteString("null")
+			return nil
+		}
 		keys := make([]string, 0, len(x))
 		for k := range x {
 			keys = append(keys, k)
@@ -118,13 +133,22 @@ func writeCanonical(b *bytes.Buffer, v any) error {
 			}
 		}
 		b.WriteByte('}')
+	case RawCanonical:
+		b.Write(x)
 	case json.RawMessage:
+		if IsCanonicalJSON(x) {
+			b.Write(x)
+			return nil
+		}
 		d, err := DecodeJSON(x)
 		if err != nil {
 			return err
 		}
 		return writeCanonical(b, d)
 	default:
+		if done, err := writeReflected(b, x); done {
+			return err
+		}
 		raw, err := json.Marshal(x)
 		if err != nil {
 			return fmt.Errorf("canonical: %w", err)
@@ -136,6 +160,89 @@ func writeCanonical(b *bytes.Buffer, v any) error {
 		return writeCanonical(b, d)
 	}
 	return nil
+}
+
+// writeReflected writes the typed slices, string-keyed maps and integers
+// a family builds its body from ([]map[string]any, []string, map[string]int
+// …) as encoding/json would marshal them, without the marshal and decode
+// round trip; done is false for anything else (structs, floats, byte
+// slices, types with their own JSON or text form), which takes that trip.
+func writeReflected(b *bytes.Buffer, x any) (done bool, err error) {
+	t := reflect.TypeOf(x)
+	if t == nil || ownForm(t) {
+		return false, nil
+	}
+	v := reflect.ValueOf(x)
+	switch t.Kind() {
+	case reflect.String:
+		writeString(b, v.String())
+	case reflect.Bool:
+		return true, writeCanonical(b, v.Bool())
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return true, writeNumberLiteral(b, strconv.FormatInt(v.Int(), 10))
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return true, writeNumberLiteral(b, strconv.FormatUint(v.Uint(), 10))
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 || ownForm(t.Elem()) {
+			return false, nil // bytes marshal as base64
+		}
+		if t.Kind() == reflect.Slice && v.IsNil() {
+			b.WriteString("null")
+			return true, nil
+		}
+		b.WriteByte('[')
+		for i := range v.Len() {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if err := writeCanonical(b, v.Index(i).Interface()); err != nil {
+				return true, err
+			}
+		}
+		b.WriteByte(']')
+	case reflect.Map:
+		if t.Key().Kind() != reflect.String || ownForm(t.Key()) || ownForm(t.Elem()) {
+			return false, nil
+		}
+		if v.IsNil() {
+			b.WriteString("null")
+			return true, nil
+		}
+		keys := make([]string, 0, v.Len())
+		for _, k := range v.MapKeys() {
+			keys = append(keys, k.String())
+		}
+		slices.SortFunc(keys, CompareUTF16)
+		b.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeString(b, k)
+			b.WriteByte(':')
+			if err := writeCanonical(b, v.MapIndex(reflect.ValueOf(k).Convert(t.Key())).Interface()); err != nil {
+				return true, err
+			}
+		}
+		b.WriteByte('}')
+	default:
+		return false, nil
+	}
+	return true, nil
+}
+
+// ownForm says t, or a pointer to it (encoding/json uses a pointer
+// method on an addressable element), has its own JSON or text form.
+func ownForm(t reflect.Type) bool {
+	if t == reflect.TypeFor[RawCanonical]() {
+		return false // written by writeCanonical itself
+	}
+	for _, u := range []reflect.Type{t, reflect.PointerTo(t)} {
+		if u.Implements(reflect.TypeFor[json.Marshaler]()) || u.Implements(reflect.TypeFor[encoding.TextMarshaler]()) {
+			return true
+		}
+	}
+	return false
 }
 
 // CompareUTF16 orders strings by UTF-16 code units, as RFC 8785 §3.2.3

@@ -24,7 +24,7 @@ func Report(tb testing.TB, c sdk.Checked, clock func() time.Time) (body map[stri
 	if err != nil {
 		tb.Fatal(err)
 	}
-	raw, err := json.Marshal(rep.Body)
+	raw, err := sdk.CanonicalJSON(rep.Body) // as the SDK sends it
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package composition
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -65,10 +64,11 @@ func notAssessable(id, metric, reason string) map[string]any {
 	return m
 }
 
-// mustEncode is encoding/json of a factor built here from numbers, strings
-// and slices of them, which cannot fail.
-func mustEncode(f map[string]any) json.RawMessage {
-	b, err := json.Marshal(f)
+// mustEncode is the canonical JSON of a factor built here from numbers,
+// strings and slices of them, which cannot fail. Canonical, so neither the
+// SDK nor the host re-encodes it.
+func mustEncode(f map[string]any) sdk.RawCanonical {
+	b, err := sdk.CanonicalJSON(f)
 	if err != nil {
 		panic("composition: a factor does not encode") // a programming error: the SDK answers 500, uncharged
 	}
@@ -96,7 +96,7 @@ func Measure(c *Classified, st Stated, checkEnd time.Time, literature string) Me
 		r.f1(), r.f2(), r.f2b(), r.f3(), r.f4(), r.f5(), nil, r.f7(), r.f8(), r.f9(literature), r.f10(),
 		notAssessable("F-11", "", byDesign), r.f12(),
 	}
-	encoded := make([]json.RawMessage, len(factors))
+	encoded := make([]sdk.RawCanonical, len(factors))
 	for i, f := range factors {
 		if f != nil {
 			encoded[i] = mustEncode(f)

@@ -36,7 +36,7 @@ func (f forged) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 		}
 		body := r.Body.(map[string]any)
 		header := body["header_facts"].(map[string]any)
-		factors := body["factors"].([]json.RawMessage)
+		factors := body["factors"].([]sdk.RawCanonical)
 		switch in.Forge {
 		case "full_line": // the criteria's canonical wrong report
 			line := strings.Replace(body["measurement_line"].(string), "· LIMITED —", "· FULL —", 1)
@@ -52,7 +52,8 @@ func (f forged) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 			var f10 map[string]any
 			_ = json.Unmarshal(factors[10], &f10)
 			f10["covered_message_count"] = 0
-			factors[10], _ = json.Marshal(f10)
+			raw, _ := sdk.CanonicalJSON(f10)
+			factors[10] = raw
 		case "composite":
 			body["score"] = 1
 		case "wording":
