@@ -4,13 +4,15 @@
 package selfcheck
 
 import (
-	"encoding/json"
+	"bytes"
 	"errors"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
+	"unsafe"
 
+	"github.com/assay-audit/assay/sdk"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 )
 
@@ -55,34 +57,48 @@ func New(t *pb.Tripwires) *Checker {
 	return c
 }
 
-// Check walks a decoded JSON answer.
-func (c *Checker) Check(answer any) error {
-	if err := c.walk(answer, false); err != nil {
+// errMalformed is an answer that is not one canonical JSON value: the
+// host always canonicalizes first, so only a host bug reaches it, and an
+// answer the check cannot read is withheld like one it rejects.
+var errMalformed = fmt.Errorf("%w: not one canonical JSON value", ErrTripped)
+
+// Check applies the tripwires to doc, one JSON answer in RFC 8785 form
+// (sdk.Canonicalize gives it). It walks the bytes once and builds no
+// tree: a 5 MiB record's report is hundreds of kilobytes of small values.
+func (c *Checker) Check(doc []byte) error {
+	w := walker{c: c, doc: doc}
+	end, _, err := w.value(0, false)
+	if err != nil {
 		return err
 	}
-	return c.limited(answer)
+	if end != len(doc) {
+		return errMalformed
+	}
+	return c.limited(doc)
 }
 
 // limited: a headline that hides an absent factor (or claims one that is
 // not there) is the criteria's canonical wrong report.
-func (c *Checker) limited(answer any) error {
+func (c *Checker) limited(doc []byte) error {
 	r := c.t.GetLimited()
-	top, ok := answer.(map[string]any)
+	top, ok := sdk.TopLevel(doc)
 	if r == nil || !ok {
 		return nil
 	}
-	line, ok := top[r.GetLine()].(string)
+	line, ok := member(doc, top, r.GetLine())
 	if !ok {
 		return nil // not a report (a refusal, a pre-check)
 	}
 	absent := false
-	factors, _ := top[r.GetFactors()].([]any)
-	for _, f := range factors {
-		m, _ := f.(map[string]any)
-		id, _ := m[r.GetIdMember()].(string)
-		st, _ := m[r.GetStatusMember()].(string)
-		if slices.Contains(c.absent, st) && !slices.Contains(r.GetExemptIds(), id) {
-			absent = true
+	if raw, ok := rawMember(doc, top, r.GetFactors()); ok {
+		elems, _ := sdk.Elements(raw)
+		for _, e := range elems {
+			f, _ := sdk.TopLevel(raw[e[0]:e[1]])
+			id, _ := member(raw[e[0]:e[1]], f, r.GetIdMember())
+			st, _ := member(raw[e[0]:e[1]], f, r.GetStatusMember())
+			if slices.Contains(c.absent, st) && !slices.Contains(r.GetExemptIds(), id) {
+				absent = true
+			}
 		}
 	}
 	says := strings.Contains(line, r.GetLimitedWord())
@@ -91,6 +107,26 @@ func (c *Checker) limited(answer any) error {
 		return fmt.Errorf("%w: headline disagrees with the factors' assessability", ErrTripped)
 	}
 	return nil
+}
+
+// rawMember is the value of an object's member called name.
+func rawMember(doc []byte, members []sdk.Member, name string) ([]byte, bool) {
+	for _, m := range members {
+		if m.Name == name {
+			return doc[m.Start:m.End], true
+		}
+	}
+	return nil, false
+}
+
+// member is the string value of an object's member called name; ok is
+// false when there is none or it is not a string.
+func member(doc []byte, members []sdk.Member, name string) (string, bool) {
+	raw, ok := rawMember(doc, members, name)
+	if !ok {
+		return "", false
+	}
+	return sdk.StringOf(raw)
 }
 
 func hasName(name string, names, suffixes []string) bool {
@@ -107,22 +143,18 @@ func hasName(name string, names, suffixes []string) bool {
 
 // typography: exact figures are numbers, estimates are est:~ strings (or a
 // stated absence); the criteria make the swap a stop-serving tripwire.
-func (c *Checker) typography(name string, v any) error {
-	if hasName(name, c.t.GetCountNames(), c.t.GetCountSuffixes()) {
-		switch v.(type) {
-		case float64, int, int64, json.Number:
-		default:
-			return fmt.Errorf("%w: a count that is not a number", ErrTripped)
-		}
+func (c *Checker) typography(name string, v read) error {
+	if hasName(name, c.t.GetCountNames(), c.t.GetCountSuffixes()) && !v.number() {
+		return fmt.Errorf("%w: a count that is not a number", ErrTripped)
 	}
 	if hasName(name, c.t.GetEstimateNames(), c.t.GetEstimateSuffixes()) {
-		switch x := v.(type) {
-		case string:
-			if !isEstimate(x) {
+		switch v.kind {
+		case '"':
+			if !isEstimate(v.text) {
 				return fmt.Errorf("%w: an estimate without estimate typography", ErrTripped)
 			}
-		case map[string]any:
-			if st, _ := x["value"].(string); !slices.Contains(c.absent, st) {
+		case '{':
+			if !v.facts.hasValue || !slices.Contains(c.absent, v.facts.value) {
 				return fmt.Errorf("%w: an estimate without estimate typography", ErrTripped)
 			}
 		default:
@@ -132,74 +164,198 @@ func (c *Checker) typography(name string, v any) error {
 	return nil
 }
 
-// walk checks v; label is true beneath a member the family declared as
-// carrying submitted labels (its strings, at any depth, are exempt from the
-// wording rules, never from the member-name rules).
-func (c *Checker) walk(v any, label bool) error {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, child := range x {
-			if c.members[strings.ToLower(k)] {
-				return fmt.Errorf("%w: forbidden member name", ErrTripped)
-			}
-			if err := c.typography(k, child); err != nil {
-				return err
-			}
-			if err := c.walk(child, label || c.labels[k]); err != nil {
-				return err
-			}
+// read is what the walk learnt of one value: its kind (its first byte),
+// a string's text, an object's facts.
+type read struct {
+	kind  byte
+	text  string
+	facts facts
+}
+
+func (v read) number() bool { return v.kind == '-' || v.kind >= '0' && v.kind <= '9' }
+
+func isNumber(raw []byte) bool {
+	return len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9')
+}
+
+// walker reads one canonical answer: no whitespace, and a string's
+// escapes are the only thing that makes it differ from its bytes.
+type walker struct {
+	c   *Checker
+	doc []byte
+}
+
+// value checks the value at doc[i] and returns the index after it; label
+// is true beneath a member the family declared as carrying submitted
+// labels (its strings, at any depth, are exempt from the wording rules,
+// never from the member-name rules).
+func (w *walker) value(i int, label bool) (int, read, error) {
+	d := w.doc
+	if i >= len(d) {
+		return i, read{}, errMalformed
+	}
+	v := read{kind: d[i]}
+	switch v.kind {
+	case '{':
+		end, f, err := w.object(i, label)
+		v.facts = f
+		return end, v, err
+	case '[':
+		i++
+		if i < len(d) && d[i] == ']' {
+			return i + 1, v, nil
 		}
-		return c.notZeroedToken(x)
-	case []any:
-		for _, child := range x {
-			if err := c.walk(child, label); err != nil {
-				return err
+		for {
+			var err error
+			if i, _, err = w.value(i, label); err != nil {
+				return i, v, err
 			}
-		}
-	case string:
-		if c.exempt[x] || label {
-			return nil
-		}
-		if strings.HasPrefix(x, "est:") {
-			// an estimate holds no word: checking its shape is enough
-			// (large reports carry tens of thousands of them)
-			if !isEstimate(x) {
-				return fmt.Errorf("%w: malformed estimate", ErrTripped)
+			switch {
+			case i >= len(d):
+				return i, v, errMalformed
+			case d[i] == ']':
+				return i + 1, v, nil
+			case d[i] != ',':
+				return i, v, errMalformed
 			}
-			return nil
+			i++
 		}
-		if c.phrases != nil && c.phrases.MatchString(x) {
-			return fmt.Errorf("%w: forbidden wording", ErrTripped)
+	case '"':
+		end, s, ok := w.text(i)
+		if !ok {
+			return i, v, errMalformed
 		}
+		v.text = s
+		return end, v, w.c.wording(s, label)
+	}
+	// a number or a literal runs to the next delimiter
+	j := i
+	for j < len(d) && d[j] != ',' && d[j] != ']' && d[j] != '}' {
+		j++
+	}
+	if j == i {
+		return i, v, errMalformed
+	}
+	return j, v, nil
+}
+
+// facts are what the absent-token rule needs of one object.
+type facts struct {
+	value, status, reason string
+	hasValue, hasStatus   bool
+	number                bool
+}
+
+func (w *walker) object(i int, label bool) (int, facts, error) {
+	d := w.doc
+	var f facts
+	statusMember := w.c.t.GetLimited().GetStatusMember()
+	i++
+	if i < len(d) && d[i] == '}' {
+		return i + 1, f, w.c.notZeroedToken(f)
+	}
+	for {
+		if i >= len(d) || d[i] != '"' {
+			return i, f, errMalformed
+		}
+		end, name, ok := w.text(i)
+		if !ok || end >= len(d) || d[end] != ':' {
+			return i, f, errMalformed
+		}
+		if w.c.members[strings.ToLower(name)] {
+			return i, f, fmt.Errorf("%w: forbidden member name", ErrTripped)
+		}
+		end, v, err := w.value(end+1, label || w.c.labels[name])
+		if err != nil {
+			return end, f, err
+		}
+		if err := w.c.typography(name, v); err != nil {
+			return end, f, err
+		}
+		switch {
+		case v.number():
+			f.number = true
+		case v.kind == '"' && name == "value":
+			f.value, f.hasValue = v.text, true
+		case v.kind == '"' && name == "reason":
+			f.reason = v.text
+		}
+		if v.kind == '"' && statusMember != "" && name == statusMember {
+			f.status, f.hasStatus = v.text, true
+		}
+		switch i = end; {
+		case i >= len(d):
+			return i, f, errMalformed
+		case d[i] == '}':
+			return i + 1, f, w.c.notZeroedToken(f)
+		case d[i] != ',':
+			return i, f, errMalformed
+		}
+		i++
+	}
+}
+
+// text decodes the string at doc[i] and returns the index after it. A
+// string with no escape is its own bytes, read in place (it lives only as
+// long as the check).
+func (w *walker) text(i int) (end int, s string, ok bool) {
+	d := w.doc
+	j, esc := i+1, false
+	for {
+		q := bytes.IndexByte(d[j:], '"')
+		if q < 0 {
+			return len(d), "", false
+		}
+		if b := bytes.IndexByte(d[j:j+q], '\\'); b < 0 {
+			j += q
+			break
+		} else {
+			esc, j = true, j+b+2 // past the escape and the byte it escapes
+		}
+	}
+	if !esc {
+		return j + 1, unsafe.String(unsafe.SliceData(d[i+1:j]), j-i-1), true
+	}
+	s, ok = sdk.StringOf(d[i : j+1])
+	return j + 1, s, ok
+}
+
+// wording checks one string value.
+func (c *Checker) wording(s string, label bool) error {
+	if c.exempt[s] || label {
+		return nil
+	}
+	if strings.HasPrefix(s, "est:") {
+		// an estimate holds no word: checking its shape is enough
+		// (large reports carry tens of thousands of them)
+		if !isEstimate(s) {
+			return fmt.Errorf("%w: malformed estimate", ErrTripped)
+		}
+		return nil
+	}
+	if c.phrases != nil && c.phrases.MatchString(s) {
+		return fmt.Errorf("%w: forbidden wording", ErrTripped)
 	}
 	return nil
 }
 
 // notZeroedToken: an object that states a cannot-be-stated token must not
 // also carry a number, and must give a reason.
-func (c *Checker) notZeroedToken(m map[string]any) error {
-	val, ok := m["value"].(string)
-	if st := c.t.GetLimited().GetStatusMember(); !ok && st != "" {
+func (c *Checker) notZeroedToken(f facts) error {
+	val, ok := f.value, f.hasValue
+	if !ok {
 		// a family whose factors carry their assessability in a status
 		// member holds those objects to the same rule
-		val, ok = m[st].(string)
+		val, ok = f.status, f.hasStatus
 	}
-	if !ok {
+	if !ok || !slices.Contains(c.absent, val) {
 		return nil
 	}
-	for _, tok := range c.absent {
-		if val != tok {
-			continue
-		}
-		if r, _ := m["reason"].(string); strings.TrimSpace(r) == "" {
-			return fmt.Errorf("%w: %s without a reason", ErrTripped, tok)
-		}
-		for _, other := range m {
-			switch other.(type) {
-			case float64, int, int64, json.Number:
-				return fmt.Errorf("%w: %s beside a number", ErrTripped, tok)
-			}
-		}
+	if strings.TrimSpace(f.reason) == "" {
+		return fmt.Errorf("%w: %s without a reason", ErrTripped, val)
+	}
+	if f.number {
+		return fmt.Errorf("%w: %s beside a number", ErrTripped, val)
 	}
 	return nil
 }

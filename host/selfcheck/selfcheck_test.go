@@ -3,21 +3,23 @@ package selfcheck
 import (
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/assay-audit/assay/sdk"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 )
 
-func decode(t *testing.T, s string) any {
-	var v any
-	d := json.NewDecoder(strings.NewReader(s))
-	d.UseNumber()
-	if err := d.Decode(&v); err != nil {
+// decode is an answer as the host checks it: in canonical form.
+func decode(t *testing.T, s string) []byte {
+	doc, err := sdk.Canonicalize([]byte(s))
+	if err != nil {
 		t.Fatal(err)
 	}
-	return v
+	return doc
 }
 
 func TestTripwires(t *testing.T) {
@@ -116,4 +118,166 @@ func TestIsEstimateIsTheTypographyRegexp(t *testing.T) {
 			t.Errorf("%q: %v", s, isEstimate(s))
 		}
 	}
+}
+
+// The byte walk decides as a walk over the decoded tree does, on random
+// answers built from the tripwires' own vocabulary (names, tokens,
+// estimates, headlines, strings with escapes), and it never panics on
+// bytes that are not canonical JSON.
+func TestByteWalkIsTheTreeWalk(t *testing.T) {
+	c := New(&pb.Tripwires{
+		AbsentTokens:     []string{"NOT-ASSESSABLE"},
+		ForbiddenPhrases: []string{"verified", "grade"},
+		ExemptSentences:  []string{"It is not verified."},
+		ForbiddenMembers: []string{"score"},
+		ExemptMembers:    []string{"rail"},
+		CountNames:       []string{"characters"},
+		CountSuffixes:    []string{"_count"},
+		EstimateNames:    []string{"tokens", "share"},
+		EstimateSuffixes: []string{"_tokens"},
+		Limited: &pb.LimitedRule{Line: "line", Factors: "factors", IdMember: "id", StatusMember: "status",
+			ExemptIds: []string{"F-11"}, LimitedWord: "LIMITED", FullWord: "FULL"},
+	})
+	names := []string{"value", "reason", "status", "id", "score", "Score", "rail", "tokens", "share", "block_count", "characters", "excess_tokens", "note", "n", "factors", "line"}
+	strs := []string{"NOT-ASSESSABLE", "", " ", "est:~12", "est:~1.50%", "est:~1.5%", "verified", "a\nverified", "\"grade\"", "It is not verified.", "X · FULL — t", "X · LIMITED — t", "F-11", "F-5", "plain", "\u00e9t\u00e9"}
+	r := rand.New(rand.NewPCG(2, 7))
+	var gen func(depth int) any
+	gen = func(depth int) any {
+		switch k := r.IntN(8); {
+		case k < 2 && depth < 4:
+			m := map[string]any{}
+			for range r.IntN(4) {
+				m[names[r.IntN(len(names))]] = gen(depth + 1)
+			}
+			return m
+		case k == 2 && depth < 4:
+			a := make([]any, r.IntN(3))
+			for i := range a {
+				a[i] = gen(depth + 1)
+			}
+			return a
+		case k < 5:
+			return strs[r.IntN(len(strs))]
+		case k == 5:
+			return r.IntN(3)
+		case k == 6:
+			return r.IntN(2) == 0
+		}
+		return nil
+	}
+	tripped := 0
+	for range 20000 {
+		top := map[string]any{}
+		for range 1 + r.IntN(4) {
+			top[names[r.IntN(len(names))]] = gen(1)
+		}
+		doc, err := sdk.CanonicalJSON(top)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tree, _ := sdk.DecodeJSON(doc)
+		got, want := c.Check(doc), treeCheck(c, tree)
+		if (got == nil) != (want == nil) {
+			t.Fatalf("%s: byte walk %v, tree walk %v", doc, got, want)
+		}
+		if got != nil {
+			tripped++
+		}
+		// truncated and altered bytes are refused, never a panic
+		cut := doc[:r.IntN(len(doc))]
+		if c.Check(cut) == nil && len(cut) > 0 {
+			t.Fatalf("a truncated answer %s passed", cut)
+		}
+	}
+	if tripped < 2000 || tripped > 18000 {
+		t.Errorf("%d of 20000 answers tripped: the vocabulary does not test both outcomes", tripped)
+	}
+}
+
+// treeCheck is the self-check written over a decoded tree, rule by rule
+// as the tripwires state them: the reference the byte walk is held to.
+func treeCheck(c *Checker, v any) error {
+	if err := treeWalk(c, v, false); err != nil {
+		return err
+	}
+	r := c.t.GetLimited()
+	top, _ := v.(map[string]any)
+	line, ok := top[r.GetLine()].(string)
+	if !ok {
+		return nil
+	}
+	absent := false
+	factors, _ := top[r.GetFactors()].([]any)
+	for _, f := range factors {
+		m, _ := f.(map[string]any)
+		id, _ := m[r.GetIdMember()].(string)
+		st, _ := m[r.GetStatusMember()].(string)
+		if slices.Contains(c.absent, st) && !slices.Contains(r.GetExemptIds(), id) {
+			absent = true
+		}
+	}
+	if absent != strings.Contains(line, r.GetLimitedWord()) || absent == strings.Contains(line, r.GetFullWord()) {
+		return ErrTripped
+	}
+	return nil
+}
+
+func treeWalk(c *Checker, v any, label bool) error {
+	number := func(x any) bool { _, ok := x.(json.Number); return ok }
+	switch x := v.(type) {
+	case map[string]any:
+		for k, child := range x {
+			if c.members[strings.ToLower(k)] {
+				return ErrTripped
+			}
+			if hasName(k, c.t.GetCountNames(), c.t.GetCountSuffixes()) && !number(child) {
+				return ErrTripped
+			}
+			if hasName(k, c.t.GetEstimateNames(), c.t.GetEstimateSuffixes()) {
+				s, isString := child.(string)
+				m, isObject := child.(map[string]any)
+				st, _ := m["value"].(string)
+				if !(isString && isEstimate(s) || isObject && slices.Contains(c.absent, st)) {
+					return ErrTripped
+				}
+			}
+			if err := treeWalk(c, child, label || c.labels[k]); err != nil {
+				return err
+			}
+		}
+		val, ok := x["value"].(string)
+		if !ok {
+			val, ok = x[c.t.GetLimited().GetStatusMember()].(string)
+		}
+		if ok && slices.Contains(c.absent, val) {
+			if r, _ := x["reason"].(string); strings.TrimSpace(r) == "" {
+				return ErrTripped
+			}
+			for _, other := range x {
+				if number(other) {
+					return ErrTripped
+				}
+			}
+		}
+	case []any:
+		for _, child := range x {
+			if err := treeWalk(c, child, label); err != nil {
+				return err
+			}
+		}
+	case string:
+		if c.exempt[x] || label {
+			return nil
+		}
+		if strings.HasPrefix(x, "est:") {
+			if !isEstimate(x) {
+				return ErrTripped
+			}
+			return nil
+		}
+		if c.phrases.MatchString(x) {
+			return ErrTripped
+		}
+	}
+	return nil
 }

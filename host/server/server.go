@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"strconv"
@@ -23,6 +24,7 @@ import (
 	"github.com/assay-audit/assay/host/pluginhost"
 	"github.com/assay-audit/assay/host/selfcheck"
 	"github.com/assay-audit/assay/host/signing"
+	"github.com/assay-audit/assay/sdk"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 )
 
@@ -459,16 +461,26 @@ func (s *Server) validate(ctx context.Context, sv *service, start *pb.Start) (Se
 }
 
 // assemble merges the host's common members with the family's body and
-// runs the self-check.
+// runs the self-check. The body is read in canonical form (as the SDK
+// sends it, so normally as it came): its members enter the answer as
+// slices of it, checked and signed without being decoded into a tree.
 func (s *Server) assemble(q *request, kind string, familyBody []byte, checkEnd int64, paymentFacts map[string]any) (map[string]any, error) {
 	answer := map[string]any{}
 	if len(familyBody) > 0 {
-		tree, err := signing.Decode(familyBody)
-		members, ok := tree.(map[string]any)
-		if err != nil || !ok {
+		doc, err := sdk.Canonicalize(familyBody)
+		if err != nil {
 			return nil, errors.New("family body is not a JSON object")
 		}
-		answer = members
+		members, ok := sdk.TopLevel(doc)
+		if !ok {
+			return nil, errors.New("family body is not a JSON object")
+		}
+		if err := q.sv.check.Check(doc); err != nil {
+			return nil, err
+		}
+		for _, m := range members {
+			answer[m.Name] = sdk.RawCanonical(doc[m.Start:m.End])
+		}
 	}
 	issued := q.start
 	if checkEnd != 0 {
@@ -481,15 +493,20 @@ func (s *Server) assemble(q *request, kind string, familyBody []byte, checkEnd i
 		}
 		common["payment"] = paymentFacts
 	}
-	for k, v := range common {
+	for k := range common {
 		if _, clash := answer[k]; clash {
 			return nil, errors.New("family body overrides a common member")
 		}
-		answer[k] = v
 	}
-	if err := q.sv.check.Check(answer); err != nil {
+	// the host's own members pass the same check
+	doc, err := sdk.CanonicalJSON(common)
+	if err != nil {
+		return nil, fmt.Errorf("common members: %w", err)
+	}
+	if err := q.sv.check.Check(doc); err != nil {
 		return nil, err
 	}
+	maps.Copy(answer, common)
 	return answer, nil
 }
 

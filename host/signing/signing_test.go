@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/assay-audit/assay/sdk"
 )
 
 func TestKeyringIsCreatedPrivateAndSigns(t *testing.T) {
@@ -129,5 +131,36 @@ func TestCanonicalRFC8785(t *testing.T) {
 	esc, _ := Canonical("a\"\\\b\f\n\r\t\x01\x1f\u007f<>&\u2028")
 	if string(esc) != "\"a\\\"\\\\\\b\\f\\n\\r\\t\\u0001\\u001f\u007f<>&\u2028\"" {
 		t.Errorf("escapes %s", esc)
+	}
+}
+
+// A member given as canonical bytes signs exactly as the same member
+// given as a decoded tree: the host signs a family's report from the
+// bytes it sent, and a verifier that decodes and re-encodes agrees.
+func TestRawCanonicalMembersSignAsTrees(t *testing.T) {
+	k, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(`{"factors":[{"id":"F-1","n":3,"reason":"a\nb","share":"est:~1.50%"}],"line":"X · FULL — t","big":1e21,"\u00e9":null}`)
+	doc, err := sdk.Canonicalize(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	members, _ := sdk.TopLevel(doc)
+	raw, tree := map[string]any{"kind": "report"}, map[string]any{"kind": "report"}
+	decoded, _ := Decode(body)
+	for _, m := range members {
+		raw[m.Name] = sdk.RawCanonical(doc[m.Start:m.End])
+		tree[m.Name] = decoded.(map[string]any)[m.Name]
+	}
+	a, errA := k.Sign(raw)
+	b, errB := k.Sign(tree)
+	if errA != nil || errB != nil || string(a) != string(b) {
+		t.Fatalf("raw members sign as %s (%v), trees as %s (%v)", a, errA, b, errB)
+	}
+	jwks, _ := json.Marshal(k.JWKS())
+	if _, err := Verify(a, jwks); err != nil {
+		t.Fatal(err)
 	}
 }
