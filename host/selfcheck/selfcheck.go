@@ -66,6 +66,9 @@ var errMalformed = fmt.Errorf("%w: not one canonical JSON value", ErrTripped)
 // (sdk.Canonicalize gives it). It walks the bytes once and builds no
 // tree: a 5 MiB record's report is hundreds of kilobytes of small values.
 func (c *Checker) Check(doc []byte) error {
+	if !sdk.ValidJSON(doc) {
+		return errMalformed // the walk reads canonical JSON and trusts its grammar
+	}
 	w := walker{c: c, doc: doc}
 	end, _, err := w.value(0, false)
 	if err != nil {

@@ -281,3 +281,32 @@ func treeWalk(c *Checker, v any, label bool) error {
 	}
 	return nil
 }
+
+// FuzzCheck: on any bytes the walk returns (never panics), and on any
+// valid JSON it decides as the tree walk does.
+func FuzzCheck(f *testing.F) {
+	c := New(&pb.Tripwires{
+		AbsentTokens: []string{"NOT-ASSESSABLE"}, ForbiddenPhrases: []string{"verified"}, ExemptSentences: []string{"not verified"},
+		ForbiddenMembers: []string{"score"}, ExemptMembers: []string{"rail"}, CountSuffixes: []string{"_count"}, EstimateNames: []string{"tokens"},
+		Limited: &pb.LimitedRule{Line: "line", Factors: "factors", IdMember: "id", StatusMember: "status", LimitedWord: "LIMITED", FullWord: "FULL"},
+	})
+	for _, s := range []string{`{}`, `{"a_count":1,"tokens":"est:~3"}`, `{"f":{"value":"NOT-ASSESSABLE","reason":"r","n":1}}`,
+		`{"line":"FULL","factors":[{"id":"F-1","status":"NOT-ASSESSABLE","reason":"x"}]}`, `["verified",{"rail":"verified"}]`,
+		`{"Score":1}`, `{"tokens":{"value":"NOT-ASSESSABLE","reason":"r"}}`, `"a\u0000verified"`, `{"a":"\"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_ = c.Check(b)
+		if !sdk.ValidJSON(b) {
+			return
+		}
+		doc, err := sdk.Canonicalize(b)
+		if err != nil {
+			return // a number JCS cannot print
+		}
+		tree, _ := sdk.DecodeJSON(doc)
+		if got, want := c.Check(doc), treeCheck(c, tree); (got == nil) != (want == nil) {
+			t.Fatalf("%s: byte walk %v, tree walk %v", doc, got, want)
+		}
+	})
+}
