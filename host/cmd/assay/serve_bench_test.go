@@ -36,7 +36,9 @@ func children(pid int) []string {
 // and p90 of the request time and the peak resident memory of the three
 // processes on the request's path together (host, family, adapter), in
 // MiB and as a multiple of the body, and of the host with every plugin it
-// runs (all four families and three adapters are loaded).
+// runs (all four families and three adapters are loaded). It also times
+// the yardstick (compositiontest.Reference) in the same run and
+// reports the p50 as a multiple of it, which compares across machines.
 func BenchmarkServeMaxContextRecord(b *testing.B) {
 	dir := os.Getenv("ASSAY_BIN")
 	if dir == "" {
@@ -91,7 +93,22 @@ func BenchmarkServeMaxContextRecord(b *testing.B) {
 		times = append(times, post())
 	}
 	slices.Sort(times)
-	b.ReportMetric(float64(times[(len(times)+1)/2-1].Microseconds())/1000, "p50-ms")
+	p50 := times[(len(times)+1)/2-1]
+	b.ReportMetric(float64(p50.Microseconds())/1000, "p50-ms")
+	// the yardstick on this machine in this run: p50 per
+	// reference compares across machines (the target is 2.5)
+	var refs []time.Duration
+	for range max(len(times), 5) {
+		d, err := compositiontest.Reference(body)
+		if err != nil {
+			b.Fatal(err)
+		}
+		refs = append(refs, d)
+	}
+	slices.Sort(refs)
+	ref := refs[(len(refs)+1)/2-1]
+	b.ReportMetric(float64(ref.Microseconds())/1000, "reference-ms")
+	b.ReportMetric(float64(p50)/float64(ref), "p50-per-reference")
 	b.ReportMetric(float64(times[(9*len(times)+9)/10-1].Microseconds())/1000, "p90-ms")
 	// the host and every plugin it runs (all four families and three
 	// adapters are loaded; the idle ones count too)
