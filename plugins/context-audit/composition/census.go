@@ -14,6 +14,15 @@ type Segment struct {
 	Length  int // characters, padding included (bytes = code points here)
 }
 
+// inSegment is membership in either alphabet or '=': the bytes a
+// qualifying segment is made of.
+var inSegment = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = isBoth(byte(c)) || isStd(byte(c)) || isURL(byte(c)) || c == '='
+	}
+	return t
+}()
+
 func isStd(c byte) bool  { return c == '+' || c == '/' }
 func isURL(c byte) bool  { return c == '-' || c == '_' }
 func isBoth(c byte) bool { return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
@@ -24,9 +33,23 @@ func isBoth(c byte) bool { return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' |
 // standard; it is counted once. It scans bytes: every alphabet character
 // is ASCII and no byte of a multi-byte UTF-8 sequence is, so runs and
 // lengths are the same as over code points.
+//
+// No qualifying segment contains a byte outside both alphabets and '=':
+// before scanning a run the 40 bytes ahead are read from their far end,
+// and on finding such a byte the scan resumes after it (prose has one
+// every few bytes, so most of a text is stepped over).
 func Base64Segments(nfc string) []Segment {
 	var out []Segment
-	for i := 0; i < len(nfc); {
+	// a run that starts fewer than 40 bytes from the end is too short
+	for i := 0; i+40 <= len(nfc); {
+		j := i + 39
+		for j >= i && inSegment[nfc[j]] {
+			j--
+		}
+		if j >= i {
+			i = j + 1
+			continue
+		}
 		if c := nfc[i]; !isBoth(c) && !isStd(c) && !isURL(c) {
 			i++
 			continue

@@ -2,6 +2,8 @@ package composition
 
 import (
 	"encoding/base64"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -85,4 +87,86 @@ func TestAxisC(t *testing.T) {
 	if ClassifyC("", false) != CUnk {
 		t.Error("a non-serialisable block is C-UNK")
 	}
+}
+
+// Stepping over bytes no segment can hold finds what reading every byte
+// finds: random texts of base64 runs around 40 characters (both
+// alphabets, padding, runs that switch alphabet) between prose, marks,
+// spaces and multi-byte text.
+func TestBase64SkipIsTheByteScan(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 40))
+	pieces := func() string {
+		raw := make([]byte, 26+r.IntN(8))
+		for i := range raw {
+			raw[i] = byte(r.IntN(256))
+		}
+		switch r.IntN(8) {
+		case 0:
+			return base64.StdEncoding.EncodeToString(raw)
+		case 1:
+			return base64.URLEncoding.EncodeToString(raw)
+		case 2:
+			return base64.RawStdEncoding.EncodeToString(raw) + strings.Repeat("=", r.IntN(4))
+		case 3:
+			return strings.Repeat("ab", 15+r.IntN(8))
+		case 4:
+			return []string{" ", "\n", "=", "==", "+", "-", "_", "/", "é", "—", "."}[r.IntN(11)]
+		case 5:
+			return "word"
+		}
+		return strings.Repeat("x", r.IntN(45))
+	}
+	found := 0
+	for range 20000 {
+		var b strings.Builder
+		for range 1 + r.IntN(6) {
+			b.WriteString(pieces())
+		}
+		got, want := Base64Segments(b.String()), byteScanSegments(b.String())
+		if !slices.Equal(got, want) {
+			t.Fatalf("%q: %v, want %v", b.String(), got, want)
+		}
+		found += len(want)
+	}
+	if found < 5000 {
+		t.Errorf("only %d segments in 20000 texts", found)
+	}
+}
+
+// byteScanSegments is Base64Segments reading every byte: the definition
+// the skip is held to.
+func byteScanSegments(nfc string) []Segment {
+	var out []Segment
+	for i := 0; i < len(nfc); {
+		if c := nfc[i]; !isBoth(c) && !isStd(c) && !isURL(c) {
+			i++
+			continue
+		}
+		start, url, decided := i, false, false
+		for ; i < len(nfc); i++ {
+			c := nfc[i]
+			if isBoth(c) {
+				continue
+			}
+			if isStd(c) && (!decided || !url) {
+				decided, url = true, false
+				continue
+			}
+			if isURL(c) && (!decided || url) {
+				decided, url = true, true
+				continue
+			}
+			break
+		}
+		pads := 0
+		for i+pads < len(nfc) && nfc[i+pads] == '=' {
+			pads++
+		}
+		end := i + min(pads, 2)
+		i += pads
+		if end-start >= 40 && qualifies(nfc[start:end], url) {
+			out = append(out, Segment{URLSafe: url, Start: start, Length: end - start})
+		}
+	}
+	return out
 }
