@@ -290,80 +290,113 @@ func isQuoteOrPunct(r rune) bool {
 // the shingle that starts at word o (positions with no shingle hold
 // nothing meaningful).
 //
-// It is an LSD radix sort of the shingles' start positions whose digits
-// are the three word ids (vocabulary buckets each), read from words as
-// each pass needs them: no key is ever built or moved, so the sort holds
-// two int32 arrays of positions and nothing else. The sort is stable, so a
-// run of equal shingles starts at its first occurrence.
+// Shingle start positions are first sorted by their first word (one
+// counting pass over words in order, then one placing pass): within a
+// first word's bucket positions stay in increasing order. Each bucket is
+// then grouped by its second and third words, exactly (the two ids are
+// one 64-bit key), in a small open-addressing table, reading those words
+// in increasing order of position. Equality is always of word ids, never
+// of a hash.
 func denseIDs(words []uint32, wordAt []int32, vocabulary int) []uint32 {
+	bucket := make([]int32, vocabulary+1) // bucket v is byFirst[bucket[v]:bucket[v+1]]
 	n := 0
 	for i := 0; i+1 < len(wordAt); i++ {
-		n += max(int(wordAt[i+1]-wordAt[i])-2, 0)
+		for o := wordAt[i]; o+2 < wordAt[i+1]; o++ {
+			bucket[words[o]+1]++
+			n++
+		}
 	}
-	pos, tmp := make([]uint32, 0, n), make([]uint32, n)
+	for v := 1; v < len(bucket); v++ {
+		bucket[v] += bucket[v-1]
+	}
+	byFirst := make([]uint32, n)
+	next := slices.Clone(bucket[:vocabulary])
 	for i := 0; i+1 < len(wordAt); i++ {
 		for o := wordAt[i]; o+2 < wordAt[i+1]; o++ {
-			pos = append(pos, uint32(o))
+			w := words[o]
+			byFirst[next[w]] = uint32(o)
+			next[w]++
 		}
 	}
-	count := make([]int32, vocabulary+1)
-	for digit := 2; digit >= 0; digit-- {
-		// a digit's histogram does not depend on the order: count in
-		// position order, reading words sequentially
-		clear(count)
-		for i := 0; i+1 < len(wordAt); i++ {
-			if from, to := wordAt[i], wordAt[i+1]-2; to > from { // a block of three words or more
-				for _, w := range words[from+int32(digit) : to+int32(digit)] {
-					count[w+1]++
-				}
-			}
-		}
-		for v := 1; v < len(count); v++ {
-			count[v] += count[v-1]
-		}
-		for _, o := range pos {
-			d := words[int(o)+digit]
-			tmp[count[d]] = o
-			count[d]++
-		}
-		pos, tmp = tmp, pos
-	}
-	// each position names its shingle's first occurrence, then first
-	// occurrences are numbered in order
+	// out[o] becomes o for a shingle's first occurrence and that first
+	// position for a later one; then first occurrences are numbered in
+	// order
 	out := make([]uint32, len(words))
-	for j := 0; j < len(pos); {
-		k := j + 1
-		for k < len(pos) && sameShingle(words, pos[k], pos[j]) {
-			k++
-		}
-		if k == j+1 {
-			out[pos[j]] = nearjoin.Unique // once in the whole record
-		} else {
-			for _, o := range pos[j:k] {
-				out[o] = pos[j]
-			}
-		}
-		j = k
+	var g grouper
+	for v := range vocabulary {
+		g.group(words, byFirst[bucket[v]:bucket[v+1]], out)
 	}
-	next := uint32(0)
+	id := uint32(0)
 	for i := 0; i+1 < len(wordAt); i++ {
 		for o := wordAt[i]; o+2 < wordAt[i+1]; o++ {
-			if out[o] == nearjoin.Unique {
-				continue
-			}
-			if out[o] == uint32(o) {
-				out[o] = next
-				next++
-			} else {
-				out[o] = out[out[o]]
+			switch f := out[o]; {
+			case f == nearjoin.Unique:
+			case f == uint32(o):
+				out[o] = id
+				id++
+			default:
+				out[o] = out[f]
 			}
 		}
 	}
 	return out
 }
 
-func sameShingle(words []uint32, a, b uint32) bool {
-	return words[a] == words[b] && words[a+1] == words[b+1] && words[a+2] == words[b+2]
+// grouper groups one first word's shingle positions by their second and
+// third words; its table is reused bucket to bucket.
+type grouper struct {
+	keys   []uint64
+	firsts []uint32 // first position + 1 (0: empty slot), repeated bit set once seen again
+	used   []uint32 // the slots filled, so the sweep reads only them
+}
+
+const repeated = 1 << 31 // positions are below 2^31: a body is at most a few MiB
+
+func (g *grouper) group(words, positions, out []uint32) {
+	switch len(positions) {
+	case 0:
+		return
+	case 1:
+		out[positions[0]] = nearjoin.Unique
+		return
+	}
+	bits := uint(64 - 1)
+	size := 2
+	for size < 2*len(positions) {
+		size *= 2
+		bits--
+	}
+	if len(g.keys) < size {
+		g.keys, g.firsts, g.used = make([]uint64, size), make([]uint32, size), g.used[:0]
+	}
+	for _, h := range g.used { // the last bucket's slots, in the whole table
+		g.firsts[h] = 0
+	}
+	g.used = g.used[:0]
+	keys, firsts := g.keys[:size], g.firsts[:size]
+	mask := uint64(size - 1)
+	for _, o := range positions {
+		key := uint64(words[o+1])<<32 | uint64(words[o+2])
+		for h := (key * 0x9E3779B97F4A7C15) >> bits; ; h = (h + 1) & mask {
+			f := firsts[h]
+			if f == 0 {
+				keys[h], firsts[h] = key, o+1
+				g.used = append(g.used, uint32(h))
+				out[o] = o
+				break
+			}
+			if keys[h] == key {
+				firsts[h] = f | repeated
+				out[o] = f&^repeated - 1
+				break
+			}
+		}
+	}
+	for _, h := range g.used {
+		if f := firsts[h]; f&repeated == 0 {
+			out[f-1] = nearjoin.Unique // once in the whole record
+		}
+	}
 }
 
 func less(a, b nearjoin.Pair) bool { return a.I < b.I || a.I == b.I && a.J < b.J }
