@@ -193,17 +193,17 @@ func nonSerialisable(kind string) *pb.Block {
 }
 
 // canonical is a member's RFC 8785 serialization (the same bytes in every
-// implementation); a missing member is non-serialisable.
+// implementation); a missing member is non-serialisable. A member already
+// written in that form is answered as a span of the record.
 func (a adaptation) canonical(kind string, p sdk.Node, member string) *pb.Block {
 	n, ok := p.Get(member)
 	if !ok {
 		return nonSerialisable(kind)
 	}
-	tree, err := sdk.DecodeJSON(n.Raw(a.doc))
-	if err != nil {
-		return nonSerialisable(kind)
+	if sdk.IsCanonicalJSON(n.Raw(a.doc)) { // canonical JSON is valid UTF-8
+		return &pb.Block{KindRaw: kind, TextSpan: &pb.Span{Offset: uint64(n.Start), Length: uint64(n.End - n.Start)}}
 	}
-	c, err := sdk.CanonicalJSON(tree)
+	c, err := sdk.Canonicalize(n.Raw(a.doc))
 	if err != nil {
 		return nonSerialisable(kind)
 	}

@@ -1,0 +1,28 @@
+package anthropic
+
+import (
+	"context"
+	"testing"
+
+	"github.com/assay-audit/assay/plugins/context-audit/compositiontest"
+	"github.com/assay-audit/assay/sdk"
+	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
+)
+
+// BenchmarkAdaptMaxRecord adapts the record of a max-size context audit
+// (5 MiB, 10,000 blocks), as the adapter plugin does on each request.
+func BenchmarkAdaptMaxRecord(b *testing.B) {
+	body := compositiontest.MaxRecord(b)
+	members, _ := sdk.TopLevel(body)
+	var rec []byte
+	for _, m := range members {
+		if m.Name == "record" {
+			rec = body[m.Start:m.End]
+		}
+	}
+	b.SetBytes(int64(len(rec)))
+	b.ReportAllocs()
+	for b.Loop() {
+		Adapter{}.Adapt(context.Background(), &pb.AdaptRequest{FormatId: "anthropic-messages", Record: rec})
+	}
+}
