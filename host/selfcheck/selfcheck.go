@@ -65,71 +65,43 @@ var errMalformed = fmt.Errorf("%w: not one canonical JSON value", ErrTripped)
 // Check applies the tripwires to doc, one JSON answer in RFC 8785 form
 // (sdk.Canonicalize gives it). It walks the bytes once and builds no
 // tree: a 5 MiB record's report is hundreds of kilobytes of small values.
-func (c *Checker) Check(doc []byte) error {
+// It returns the answer's top-level members as the walk found them, so
+// the caller need not scan for them again.
+func (c *Checker) Check(doc []byte) ([]sdk.Member, error) {
 	if !sdk.ValidJSON(doc) {
-		return errMalformed // the walk reads canonical JSON and trusts its grammar
+		return nil, errMalformed // the walk reads canonical JSON and trusts its grammar
 	}
-	w := walker{c: c, doc: doc}
+	w := walker{c: c, doc: doc, rule: c.t.GetLimited()}
 	end, _, err := w.value(0, false)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if end != len(doc) {
-		return errMalformed
+		return nil, errMalformed
 	}
-	return c.limited(doc)
+	return w.top, w.limited()
 }
 
 // limited: a headline that hides an absent factor (or claims one that is
-// not there) is the criteria's canonical wrong report.
-func (c *Checker) limited(doc []byte) error {
-	r := c.t.GetLimited()
-	top, ok := sdk.TopLevel(doc)
-	if r == nil || !ok {
-		return nil
-	}
-	line, ok := member(doc, top, r.GetLine())
-	if !ok {
+// not there) is the criteria's canonical wrong report. The walk noted the
+// headline and each factor's id and status.
+func (w *walker) limited() error {
+	r := w.rule
+	if r == nil || !w.hasLine {
 		return nil // not a report (a refusal, a pre-check)
 	}
 	absent := false
-	if raw, ok := rawMember(doc, top, r.GetFactors()); ok {
-		elems, _ := sdk.Elements(raw)
-		for _, e := range elems {
-			f, _ := sdk.TopLevel(raw[e[0]:e[1]])
-			id, _ := member(raw[e[0]:e[1]], f, r.GetIdMember())
-			st, _ := member(raw[e[0]:e[1]], f, r.GetStatusMember())
-			if slices.Contains(c.absent, st) && !slices.Contains(r.GetExemptIds(), id) {
-				absent = true
-			}
+	for _, f := range w.factors {
+		if f.hasStatus && slices.Contains(w.c.absent, f.status) && !slices.Contains(r.GetExemptIds(), f.id) {
+			absent = true
 		}
 	}
-	says := strings.Contains(line, r.GetLimitedWord())
-	full := strings.Contains(line, r.GetFullWord())
+	says := strings.Contains(w.line, r.GetLimitedWord())
+	full := strings.Contains(w.line, r.GetFullWord())
 	if absent != says || absent == full {
 		return fmt.Errorf("%w: headline disagrees with the factors' assessability", ErrTripped)
 	}
 	return nil
-}
-
-// rawMember is the value of an object's member called name.
-func rawMember(doc []byte, members []sdk.Member, name string) ([]byte, bool) {
-	for _, m := range members {
-		if m.Name == name {
-			return doc[m.Start:m.End], true
-		}
-	}
-	return nil, false
-}
-
-// member is the string value of an object's member called name; ok is
-// false when there is none or it is not a string.
-func member(doc []byte, members []sdk.Member, name string) (string, bool) {
-	raw, ok := rawMember(doc, members, name)
-	if !ok {
-		return "", false
-	}
-	return sdk.StringOf(raw)
 }
 
 func hasName(name string, names, suffixes []string) bool {
@@ -184,8 +156,16 @@ func isNumber(raw []byte) bool {
 // walker reads one canonical answer: no whitespace, and a string's
 // escapes are the only thing that makes it differ from its bytes.
 type walker struct {
-	c   *Checker
-	doc []byte
+	c     *Checker
+	doc   []byte
+	rule  *pb.LimitedRule
+	depth int // objects entered
+	// what the limited rule reads, noted on the way
+	top       []sdk.Member
+	line      string
+	hasLine   bool
+	inFactors bool
+	factors   []facts
 }
 
 // value checks the value at doc[i] and returns the index after it; label
@@ -208,10 +188,17 @@ func (w *walker) value(i int, label bool) (int, read, error) {
 		if i < len(d) && d[i] == ']' {
 			return i + 1, v, nil
 		}
+		// the elements of the top-level factors array are the factors
+		factors := w.inFactors && w.depth == 1
+		w.inFactors = false
 		for {
 			var err error
-			if i, _, err = w.value(i, label); err != nil {
+			var e read
+			if i, e, err = w.value(i, label); err != nil {
 				return i, v, err
+			}
+			if factors {
+				w.factors = append(w.factors, e.facts)
 			}
 			switch {
 			case i >= len(d):
@@ -242,17 +229,19 @@ func (w *walker) value(i int, label bool) (int, read, error) {
 	return j, v, nil
 }
 
-// facts are what the absent-token rule needs of one object.
+// facts are what the absent-token and limited rules need of one object.
 type facts struct {
-	value, status, reason string
-	hasValue, hasStatus   bool
-	number                bool
+	value, status, reason, id string
+	hasValue, hasStatus       bool
+	number                    bool
 }
 
 func (w *walker) object(i int, label bool) (int, facts, error) {
 	d := w.doc
 	var f facts
-	statusMember := w.c.t.GetLimited().GetStatusMember()
+	statusMember, idMember := w.rule.GetStatusMember(), w.rule.GetIdMember()
+	w.depth++
+	defer func() { w.depth-- }()
 	i++
 	if i < len(d) && d[i] == '}' {
 		return i + 1, f, w.c.notZeroedToken(f)
@@ -268,9 +257,17 @@ func (w *walker) object(i int, label bool) (int, facts, error) {
 		if w.c.members[strings.ToLower(name)] {
 			return i, f, fmt.Errorf("%w: forbidden member name", ErrTripped)
 		}
-		end, v, err := w.value(end+1, label || w.c.labels[name])
+		start, top := end+1, w.depth == 1
+		w.inFactors = top && w.rule != nil && name == w.rule.GetFactors()
+		end, v, err := w.value(start, label || w.c.labels[name])
 		if err != nil {
 			return end, f, err
+		}
+		if top {
+			w.top = append(w.top, sdk.Member{Name: strings.Clone(name), Start: start, End: end})
+			if w.rule != nil && name == w.rule.GetLine() && v.kind == '"' {
+				w.line, w.hasLine = v.text, true
+			}
 		}
 		if err := w.c.typography(name, v); err != nil {
 			return end, f, err
@@ -285,6 +282,9 @@ func (w *walker) object(i int, label bool) (int, facts, error) {
 		}
 		if v.kind == '"' && statusMember != "" && name == statusMember {
 			f.status, f.hasStatus = v.text, true
+		}
+		if v.kind == '"' && idMember != "" && name == idMember {
+			f.id = v.text
 		}
 		switch i = end; {
 		case i >= len(d):

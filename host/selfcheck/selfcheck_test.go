@@ -46,7 +46,7 @@ func TestTripwires(t *testing.T) {
 		{"estimate with spaces", `{"t":"est: ~12"}`, false},
 	}
 	for _, k := range cases {
-		err := c.Check(decode(t, k.answer))
+		_, err := c.Check(decode(t, k.answer))
 		if (err == nil) != k.ok {
 			t.Errorf("%s: err = %v", k.name, err)
 		}
@@ -58,13 +58,13 @@ func TestTripwires(t *testing.T) {
 
 func TestExemptMembersCarrySubmittedLabels(t *testing.T) {
 	c := New(&pb.Tripwires{ForbiddenPhrases: []string{"grade"}, ExemptMembers: []string{"rail"}, ForbiddenMembers: []string{"score"}})
-	if err := c.Check(decode(t, `{"groups":[{"rail":"grade-a","n":1}]}`)); err != nil {
+	if _, err := c.Check(decode(t, `{"groups":[{"rail":"grade-a","n":1}]}`)); err != nil {
 		t.Errorf("a label in an exempt member tripped: %v", err)
 	}
-	if err := c.Check(decode(t, `{"note":"grade-a"}`)); err == nil {
+	if _, err := c.Check(decode(t, `{"note":"grade-a"}`)); err == nil {
 		t.Error("the same words elsewhere must trip")
 	}
-	if err := c.Check(decode(t, `{"rail":{"score":1}}`)); err == nil {
+	if _, err := c.Check(decode(t, `{"rail":{"score":1}}`)); err == nil {
 		t.Error("an exempt member does not exempt member names")
 	}
 }
@@ -104,7 +104,7 @@ func TestTypographyAndLimited(t *testing.T) {
 		{"no line: not a report", `{"factors":[` + na + `]}`, true},
 	}
 	for _, k := range cases {
-		err := c.Check(decode(t, k.answer))
+		_, err := c.Check(decode(t, k.answer))
 		if (err == nil) != k.ok {
 			t.Errorf("%s: err = %v", k.name, err)
 		}
@@ -176,16 +176,20 @@ func TestByteWalkIsTheTreeWalk(t *testing.T) {
 			t.Fatal(err)
 		}
 		tree, _ := sdk.DecodeJSON(doc)
-		got, want := c.Check(doc), treeCheck(c, tree)
+		walked, got := c.Check(doc)
+		want := treeCheck(c, tree)
 		if (got == nil) != (want == nil) {
 			t.Fatalf("%s: byte walk %v, tree walk %v", doc, got, want)
+		}
+		if members, _ := sdk.TopLevel(doc); got == nil && !slices.Equal(walked, members) {
+			t.Fatalf("%s: members %v, want %v", doc, walked, members)
 		}
 		if got != nil {
 			tripped++
 		}
 		// truncated and altered bytes are refused, never a panic
 		cut := doc[:r.IntN(len(doc))]
-		if c.Check(cut) == nil && len(cut) > 0 {
+		if _, err := c.Check(cut); err == nil && len(cut) > 0 {
 			t.Fatalf("a truncated answer %s passed", cut)
 		}
 	}
@@ -296,7 +300,7 @@ func FuzzCheck(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_ = c.Check(b)
+		_, _ = c.Check(b)
 		if !sdk.ValidJSON(b) {
 			return
 		}
@@ -305,7 +309,8 @@ func FuzzCheck(f *testing.F) {
 			return // a number JCS cannot print
 		}
 		tree, _ := sdk.DecodeJSON(doc)
-		if got, want := c.Check(doc), treeCheck(c, tree); (got == nil) != (want == nil) {
+		_, got := c.Check(doc)
+		if want := treeCheck(c, tree); (got == nil) != (want == nil) {
 			t.Fatalf("%s: byte walk %v, tree walk %v", doc, got, want)
 		}
 	})

@@ -52,8 +52,8 @@ func BenchmarkMaxReportHost(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		members, _ := sdk.TopLevel(doc)
-		if err := check.Check(doc); err != nil {
+		members, err := check.Check(doc)
+		if err != nil {
 			b.Fatal(err)
 		}
 		answer := map[string]any{}

@@ -471,11 +471,11 @@ func (s *Server) assemble(q *request, kind string, familyBody []byte, checkEnd i
 		if err != nil {
 			return nil, errors.New("family body is not a JSON object")
 		}
-		members, ok := sdk.TopLevel(doc)
-		if !ok {
+		if doc[0] != '{' {
 			return nil, errors.New("family body is not a JSON object")
 		}
-		if err := q.sv.check.Check(doc); err != nil {
+		members, err := q.sv.check.Check(doc)
+		if err != nil {
 			return nil, err
 		}
 		for _, m := range members {
@@ -503,7 +503,7 @@ func (s *Server) assemble(q *request, kind string, familyBody []byte, checkEnd i
 	if err != nil {
 		return nil, fmt.Errorf("common members: %w", err)
 	}
-	if err := q.sv.check.Check(doc); err != nil {
+	if _, err := q.sv.check.Check(doc); err != nil {
 		return nil, err
 	}
 	maps.Copy(answer, common)
