@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -322,10 +323,23 @@ func denseIDs(words []uint32, wordAt []int32, vocabulary int) []uint32 {
 	// position for a later one; then first occurrences are numbered in
 	// order
 	out := make([]uint32, len(words))
-	var g grouper
-	for v := range vocabulary {
-		g.group(words, byFirst[bucket[v]:bucket[v+1]], out)
+	// buckets are independent and own disjoint positions of out: the
+	// first words holding half the shingles go to a second worker (the
+	// other factors share the cores meanwhile)
+	half := 0
+	for half < vocabulary && 2*int(bucket[half]) < n {
+		half++
 	}
+	groupRange := func(from, to int) {
+		var g grouper
+		for v := from; v < to; v++ {
+			g.group(words, byFirst[bucket[v]:bucket[v+1]], out)
+		}
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { groupRange(0, half) })
+	groupRange(half, vocabulary)
+	wg.Wait()
 	id := uint32(0)
 	for i := 0; i+1 < len(wordAt); i++ {
 		for o := wordAt[i]; o+2 < wordAt[i+1]; o++ {
