@@ -40,6 +40,11 @@ func Canonicalize(doc []byte) ([]byte, error) {
 	return CanonicalJSON(tree)
 }
 
+// canonicalValue and canonicalContainer follow validValue and
+// validContainer step for step, held to the canonical form. One walker
+// with a strictness flag served both and made ValidJSON 13 % slower (one
+// core, eight interleaved runs); ValidJSON reads every 5 MiB body twice on
+// the request's path, so the walk is written twice instead.
 func canonicalValue(d []byte, i, depth int) (int, bool) {
 	if i >= len(d) {
 		return i, false

@@ -120,19 +120,7 @@ func writeCanonical(b *bytes.Buffer, v any) error {
 		for k := range x {
 			keys = append(keys, k)
 		}
-		slices.SortFunc(keys, CompareUTF16)
-		b.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeString(b, k)
-			b.WriteByte(':')
-			if err := writeCanonical(b, x[k]); err != nil {
-				return err
-			}
-		}
-		b.WriteByte('}')
+		return writeMembers(b, keys, func(k string) any { return x[k] })
 	case RawCanonical:
 		b.Write(x)
 	case json.RawMessage:
@@ -159,6 +147,25 @@ func writeCanonical(b *bytes.Buffer, v any) error {
 		}
 		return writeCanonical(b, d)
 	}
+	return nil
+}
+
+// writeMembers writes an object whose member names are keys, sorted here
+// as RFC 8785 sorts them, and whose values value gives.
+func writeMembers(b *bytes.Buffer, keys []string, value func(string) any) error {
+	slices.SortFunc(keys, CompareUTF16)
+	b.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		writeString(b, k)
+		b.WriteByte(':')
+		if err := writeCanonical(b, value(k)); err != nil {
+			return err
+		}
+	}
+	b.WriteByte('}')
 	return nil
 }
 
@@ -212,19 +219,7 @@ func writeReflected(b *bytes.Buffer, x any) (done bool, err error) {
 		for _, k := range v.MapKeys() {
 			keys = append(keys, k.String())
 		}
-		slices.SortFunc(keys, CompareUTF16)
-		b.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeString(b, k)
-			b.WriteByte(':')
-			if err := writeCanonical(b, v.MapIndex(reflect.ValueOf(k).Convert(t.Key())).Interface()); err != nil {
-				return true, err
-			}
-		}
-		b.WriteByte('}')
+		return true, writeMembers(b, keys, func(k string) any { return v.MapIndex(reflect.ValueOf(k).Convert(t.Key())).Interface() })
 	default:
 		return false, nil
 	}

@@ -70,15 +70,7 @@ func TestExemptMembersCarrySubmittedLabels(t *testing.T) {
 }
 
 func TestTypographyAndLimited(t *testing.T) {
-	c := New(&pb.Tripwires{
-		AbsentTokens:     []string{"NOT-ASSESSABLE"},
-		CountNames:       []string{"characters"},
-		CountSuffixes:    []string{"_count"},
-		EstimateNames:    []string{"tokens", "share"},
-		EstimateSuffixes: []string{"_tokens"},
-		Limited: &pb.LimitedRule{Line: "measurement_line", Factors: "factors", IdMember: "id", StatusMember: "status",
-			ExemptIds: []string{"F-11"}, LimitedWord: "LIMITED", FullWord: "FULL"},
-	})
+	c := everyRule()
 	na := `{"id":"F-5","status":"NOT-ASSESSABLE","reason":"no P-USER message"}`
 	byDesign := `{"id":"F-11","status":"NOT-ASSESSABLE","reason":"by design"}`
 	ok := `{"id":"F-1","status":"ASSESSABLE"}`
@@ -94,13 +86,13 @@ func TestTypographyAndLimited(t *testing.T) {
 		{"estimate as plain string", `{"share":"12.50%"}`, false},
 		{"estimate stated absent", `{"share":{"value":"NOT-ASSESSABLE","reason":"zero denominator"}}`, true},
 		{"estimate as other object", `{"share":{"value":"12"}}`, false},
-		{"full line, all assessable", `{"measurement_line":"X · FULL — t","factors":[` + ok + `,` + byDesign + `]}`, true},
-		{"limited line with an absent factor", `{"measurement_line":"X · LIMITED — t","factors":[` + ok + `,` + na + `]}`, true},
-		{"absent factor, line says FULL", `{"measurement_line":"X · FULL — t","factors":[` + na + `]}`, false},
-		{"no absent factor, line says LIMITED", `{"measurement_line":"X · LIMITED — t","factors":[` + ok + `]}`, false},
-		{"F-11 alone never limits", `{"measurement_line":"X · LIMITED — t","factors":[` + byDesign + `]}`, false},
-		{"absent factor without reason", `{"measurement_line":"X · LIMITED — t","factors":[{"id":"F-5","status":"NOT-ASSESSABLE"}]}`, false},
-		{"absent factor beside a number", `{"measurement_line":"X · LIMITED — t","factors":[{"id":"F-5","status":"NOT-ASSESSABLE","reason":"r","n":0}]}`, false},
+		{"full line, all assessable", `{"line":"X · FULL — t","factors":[` + ok + `,` + byDesign + `]}`, true},
+		{"limited line with an absent factor", `{"line":"X · LIMITED — t","factors":[` + ok + `,` + na + `]}`, true},
+		{"absent factor, line says FULL", `{"line":"X · FULL — t","factors":[` + na + `]}`, false},
+		{"no absent factor, line says LIMITED", `{"line":"X · LIMITED — t","factors":[` + ok + `]}`, false},
+		{"F-11 alone never limits", `{"line":"X · LIMITED — t","factors":[` + byDesign + `]}`, false},
+		{"absent factor without reason", `{"line":"X · LIMITED — t","factors":[{"id":"F-5","status":"NOT-ASSESSABLE"}]}`, false},
+		{"absent factor beside a number", `{"line":"X · LIMITED — t","factors":[{"id":"F-5","status":"NOT-ASSESSABLE","reason":"r","n":0}]}`, false},
 		{"no line: not a report", `{"factors":[` + na + `]}`, true},
 	}
 	for _, k := range cases {
@@ -120,12 +112,10 @@ func TestIsEstimateIsTheTypographyRegexp(t *testing.T) {
 	}
 }
 
-// The byte walk decides as a walk over the decoded tree does, on random
-// answers built from the tripwires' own vocabulary (names, tokens,
-// estimates, headlines, strings with escapes), and it never panics on
-// bytes that are not canonical JSON.
-func TestByteWalkIsTheTreeWalk(t *testing.T) {
-	c := New(&pb.Tripwires{
+// everyRule is a checker with every kind of tripwire, for the tests that
+// hold the byte walk to the tree walk.
+func everyRule() *Checker {
+	return New(&pb.Tripwires{
 		AbsentTokens:     []string{"NOT-ASSESSABLE"},
 		ForbiddenPhrases: []string{"verified", "grade"},
 		ExemptSentences:  []string{"It is not verified."},
@@ -138,6 +128,14 @@ func TestByteWalkIsTheTreeWalk(t *testing.T) {
 		Limited: &pb.LimitedRule{Line: "line", Factors: "factors", IdMember: "id", StatusMember: "status",
 			ExemptIds: []string{"F-11"}, LimitedWord: "LIMITED", FullWord: "FULL"},
 	})
+}
+
+// The byte walk decides as a walk over the decoded tree does, on random
+// answers built from the tripwires' own vocabulary (names, tokens,
+// estimates, headlines, strings with escapes), and it never panics on
+// bytes that are not canonical JSON.
+func TestByteWalkIsTheTreeWalk(t *testing.T) {
+	c := everyRule()
 	names := []string{"value", "reason", "status", "id", "score", "Score", "rail", "tokens", "share", "block_count", "characters", "excess_tokens", "note", "n", "factors", "line"}
 	strs := []string{"NOT-ASSESSABLE", "", " ", "est:~12", "est:~1.50%", "est:~1.5%", "verified", "a\nverified", "\"grade\"", "It is not verified.", "X · FULL — t", "X · LIMITED — t", "F-11", "F-5", "plain", "\u00e9t\u00e9"}
 	r := rand.New(rand.NewPCG(2, 7))
@@ -289,11 +287,7 @@ func treeWalk(c *Checker, v any, label bool) error {
 // FuzzCheck: on any bytes the walk returns (never panics), and on any
 // valid JSON it decides as the tree walk does.
 func FuzzCheck(f *testing.F) {
-	c := New(&pb.Tripwires{
-		AbsentTokens: []string{"NOT-ASSESSABLE"}, ForbiddenPhrases: []string{"verified"}, ExemptSentences: []string{"not verified"},
-		ForbiddenMembers: []string{"score"}, ExemptMembers: []string{"rail"}, CountSuffixes: []string{"_count"}, EstimateNames: []string{"tokens"},
-		Limited: &pb.LimitedRule{Line: "line", Factors: "factors", IdMember: "id", StatusMember: "status", LimitedWord: "LIMITED", FullWord: "FULL"},
-	})
+	c := everyRule()
 	for _, s := range []string{`{}`, `{"a_count":1,"tokens":"est:~3"}`, `{"f":{"value":"NOT-ASSESSABLE","reason":"r","n":1}}`,
 		`{"line":"FULL","factors":[{"id":"F-1","status":"NOT-ASSESSABLE","reason":"x"}]}`, `["verified",{"rail":"verified"}]`,
 		`{"Score":1}`, `{"tokens":{"value":"NOT-ASSESSABLE","reason":"r"}}`, `"a\u0000verified"`, `{"a":"\"}`} {

@@ -50,37 +50,47 @@ func Base64Segments(nfc string) []Segment {
 			i = j + 1
 			continue
 		}
-		if c := nfc[i]; !isBoth(c) && !isStd(c) && !isURL(c) {
-			i++
-			continue
-		}
-		start, url, decided := i, false, false
-		for ; i < len(nfc); i++ {
-			c := nfc[i]
-			if isBoth(c) {
-				continue
-			}
-			if isStd(c) && (!decided || !url) {
-				decided, url = true, false
-				continue
-			}
-			if isURL(c) && (!decided || url) {
-				decided, url = true, true
-				continue
-			}
-			break // the other alphabet's character starts the next run
-		}
-		pads := 0
-		for i+pads < len(nfc) && nfc[i+pads] == '=' {
-			pads++
-		}
-		end := i + min(pads, 2) // a third '=' ends the run before it
-		i += pads
-		if end-start >= 40 && qualifies(nfc[start:end], url) {
-			out = append(out, Segment{URLSafe: url, Start: start, Length: end - start})
+		var seg Segment
+		var ok bool
+		if seg, i, ok = runAt(nfc, i); ok {
+			out = append(out, seg)
 		}
 	}
 	return out
+}
+
+// runAt reads the run at nfc[i], if one starts there: it returns where
+// the scan goes on, and the run as a segment when it qualifies. A byte of
+// neither alphabet starts no run.
+func runAt(nfc string, i int) (seg Segment, next int, ok bool) {
+	if c := nfc[i]; !isBoth(c) && !isStd(c) && !isURL(c) {
+		return Segment{}, i + 1, false
+	}
+	start, url, decided := i, false, false
+	for ; i < len(nfc); i++ {
+		c := nfc[i]
+		if isBoth(c) {
+			continue
+		}
+		if isStd(c) && (!decided || !url) {
+			decided, url = true, false
+			continue
+		}
+		if isURL(c) && (!decided || url) {
+			decided, url = true, true
+			continue
+		}
+		break // the other alphabet's character starts the next run
+	}
+	pads := 0
+	for i+pads < len(nfc) && nfc[i+pads] == '=' {
+		pads++
+	}
+	end := i + min(pads, 2) // a third '=' ends the run before it
+	if end-start >= 40 && qualifies(nfc[start:end], url) {
+		return Segment{URLSafe: url, Start: start, Length: end - start}, i + pads, true
+	}
+	return Segment{}, i + pads, false
 }
 
 func qualifies(seg string, url bool) bool {

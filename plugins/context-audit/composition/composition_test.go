@@ -133,39 +133,15 @@ func TestBase64SkipIsTheByteScan(t *testing.T) {
 	}
 }
 
-// byteScanSegments is Base64Segments reading every byte: the definition
-// the skip is held to.
+// byteScanSegments is Base64Segments reading every byte: each run from
+// where the last ended, none stepped over. The skip is held to it.
 func byteScanSegments(nfc string) []Segment {
 	var out []Segment
 	for i := 0; i < len(nfc); {
-		if c := nfc[i]; !isBoth(c) && !isStd(c) && !isURL(c) {
-			i++
-			continue
-		}
-		start, url, decided := i, false, false
-		for ; i < len(nfc); i++ {
-			c := nfc[i]
-			if isBoth(c) {
-				continue
-			}
-			if isStd(c) && (!decided || !url) {
-				decided, url = true, false
-				continue
-			}
-			if isURL(c) && (!decided || url) {
-				decided, url = true, true
-				continue
-			}
-			break
-		}
-		pads := 0
-		for i+pads < len(nfc) && nfc[i+pads] == '=' {
-			pads++
-		}
-		end := i + min(pads, 2)
-		i += pads
-		if end-start >= 40 && qualifies(nfc[start:end], url) {
-			out = append(out, Segment{URLSafe: url, Start: start, Length: end - start})
+		var seg Segment
+		var ok bool
+		if seg, i, ok = runAt(nfc, i); ok {
+			out = append(out, seg)
 		}
 	}
 	return out
