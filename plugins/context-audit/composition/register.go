@@ -261,10 +261,14 @@ func measureBlock(format, level string, m *pb.Message, b *pb.Block) (BlockFacts,
 		return f, ""
 	}
 	nfc := b.GetText()
-	if !norm.NFC.IsNormalString(nfc) {
-		nfc = norm.NFC.String(nfc)
+	if isASCII(nfc) {
+		f.Chars = len(nfc) // ASCII is its own NFC form, a code point a byte
+	} else {
+		if !norm.NFC.IsNormalString(nfc) {
+			nfc = norm.NFC.String(nfc)
+		}
+		f.Chars = utf8.RuneCountInString(nfc)
 	}
-	f.Chars = utf8.RuneCountInString(nfc)
 	f.E, f.Sized = Estimate(f.Chars), true
 	k := contentTests(nfc, f.Chars)
 	f.C, f.CConflict, f.Std, f.URL, f.SegChars, f.RawExport = k.class, k.conflict, k.std, k.url, k.segChars, k.rawExport
