@@ -244,19 +244,25 @@ func ownForm(t reflect.Type) bool {
 // asks for member names (and JavaScript sorts strings). Byte order equals
 // it unless a string holds characters above U+FFFF.
 func CompareUTF16(a, b string) int {
-	if isASCII(a) && isASCII(b) {
+	if IsASCII(a) && IsASCII(b) {
 		return strings.Compare(a, b)
 	}
 	return slices.Compare(utf16.Encode([]rune(a)), utf16.Encode([]rune(b)))
 }
 
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
-		}
+// IsASCII reports a text of ASCII bytes only, reading eight bytes at a
+// time (most of a record is ASCII text; an ASCII text is its own NFC form).
+func IsASCII(s string) bool {
+	var acc uint64
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		acc |= uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
 	}
-	return true
+	for ; i < len(s); i++ {
+		acc |= uint64(s[i])
+	}
+	return acc&highs == 0
 }
 
 const hexDigits = "0123456789abcdef"

@@ -83,3 +83,22 @@ func BenchmarkValidJSON(b *testing.B) {
 		})
 	}
 }
+
+// IsASCII agrees with a byte-by-byte reading for every byte value at every
+// position of texts up to two words and a tail long.
+func TestIsASCIIByBytes(t *testing.T) {
+	for n := 1; n <= 19; n++ {
+		for at := 0; at < n; at++ {
+			for c := 0; c < 256; c++ {
+				b := []byte(strings.Repeat("a", n))
+				b[at] = byte(c)
+				if got, want := IsASCII(string(b)), c < 0x80; got != want {
+					t.Fatalf("IsASCII(%q) = %v", b, got)
+				}
+			}
+		}
+	}
+	if !IsASCII("") {
+		t.Error("the empty text is ASCII")
+	}
+}

@@ -501,7 +501,8 @@ func (s *Server) assemble(q *request, kind string, familyBody []byte, checkEnd i
 	// the host's own members pass the same check
 	doc, err := sdk.CanonicalJSON(common)
 	if err != nil {
-		return nil, fmt.Errorf("common members: %w", err)
+		// static: the rule is logged, never a value
+		return nil, errors.New("common members are not serialisable")
 	}
 	if _, err := q.sv.check.Check(doc); err != nil {
 		return nil, err

@@ -146,22 +146,3 @@ func byteScanSegments(nfc string) []Segment {
 	}
 	return out
 }
-
-// isASCII agrees with a byte-by-byte reading for every byte value at every
-// position of texts up to two words and a tail long.
-func TestIsASCIIByBytes(t *testing.T) {
-	for n := 1; n <= 19; n++ {
-		for at := 0; at < n; at++ {
-			for c := 0; c < 256; c++ {
-				b := []byte(strings.Repeat("a", n))
-				b[at] = byte(c)
-				if got, want := isASCII(string(b)), c < 0x80; got != want {
-					t.Fatalf("isASCII(%q) = %v", b, got)
-				}
-			}
-		}
-	}
-	if !isASCII("") {
-		t.Error("the empty text is ASCII")
-	}
-}

@@ -18,27 +18,13 @@ const Method = "EM-1"
 
 // Chars is C(b): the Unicode code points of the NFC form of text.
 func Chars(text string) int {
-	if isASCII(text) {
+	if sdk.IsASCII(text) {
 		return len(text) // ASCII is its own NFC form, a code point a byte
 	}
 	if norm.NFC.IsNormalString(text) {
 		return utf8.RuneCountInString(text)
 	}
 	return utf8.RuneCountInString(norm.NFC.String(text))
-}
-
-// isASCII reads eight bytes at a time: most of a record is ASCII text.
-func isASCII(s string) bool {
-	var acc uint64
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		acc |= uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-	}
-	for ; i < len(s); i++ {
-		acc |= uint64(s[i])
-	}
-	return acc&highs == 0
 }
 
 // Estimate is E(b) = ceil(C(b) / 4), 0 for an empty block.

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/assay-audit/assay/sdk"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 )
 
@@ -261,7 +262,7 @@ func measureBlock(format, level string, m *pb.Message, b *pb.Block) (BlockFacts,
 		return f, ""
 	}
 	nfc := b.GetText()
-	if isASCII(nfc) {
+	if sdk.IsASCII(nfc) {
 		f.Chars = len(nfc) // ASCII is its own NFC form, a code point a byte
 	} else {
 		if !norm.NFC.IsNormalString(nfc) {
