@@ -314,9 +314,13 @@ type FamilyDescription struct {
 	Tripwires    *Tripwires     `protobuf:"bytes,12,opt,name=tripwires,proto3" json:"tripwires,omitempty"`
 	// Format ids this family accepts (routing to adapters); empty when it
 	// needs none.
-	Formats       []string `protobuf:"bytes,13,rep,name=formats,proto3" json:"formats,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Formats []string `protobuf:"bytes,13,rep,name=formats,proto3" json:"formats,omitempty"`
+	// The plugin reads request bodies the host shares as sealed in-memory
+	// files passed over the descriptor channel the host opened at launch
+	// (Start.shared_body): a 5 MiB body then crosses no gRPC stream.
+	ReadsSharedBodies bool `protobuf:"varint,14,opt,name=reads_shared_bodies,json=readsSharedBodies,proto3" json:"reads_shared_bodies,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *FamilyDescription) Reset() {
@@ -438,6 +442,13 @@ func (x *FamilyDescription) GetFormats() []string {
 		return x.Formats
 	}
 	return nil
+}
+
+func (x *FamilyDescription) GetReadsSharedBodies() bool {
+	if x != nil {
+		return x.ReadsSharedBodies
+	}
+	return false
 }
 
 type Op struct {
@@ -966,7 +977,11 @@ type Start struct {
 	// open, so a family can ask for part of it to be adapted without
 	// sending it back (AdaptRequest.record_span); 0 when the host keeps no
 	// bodies.
-	BodyToken     uint64 `protobuf:"varint,6,opt,name=body_token,json=bodyToken,proto3" json:"body_token,omitempty"`
+	BodyToken uint64 `protobuf:"varint,6,opt,name=body_token,json=bodyToken,proto3" json:"body_token,omitempty"`
+	// Set instead of body when the family reads shared bodies: the body is
+	// the sealed in-memory file sent on the descriptor channel under
+	// shared_body.token.
+	SharedBody    *SharedBody `protobuf:"bytes,7,opt,name=shared_body,json=sharedBody,proto3" json:"shared_body,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1043,6 +1058,76 @@ func (x *Start) GetBodyToken() uint64 {
 	return 0
 }
 
+func (x *Start) GetSharedBody() *SharedBody {
+	if x != nil {
+		return x.SharedBody
+	}
+	return nil
+}
+
+// SharedBody names a range of a sealed in-memory file the host passed on
+// a plugin's descriptor channel (SCM_RIGHTS), under a token unique on that
+// channel.
+type SharedBody struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Token         uint64                 `protobuf:"varint,1,opt,name=token,proto3" json:"token,omitempty"`
+	Offset        uint64                 `protobuf:"varint,2,opt,name=offset,proto3" json:"offset,omitempty"`
+	Length        uint64                 `protobuf:"varint,3,opt,name=length,proto3" json:"length,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SharedBody) Reset() {
+	*x = SharedBody{}
+	mi := &file_plugin_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SharedBody) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SharedBody) ProtoMessage() {}
+
+func (x *SharedBody) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SharedBody.ProtoReflect.Descriptor instead.
+func (*SharedBody) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *SharedBody) GetToken() uint64 {
+	if x != nil {
+		return x.Token
+	}
+	return 0
+}
+
+func (x *SharedBody) GetOffset() uint64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *SharedBody) GetLength() uint64 {
+	if x != nil {
+		return x.Length
+	}
+	return 0
+}
+
 // Span is a byte range of a request body.
 type Span struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1054,7 +1139,7 @@ type Span struct {
 
 func (x *Span) Reset() {
 	*x = Span{}
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1066,7 +1151,7 @@ func (x *Span) String() string {
 func (*Span) ProtoMessage() {}
 
 func (x *Span) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1079,7 +1164,7 @@ func (x *Span) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Span.ProtoReflect.Descriptor instead.
 func (*Span) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{11}
+	return file_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Span) GetOffset() uint64 {
@@ -1104,7 +1189,7 @@ type Proceed struct {
 
 func (x *Proceed) Reset() {
 	*x = Proceed{}
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1116,7 +1201,7 @@ func (x *Proceed) String() string {
 func (*Proceed) ProtoMessage() {}
 
 func (x *Proceed) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1129,7 +1214,7 @@ func (x *Proceed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Proceed.ProtoReflect.Descriptor instead.
 func (*Proceed) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{12}
+	return file_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 type FamilyToHost struct {
@@ -1145,7 +1230,7 @@ type FamilyToHost struct {
 
 func (x *FamilyToHost) Reset() {
 	*x = FamilyToHost{}
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1157,7 +1242,7 @@ func (x *FamilyToHost) String() string {
 func (*FamilyToHost) ProtoMessage() {}
 
 func (x *FamilyToHost) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1170,7 +1255,7 @@ func (x *FamilyToHost) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FamilyToHost.ProtoReflect.Descriptor instead.
 func (*FamilyToHost) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{13}
+	return file_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *FamilyToHost) GetMsg() isFamilyToHost_Msg {
@@ -1234,7 +1319,7 @@ type Validated struct {
 
 func (x *Validated) Reset() {
 	*x = Validated{}
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1246,7 +1331,7 @@ func (x *Validated) String() string {
 func (*Validated) ProtoMessage() {}
 
 func (x *Validated) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1259,7 +1344,7 @@ func (x *Validated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Validated.ProtoReflect.Descriptor instead.
 func (*Validated) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{14}
+	return file_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Validated) GetOutcome() Outcome {
@@ -1317,7 +1402,7 @@ type Report struct {
 
 func (x *Report) Reset() {
 	*x = Report{}
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1329,7 +1414,7 @@ func (x *Report) String() string {
 func (*Report) ProtoMessage() {}
 
 func (x *Report) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1342,7 +1427,7 @@ func (x *Report) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Report.ProtoReflect.Descriptor instead.
 func (*Report) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{15}
+	return file_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Report) GetBody() []byte {
@@ -1372,13 +1457,15 @@ type AdapterDescription struct {
 	FormatId       string                 `protobuf:"bytes,2,opt,name=format_id,json=formatId,proto3" json:"format_id,omitempty"`
 	FormatVersions []string               `protobuf:"bytes,3,rep,name=format_versions,json=formatVersions,proto3" json:"format_versions,omitempty"`
 	AdapterVersion string                 `protobuf:"bytes,4,opt,name=adapter_version,json=adapterVersion,proto3" json:"adapter_version,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// As FamilyDescription.reads_shared_bodies.
+	ReadsSharedBodies bool `protobuf:"varint,5,opt,name=reads_shared_bodies,json=readsSharedBodies,proto3" json:"reads_shared_bodies,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *AdapterDescription) Reset() {
 	*x = AdapterDescription{}
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1390,7 +1477,7 @@ func (x *AdapterDescription) String() string {
 func (*AdapterDescription) ProtoMessage() {}
 
 func (x *AdapterDescription) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1403,7 +1490,7 @@ func (x *AdapterDescription) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdapterDescription.ProtoReflect.Descriptor instead.
 func (*AdapterDescription) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{16}
+	return file_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *AdapterDescription) GetFamily() string {
@@ -1434,6 +1521,13 @@ func (x *AdapterDescription) GetAdapterVersion() string {
 	return ""
 }
 
+func (x *AdapterDescription) GetReadsSharedBodies() bool {
+	if x != nil {
+		return x.ReadsSharedBodies
+	}
+	return false
+}
+
 type AdaptRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	FormatId      string                 `protobuf:"bytes,1,opt,name=format_id,json=formatId,proto3" json:"format_id,omitempty"`
@@ -1441,17 +1535,19 @@ type AdaptRequest struct {
 	// The record's bytes; or, from a family to the host, record_span within
 	// the body named by body_token (the host already holds it: the record
 	// then crosses the process boundary once, host to adapter, instead of
-	// family to host to adapter). The host always sends an adapter bytes.
-	Record        []byte `protobuf:"bytes,3,opt,name=record,proto3" json:"record,omitempty"`
-	BodyToken     uint64 `protobuf:"varint,4,opt,name=body_token,json=bodyToken,proto3" json:"body_token,omitempty"`
-	RecordSpan    *Span  `protobuf:"bytes,5,opt,name=record_span,json=recordSpan,proto3" json:"record_span,omitempty"`
+	// family to host to adapter). The host sends an adapter bytes, or, when
+	// the adapter reads shared bodies, shared_record.
+	Record        []byte      `protobuf:"bytes,3,opt,name=record,proto3" json:"record,omitempty"`
+	BodyToken     uint64      `protobuf:"varint,4,opt,name=body_token,json=bodyToken,proto3" json:"body_token,omitempty"`
+	RecordSpan    *Span       `protobuf:"bytes,5,opt,name=record_span,json=recordSpan,proto3" json:"record_span,omitempty"`
+	SharedRecord  *SharedBody `protobuf:"bytes,6,opt,name=shared_record,json=sharedRecord,proto3" json:"shared_record,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AdaptRequest) Reset() {
 	*x = AdaptRequest{}
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1463,7 +1559,7 @@ func (x *AdaptRequest) String() string {
 func (*AdaptRequest) ProtoMessage() {}
 
 func (x *AdaptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1476,7 +1572,7 @@ func (x *AdaptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdaptRequest.ProtoReflect.Descriptor instead.
 func (*AdaptRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{17}
+	return file_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *AdaptRequest) GetFormatId() string {
@@ -1514,6 +1610,13 @@ func (x *AdaptRequest) GetRecordSpan() *Span {
 	return nil
 }
 
+func (x *AdaptRequest) GetSharedRecord() *SharedBody {
+	if x != nil {
+		return x.SharedRecord
+	}
+	return nil
+}
+
 type AdaptResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Result:
@@ -1527,7 +1630,7 @@ type AdaptResponse struct {
 
 func (x *AdaptResponse) Reset() {
 	*x = AdaptResponse{}
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1539,7 +1642,7 @@ func (x *AdaptResponse) String() string {
 func (*AdaptResponse) ProtoMessage() {}
 
 func (x *AdaptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1552,7 +1655,7 @@ func (x *AdaptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdaptResponse.ProtoReflect.Descriptor instead.
 func (*AdaptResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{18}
+	return file_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *AdaptResponse) GetResult() isAdaptResponse_Result {
@@ -1607,7 +1710,7 @@ type AdaptRefusal struct {
 
 func (x *AdaptRefusal) Reset() {
 	*x = AdaptRefusal{}
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1619,7 +1722,7 @@ func (x *AdaptRefusal) String() string {
 func (*AdaptRefusal) ProtoMessage() {}
 
 func (x *AdaptRefusal) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1632,7 +1735,7 @@ func (x *AdaptRefusal) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdaptRefusal.ProtoReflect.Descriptor instead.
 func (*AdaptRefusal) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{19}
+	return file_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *AdaptRefusal) GetCode() string {
@@ -1667,7 +1770,7 @@ type SessionRecord struct {
 
 func (x *SessionRecord) Reset() {
 	*x = SessionRecord{}
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1679,7 +1782,7 @@ func (x *SessionRecord) String() string {
 func (*SessionRecord) ProtoMessage() {}
 
 func (x *SessionRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1692,7 +1795,7 @@ func (x *SessionRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionRecord.ProtoReflect.Descriptor instead.
 func (*SessionRecord) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{20}
+	return file_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SessionRecord) GetLevel() string {
@@ -1743,7 +1846,7 @@ type Message struct {
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1755,7 +1858,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1768,7 +1871,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{21}
+	return file_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Message) GetRoleRaw() string {
@@ -1817,7 +1920,7 @@ type Block struct {
 
 func (x *Block) Reset() {
 	*x = Block{}
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1829,7 +1932,7 @@ func (x *Block) String() string {
 func (*Block) ProtoMessage() {}
 
 func (x *Block) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1842,7 +1945,7 @@ func (x *Block) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Block.ProtoReflect.Descriptor instead.
 func (*Block) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{22}
+	return file_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Block) GetKindRaw() string {
@@ -1946,7 +2049,7 @@ type Disclosure struct {
 
 func (x *Disclosure) Reset() {
 	*x = Disclosure{}
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1958,7 +2061,7 @@ func (x *Disclosure) String() string {
 func (*Disclosure) ProtoMessage() {}
 
 func (x *Disclosure) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1971,7 +2074,7 @@ func (x *Disclosure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Disclosure.ProtoReflect.Descriptor instead.
 func (*Disclosure) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{23}
+	return file_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Disclosure) GetCode() string {
@@ -2003,7 +2106,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\rAttachRequest\x12&\n" +
 	"\x0fhost_service_id\x18\x01 \x01(\rR\rhostServiceId\"\x10\n" +
 	"\x0eAttachResponse\"\x11\n" +
-	"\x0fDescribeRequest\"\xa8\x04\n" +
+	"\x0fDescribeRequest\"\xd8\x04\n" +
 	"\x11FamilyDescription\x12\x1f\n" +
 	"\vcriteria_id\x18\x01 \x01(\tR\n" +
 	"criteriaId\x12+\n" +
@@ -2020,7 +2123,8 @@ const file_plugin_proto_rawDesc = "" +
 	" \x03(\v2\x1c.assay.plugin.v1.LedgerFieldR\fledgerFields\x126\n" +
 	"\tfree_tier\x18\v \x01(\v2\x19.assay.plugin.v1.FreeTierR\bfreeTier\x128\n" +
 	"\ttripwires\x18\f \x01(\v2\x1a.assay.plugin.v1.TripwiresR\ttripwires\x12\x18\n" +
-	"\aformats\x18\r \x03(\tR\aformats\"\x84\x01\n" +
+	"\aformats\x18\r \x03(\tR\aformats\x12.\n" +
+	"\x13reads_shared_bodies\x18\x0e \x01(\bR\x11readsSharedBodies\"\x84\x01\n" +
 	"\x02Op\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12(\n" +
 	"\x10price_usdc_units\x18\x02 \x01(\x03R\x0epriceUsdcUnits\x12\x1f\n" +
@@ -2071,7 +2175,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\fHostToFamily\x12.\n" +
 	"\x05start\x18\x01 \x01(\v2\x16.assay.plugin.v1.StartH\x00R\x05start\x124\n" +
 	"\aproceed\x18\x02 \x01(\v2\x18.assay.plugin.v1.ProceedH\x00R\aproceedB\x05\n" +
-	"\x03msg\"\x80\x02\n" +
+	"\x03msg\"\xbe\x02\n" +
 	"\x05Start\x122\n" +
 	"\x05route\x18\x01 \x01(\x0e2\x1c.assay.plugin.v1.Start.RouteR\x05route\x12\x0e\n" +
 	"\x02op\x18\x02 \x01(\tR\x02op\x12\x12\n" +
@@ -2079,11 +2183,18 @@ const file_plugin_proto_rawDesc = "" +
 	"\rnow_unix_nano\x18\x04 \x01(\x03R\vnowUnixNano\x12&\n" +
 	"\x0fhost_service_id\x18\x05 \x01(\rR\rhostServiceId\x12\x1d\n" +
 	"\n" +
-	"body_token\x18\x06 \x01(\x04R\tbodyToken\"4\n" +
+	"body_token\x18\x06 \x01(\x04R\tbodyToken\x12<\n" +
+	"\vshared_body\x18\a \x01(\v2\x1b.assay.plugin.v1.SharedBodyR\n" +
+	"sharedBody\"4\n" +
 	"\x05Route\x12\x15\n" +
 	"\x11ROUTE_UNSPECIFIED\x10\x00\x12\f\n" +
 	"\bPRECHECK\x10\x01\x12\x06\n" +
-	"\x02OP\x10\x02\"6\n" +
+	"\x02OP\x10\x02\"R\n" +
+	"\n" +
+	"SharedBody\x12\x14\n" +
+	"\x05token\x18\x01 \x01(\x04R\x05token\x12\x16\n" +
+	"\x06offset\x18\x02 \x01(\x04R\x06offset\x12\x16\n" +
+	"\x06length\x18\x03 \x01(\x04R\x06length\"6\n" +
 	"\x04Span\x12\x16\n" +
 	"\x06offset\x18\x01 \x01(\x04R\x06offset\x12\x16\n" +
 	"\x06length\x18\x02 \x01(\x04R\x06length\"\t\n" +
@@ -2103,12 +2214,13 @@ const file_plugin_proto_rawDesc = "" +
 	"\x06Report\x12\x12\n" +
 	"\x04body\x18\x01 \x01(\fR\x04body\x12\x16\n" +
 	"\x06ledger\x18\x02 \x01(\fR\x06ledger\x12-\n" +
-	"\x13check_end_unix_nano\x18\x03 \x01(\x03R\x10checkEndUnixNano\"\x9b\x01\n" +
+	"\x13check_end_unix_nano\x18\x03 \x01(\x03R\x10checkEndUnixNano\"\xcb\x01\n" +
 	"\x12AdapterDescription\x12\x16\n" +
 	"\x06family\x18\x01 \x01(\tR\x06family\x12\x1b\n" +
 	"\tformat_id\x18\x02 \x01(\tR\bformatId\x12'\n" +
 	"\x0fformat_versions\x18\x03 \x03(\tR\x0eformatVersions\x12'\n" +
-	"\x0fadapter_version\x18\x04 \x01(\tR\x0eadapterVersion\"\xc1\x01\n" +
+	"\x0fadapter_version\x18\x04 \x01(\tR\x0eadapterVersion\x12.\n" +
+	"\x13reads_shared_bodies\x18\x05 \x01(\bR\x11readsSharedBodies\"\x83\x02\n" +
 	"\fAdaptRequest\x12\x1b\n" +
 	"\tformat_id\x18\x01 \x01(\tR\bformatId\x12%\n" +
 	"\x0eformat_version\x18\x02 \x01(\tR\rformatVersion\x12\x16\n" +
@@ -2116,7 +2228,8 @@ const file_plugin_proto_rawDesc = "" +
 	"\n" +
 	"body_token\x18\x04 \x01(\x04R\tbodyToken\x126\n" +
 	"\vrecord_span\x18\x05 \x01(\v2\x15.assay.plugin.v1.SpanR\n" +
-	"recordSpan\"\x8e\x01\n" +
+	"recordSpan\x12@\n" +
+	"\rshared_record\x18\x06 \x01(\v2\x1b.assay.plugin.v1.SharedBodyR\fsharedRecord\"\x8e\x01\n" +
 	"\rAdaptResponse\x128\n" +
 	"\x06record\x18\x01 \x01(\v2\x1e.assay.plugin.v1.SessionRecordH\x00R\x06record\x129\n" +
 	"\arefusal\x18\x02 \x01(\v2\x1d.assay.plugin.v1.AdaptRefusalH\x00R\arefusalB\b\n" +
@@ -2178,7 +2291,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_plugin_proto_goTypes = []any{
 	(Outcome)(0),               // 0: assay.plugin.v1.Outcome
 	(LedgerField_Type)(0),      // 1: assay.plugin.v1.LedgerField.Type
@@ -2194,19 +2307,20 @@ var file_plugin_proto_goTypes = []any{
 	(*LimitedRule)(nil),        // 11: assay.plugin.v1.LimitedRule
 	(*HostToFamily)(nil),       // 12: assay.plugin.v1.HostToFamily
 	(*Start)(nil),              // 13: assay.plugin.v1.Start
-	(*Span)(nil),               // 14: assay.plugin.v1.Span
-	(*Proceed)(nil),            // 15: assay.plugin.v1.Proceed
-	(*FamilyToHost)(nil),       // 16: assay.plugin.v1.FamilyToHost
-	(*Validated)(nil),          // 17: assay.plugin.v1.Validated
-	(*Report)(nil),             // 18: assay.plugin.v1.Report
-	(*AdapterDescription)(nil), // 19: assay.plugin.v1.AdapterDescription
-	(*AdaptRequest)(nil),       // 20: assay.plugin.v1.AdaptRequest
-	(*AdaptResponse)(nil),      // 21: assay.plugin.v1.AdaptResponse
-	(*AdaptRefusal)(nil),       // 22: assay.plugin.v1.AdaptRefusal
-	(*SessionRecord)(nil),      // 23: assay.plugin.v1.SessionRecord
-	(*Message)(nil),            // 24: assay.plugin.v1.Message
-	(*Block)(nil),              // 25: assay.plugin.v1.Block
-	(*Disclosure)(nil),         // 26: assay.plugin.v1.Disclosure
+	(*SharedBody)(nil),         // 14: assay.plugin.v1.SharedBody
+	(*Span)(nil),               // 15: assay.plugin.v1.Span
+	(*Proceed)(nil),            // 16: assay.plugin.v1.Proceed
+	(*FamilyToHost)(nil),       // 17: assay.plugin.v1.FamilyToHost
+	(*Validated)(nil),          // 18: assay.plugin.v1.Validated
+	(*Report)(nil),             // 19: assay.plugin.v1.Report
+	(*AdapterDescription)(nil), // 20: assay.plugin.v1.AdapterDescription
+	(*AdaptRequest)(nil),       // 21: assay.plugin.v1.AdaptRequest
+	(*AdaptResponse)(nil),      // 22: assay.plugin.v1.AdaptResponse
+	(*AdaptRefusal)(nil),       // 23: assay.plugin.v1.AdaptRefusal
+	(*SessionRecord)(nil),      // 24: assay.plugin.v1.SessionRecord
+	(*Message)(nil),            // 25: assay.plugin.v1.Message
+	(*Block)(nil),              // 26: assay.plugin.v1.Block
+	(*Disclosure)(nil),         // 27: assay.plugin.v1.Disclosure
 }
 var file_plugin_proto_depIdxs = []int32{
 	7,  // 0: assay.plugin.v1.FamilyDescription.ops:type_name -> assay.plugin.v1.Op
@@ -2216,35 +2330,37 @@ var file_plugin_proto_depIdxs = []int32{
 	1,  // 4: assay.plugin.v1.LedgerField.type:type_name -> assay.plugin.v1.LedgerField.Type
 	11, // 5: assay.plugin.v1.Tripwires.limited:type_name -> assay.plugin.v1.LimitedRule
 	13, // 6: assay.plugin.v1.HostToFamily.start:type_name -> assay.plugin.v1.Start
-	15, // 7: assay.plugin.v1.HostToFamily.proceed:type_name -> assay.plugin.v1.Proceed
+	16, // 7: assay.plugin.v1.HostToFamily.proceed:type_name -> assay.plugin.v1.Proceed
 	2,  // 8: assay.plugin.v1.Start.route:type_name -> assay.plugin.v1.Start.Route
-	17, // 9: assay.plugin.v1.FamilyToHost.validated:type_name -> assay.plugin.v1.Validated
-	18, // 10: assay.plugin.v1.FamilyToHost.report:type_name -> assay.plugin.v1.Report
-	0,  // 11: assay.plugin.v1.Validated.outcome:type_name -> assay.plugin.v1.Outcome
-	14, // 12: assay.plugin.v1.AdaptRequest.record_span:type_name -> assay.plugin.v1.Span
-	23, // 13: assay.plugin.v1.AdaptResponse.record:type_name -> assay.plugin.v1.SessionRecord
-	22, // 14: assay.plugin.v1.AdaptResponse.refusal:type_name -> assay.plugin.v1.AdaptRefusal
-	24, // 15: assay.plugin.v1.SessionRecord.messages:type_name -> assay.plugin.v1.Message
-	26, // 16: assay.plugin.v1.SessionRecord.disclosures:type_name -> assay.plugin.v1.Disclosure
-	25, // 17: assay.plugin.v1.Message.blocks:type_name -> assay.plugin.v1.Block
-	14, // 18: assay.plugin.v1.Block.text_span:type_name -> assay.plugin.v1.Span
-	5,  // 19: assay.plugin.v1.Family.Describe:input_type -> assay.plugin.v1.DescribeRequest
-	12, // 20: assay.plugin.v1.Family.Run:input_type -> assay.plugin.v1.HostToFamily
-	3,  // 21: assay.plugin.v1.Family.Attach:input_type -> assay.plugin.v1.AttachRequest
-	5,  // 22: assay.plugin.v1.Adapter.Describe:input_type -> assay.plugin.v1.DescribeRequest
-	20, // 23: assay.plugin.v1.Adapter.Adapt:input_type -> assay.plugin.v1.AdaptRequest
-	20, // 24: assay.plugin.v1.Host.Adapt:input_type -> assay.plugin.v1.AdaptRequest
-	6,  // 25: assay.plugin.v1.Family.Describe:output_type -> assay.plugin.v1.FamilyDescription
-	16, // 26: assay.plugin.v1.Family.Run:output_type -> assay.plugin.v1.FamilyToHost
-	4,  // 27: assay.plugin.v1.Family.Attach:output_type -> assay.plugin.v1.AttachResponse
-	19, // 28: assay.plugin.v1.Adapter.Describe:output_type -> assay.plugin.v1.AdapterDescription
-	21, // 29: assay.plugin.v1.Adapter.Adapt:output_type -> assay.plugin.v1.AdaptResponse
-	21, // 30: assay.plugin.v1.Host.Adapt:output_type -> assay.plugin.v1.AdaptResponse
-	25, // [25:31] is the sub-list for method output_type
-	19, // [19:25] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	14, // 9: assay.plugin.v1.Start.shared_body:type_name -> assay.plugin.v1.SharedBody
+	18, // 10: assay.plugin.v1.FamilyToHost.validated:type_name -> assay.plugin.v1.Validated
+	19, // 11: assay.plugin.v1.FamilyToHost.report:type_name -> assay.plugin.v1.Report
+	0,  // 12: assay.plugin.v1.Validated.outcome:type_name -> assay.plugin.v1.Outcome
+	15, // 13: assay.plugin.v1.AdaptRequest.record_span:type_name -> assay.plugin.v1.Span
+	14, // 14: assay.plugin.v1.AdaptRequest.shared_record:type_name -> assay.plugin.v1.SharedBody
+	24, // 15: assay.plugin.v1.AdaptResponse.record:type_name -> assay.plugin.v1.SessionRecord
+	23, // 16: assay.plugin.v1.AdaptResponse.refusal:type_name -> assay.plugin.v1.AdaptRefusal
+	25, // 17: assay.plugin.v1.SessionRecord.messages:type_name -> assay.plugin.v1.Message
+	27, // 18: assay.plugin.v1.SessionRecord.disclosures:type_name -> assay.plugin.v1.Disclosure
+	26, // 19: assay.plugin.v1.Message.blocks:type_name -> assay.plugin.v1.Block
+	15, // 20: assay.plugin.v1.Block.text_span:type_name -> assay.plugin.v1.Span
+	5,  // 21: assay.plugin.v1.Family.Describe:input_type -> assay.plugin.v1.DescribeRequest
+	12, // 22: assay.plugin.v1.Family.Run:input_type -> assay.plugin.v1.HostToFamily
+	3,  // 23: assay.plugin.v1.Family.Attach:input_type -> assay.plugin.v1.AttachRequest
+	5,  // 24: assay.plugin.v1.Adapter.Describe:input_type -> assay.plugin.v1.DescribeRequest
+	21, // 25: assay.plugin.v1.Adapter.Adapt:input_type -> assay.plugin.v1.AdaptRequest
+	21, // 26: assay.plugin.v1.Host.Adapt:input_type -> assay.plugin.v1.AdaptRequest
+	6,  // 27: assay.plugin.v1.Family.Describe:output_type -> assay.plugin.v1.FamilyDescription
+	17, // 28: assay.plugin.v1.Family.Run:output_type -> assay.plugin.v1.FamilyToHost
+	4,  // 29: assay.plugin.v1.Family.Attach:output_type -> assay.plugin.v1.AttachResponse
+	20, // 30: assay.plugin.v1.Adapter.Describe:output_type -> assay.plugin.v1.AdapterDescription
+	22, // 31: assay.plugin.v1.Adapter.Adapt:output_type -> assay.plugin.v1.AdaptResponse
+	22, // 32: assay.plugin.v1.Host.Adapt:output_type -> assay.plugin.v1.AdaptResponse
+	27, // [27:33] is the sub-list for method output_type
+	21, // [21:27] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -2256,15 +2372,15 @@ func file_plugin_proto_init() {
 		(*HostToFamily_Start)(nil),
 		(*HostToFamily_Proceed)(nil),
 	}
-	file_plugin_proto_msgTypes[13].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[14].OneofWrappers = []any{
 		(*FamilyToHost_Validated)(nil),
 		(*FamilyToHost_Report)(nil),
 	}
-	file_plugin_proto_msgTypes[18].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[19].OneofWrappers = []any{
 		(*AdaptResponse_Record)(nil),
 		(*AdaptResponse_Refusal)(nil),
 	}
-	file_plugin_proto_msgTypes[22].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[23].OneofWrappers = []any{
 		(*Block_Text)(nil),
 		(*Block_NonSerialisable)(nil),
 	}
@@ -2274,7 +2390,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   24,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   3,
 		},
