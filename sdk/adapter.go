@@ -2,14 +2,35 @@ package sdk
 
 import (
 	"context"
+	"errors"
 
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
+	"github.com/assay-audit/assay/sdk/sharedbody"
 )
+
+// takeShared reads a shared body's range from the channel: the error is a
+// static status (Unavailable when the descriptor never came, so the host
+// treats it like a transient fault, never as the caller's).
+func takeShared(ctx context.Context, bodies *sharedbody.Receiver, sb *pb.SharedBody) ([]byte, error) {
+	if bodies == nil {
+		return nil, status.Error(codes.InvalidArgument, "shared body without a channel")
+	}
+	b, err := bodies.Take(ctx, sb.GetToken(), sb.GetOffset(), sb.GetLength())
+	switch {
+	case err == nil:
+		return b, nil
+	case errors.Is(err, sharedbody.ErrRange), errors.Is(err, sharedbody.ErrUnsealed):
+		return nil, status.Error(codes.InvalidArgument, "shared body unusable")
+	default:
+		return nil, status.Error(codes.Unavailable, "shared body unavailable")
+	}
+}
 
 // Adapter is the contract of a format-adapter plugin, in plain Go: it turns
 // one declared format's record into a SessionRecord or a refusal.
@@ -22,11 +43,14 @@ type Adapter interface {
 type AdapterPlugin struct {
 	plugin.NetRPCUnsupportedPlugin
 	Impl Adapter
+	// Bodies is the channel shared records arrive on (nil: records come
+	// inline only).
+	Bodies *sharedbody.Receiver
 }
 
 // GRPCServer registers the adapter service on the plugin's server.
 func (p *AdapterPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
-	pb.RegisterAdapterServer(s, &adapterServer{impl: p.Impl})
+	pb.RegisterAdapterServer(s, &adapterServer{impl: p.Impl, bodies: p.Bodies})
 	return nil
 }
 
@@ -47,11 +71,17 @@ type AdapterConn struct {
 
 type adapterServer struct {
 	pb.UnimplementedAdapterServer
-	impl Adapter
+	impl   Adapter
+	bodies *sharedbody.Receiver
 }
 
 func (s *adapterServer) Describe(context.Context, *pb.DescribeRequest) (*pb.AdapterDescription, error) {
-	return s.impl.Describe(), nil
+	d := s.impl.Describe()
+	if s.bodies != nil {
+		d = proto.CloneOf(d)
+		d.ReadsSharedBodies = true
+	}
+	return d, nil
 }
 
 func (s *adapterServer) Adapt(ctx context.Context, req *pb.AdaptRequest) (resp *pb.AdaptResponse, err error) {
@@ -60,5 +90,12 @@ func (s *adapterServer) Adapt(ctx context.Context, req *pb.AdaptRequest) (resp *
 			resp, err = nil, status.Error(codes.Internal, "adapter panicked")
 		}
 	}()
+	if sr := req.GetSharedRecord(); sr != nil {
+		rec, err := takeShared(ctx, s.bodies, sr)
+		if err != nil {
+			return nil, err
+		}
+		req.Record, req.SharedRecord = rec, nil
+	}
 	return s.impl.Adapt(ctx, req), nil
 }

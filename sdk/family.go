@@ -13,8 +13,10 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
+	"github.com/assay-audit/assay/sdk/sharedbody"
 )
 
 // Route says which kind of request a family is asked to check.
@@ -122,11 +124,14 @@ func (r Refusal) MarshalJSON() ([]byte, error) {
 type FamilyPlugin struct {
 	plugin.NetRPCUnsupportedPlugin
 	Impl Family
+	// Bodies is the channel shared bodies arrive on (nil: bodies come
+	// inline only).
+	Bodies *sharedbody.Receiver
 }
 
 // GRPCServer registers the family service on the plugin's server.
 func (p *FamilyPlugin) GRPCServer(broker *plugin.GRPCBroker, s *grpc.Server) error {
-	pb.RegisterFamilyServer(s, &familyServer{impl: p.Impl, broker: broker})
+	pb.RegisterFamilyServer(s, &familyServer{impl: p.Impl, broker: broker, bodies: p.Bodies})
 	return nil
 }
 
@@ -149,6 +154,7 @@ type familyServer struct {
 	pb.UnimplementedFamilyServer
 	impl   Family
 	broker *plugin.GRPCBroker
+	bodies *sharedbody.Receiver
 
 	mu    sync.Mutex
 	hosts map[uint32]pb.HostClient // one dialed connection per host service
@@ -174,7 +180,12 @@ func (s *familyServer) hostClient(id uint32) (pb.HostClient, error) {
 }
 
 func (s *familyServer) Describe(context.Context, *pb.DescribeRequest) (*pb.FamilyDescription, error) {
-	return s.impl.Describe(), nil
+	d := s.impl.Describe()
+	if s.bodies != nil {
+		d = proto.CloneOf(d)
+		d.ReadsSharedBodies = true
+	}
+	return d, nil
 }
 
 // Attach dials the host's service while the broker's offer is open.
@@ -210,6 +221,11 @@ func (s *familyServer) Run(stream grpc.BidiStreamingServer[pb.HostToFamily, pb.F
 		Body: start.GetBody(),
 		Now:  time.Unix(0, start.GetNowUnixNano()).UTC(),
 	}
+	if sb := start.GetSharedBody(); sb != nil {
+		if req.Body, err = takeShared(stream.Context(), s.bodies, sb); err != nil {
+			return err
+		}
+	}
 	switch start.GetRoute() {
 	case pb.Start_PRECHECK:
 		req.Route = Precheck
@@ -220,7 +236,7 @@ func (s *familyServer) Run(stream grpc.BidiStreamingServer[pb.HostToFamily, pb.F
 	}
 	if id := start.GetHostServiceId(); id != 0 && s.broker != nil {
 		req.Adapters = &hostAdapters{get: func() (pb.HostClient, error) { return s.hostClient(id) },
-			token: start.GetBodyToken(), body: start.GetBody()}
+			token: start.GetBodyToken(), body: req.Body}
 	}
 	ctx := stream.Context()
 	checked := s.impl.Check(ctx, req)

@@ -63,9 +63,30 @@ func (a *Adapter) Adapt(ctx context.Context, req *pb.AdaptRequest) (*pb.AdaptRes
 // AdaptFrame sends one record to the adapter and keeps its answer as the
 // bytes it arrived in, for the family (the host relays, never reads).
 func (a *Adapter) AdaptFrame(ctx context.Context, req *pb.AdaptRequest) (sdk.Frame, error) {
+	return a.adaptFrame(ctx, req, nil)
+}
+
+// adaptFrame is AdaptFrame with the record, when rec is set, a range of a
+// shared body: passed as the file to an adapter that reads shared bodies,
+// read out for one that does not.
+func (a *Adapter) adaptFrame(ctx context.Context, req *pb.AdaptRequest, rec *heldRange) (sdk.Frame, error) {
 	c, err := a.current(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if rec != nil {
+		if a.desc.GetReadsSharedBodies() && c.share != nil {
+			token, err := c.share.Send(rec.body)
+			if err != nil {
+				return nil, fmt.Errorf("%w: shared body channel", ErrUnavailable)
+			}
+			req.SharedRecord = &pb.SharedBody{Token: token, Offset: rec.offset, Length: rec.len}
+		} else {
+			req.Record = make([]byte, rec.len)
+			if _, err := rec.body.ReadAt(req.Record, int64(rec.offset)); err != nil {
+				return nil, fmt.Errorf("%w: shared body unreadable", ErrFailed)
+			}
+		}
 	}
 	var f sdk.Frame
 	if err := c.handle.(*sdk.AdapterConn).Conn.Invoke(ctx, pb.Adapter_Adapt_FullMethodName, req, &f,
@@ -130,6 +151,10 @@ func (r *Router) Adapt(ctx context.Context, allowed []string, req *pb.AdaptReque
 
 // AdaptFrame is Adapt with the answer kept as wire bytes.
 func (r *Router) AdaptFrame(ctx context.Context, allowed []string, req *pb.AdaptRequest) (sdk.Frame, error) {
+	return r.adaptFrame(ctx, allowed, req, nil)
+}
+
+func (r *Router) adaptFrame(ctx context.Context, allowed []string, req *pb.AdaptRequest, rec *heldRange) (sdk.Frame, error) {
 	if !slices.Contains(allowed, req.GetFormatId()) {
 		b, err := proto.Marshal(&pb.AdaptResponse{Result: &pb.AdaptResponse_Refusal{Refusal: &pb.AdaptRefusal{
 			Code: refusalNotAccepted, Message: "the format is not one the criteria accept"}}})
@@ -141,7 +166,7 @@ func (r *Router) AdaptFrame(ctx context.Context, allowed []string, req *pb.Adapt
 	if a == nil {
 		return nil, status.Error(codes.Unavailable, "no adapter installed for an accepted format")
 	}
-	f, err := a.AdaptFrame(ctx, req)
+	f, err := a.adaptFrame(ctx, req, rec)
 	if err != nil {
 		return nil, status.Error(codes.Unavailable, "adapter unavailable")
 	}
@@ -158,11 +183,11 @@ type hostServer struct {
 // adaptFrame serves Host.Adapt with the adapter's answer relayed as the
 // bytes it arrived in.
 func (h *hostServer) adaptFrame(ctx context.Context, req *pb.AdaptRequest) (*sdk.Frame, error) {
-	req, err := h.resolve(req)
+	req, rec, err := h.resolve(req)
 	if err != nil {
 		return nil, err
 	}
-	f, err := h.router.AdaptFrame(ctx, h.formats, req)
+	f, err := h.router.adaptFrame(ctx, h.formats, req, rec)
 	if err != nil {
 		return nil, err
 	}
@@ -196,18 +221,19 @@ var hostFrameService = grpc.ServiceDesc{
 	Metadata: "plugin.proto",
 }
 
-// resolve turns a record span into the record's bytes, sliced from the
-// body the host holds for the request (no copy).
-func (h *hostServer) resolve(req *pb.AdaptRequest) (*pb.AdaptRequest, error) {
+// resolve turns a record span into the record: bytes sliced from the body
+// the host holds for the request (no copy), or a range of its shared file.
+func (h *hostServer) resolve(req *pb.AdaptRequest) (*pb.AdaptRequest, *heldRange, error) {
 	span := req.GetRecordSpan()
 	if span == nil {
-		return req, nil
+		// a family's own record travels as bytes, never as a file
+		return &pb.AdaptRequest{FormatId: req.GetFormatId(), FormatVersion: req.GetFormatVersion(), Record: req.GetRecord()}, nil, nil
 	}
-	rec, ok := h.bodies.span(req.GetBodyToken(), span)
+	rec, shared, ok := h.bodies.span(req.GetBodyToken(), span)
 	if !ok {
-		return nil, status.Error(codes.InvalidArgument, "record span names no open request's body")
+		return nil, nil, status.Error(codes.InvalidArgument, "record span names no open request's body")
 	}
-	return &pb.AdaptRequest{FormatId: req.GetFormatId(), FormatVersion: req.GetFormatVersion(), Record: rec}, nil
+	return &pb.AdaptRequest{FormatId: req.GetFormatId(), FormatVersion: req.GetFormatVersion(), Record: rec}, shared, nil
 }
 
 // serveHost offers the Host service on a new family connection, once per

@@ -24,6 +24,7 @@ import (
 
 	"github.com/assay-audit/assay/sdk"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
+	"github.com/assay-audit/assay/sdk/sharedbody"
 )
 
 // Spec names one plugin binary and its pin.
@@ -49,6 +50,10 @@ type Options struct {
 	// Env is the environment a plugin runs with; the host's own environment
 	// is never passed on.
 	Env []string
+	// InlineBodies sends every body on the gRPC stream even to plugins
+	// that read shared bodies (sdk/sharedbody): the switch for a platform
+	// or sandbox without memfd, and how the tests run both paths.
+	InlineBodies bool
 }
 
 func (o *Options) defaults() {
@@ -82,6 +87,8 @@ type conn struct {
 	handle any
 	exited <-chan struct{}
 	broker *plugin.GRPCBroker
+	// share is this process's shared-body channel (nil: bodies go inline)
+	share *sharedbody.Sender
 }
 
 // proc supervises one plugin binary of any kind: start pinned, restart on
@@ -127,6 +134,7 @@ func (p *proc) first(ctx context.Context, describe func(context.Context, conn) e
 	dctx, cancel := context.WithTimeout(ctx, p.opts.StartTimeout)
 	defer cancel()
 	if err := describe(dctx, c); err != nil {
+		c.close()
 		client.Kill()
 		return fmt.Errorf("plugin %s: describe: %w", p.spec.Name, err)
 	}
@@ -187,6 +195,21 @@ func (p *proc) launch() (*plugin.Client, conn, error) {
 	// stops plugins in order); SIGKILL when the host dies, so a killed host
 	// leaves no plugin behind.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	var share *sharedbody.Sender
+	if !p.opts.InlineBodies {
+		// a platform without it just sends bodies inline
+		if s, child, err := sharedbody.Pair(); err == nil {
+			share = s
+			cmd.ExtraFiles = []*os.File{child}
+			cmd.Env = append(cmd.Env, sharedbody.Env())
+			defer child.Close() // the plugin holds its own copy once started
+		}
+	}
+	fail := func() {
+		if share != nil {
+			share.Close()
+		}
+	}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake,
 		VersionedPlugins: map[int]plugin.PluginSet{sdk.ProtocolVersion: p.set},
@@ -202,6 +225,7 @@ func (p *proc) launch() (*plugin.Client, conn, error) {
 	})
 	rpc, err := client.Client()
 	if err != nil {
+		fail()
 		client.Kill()
 		if errors.Is(err, plugin.ErrChecksumsDoNotMatch) {
 			p.log.Error("refusing to load plugin: binary does not match its pinned SHA-256", "path", path)
@@ -211,14 +235,17 @@ func (p *proc) launch() (*plugin.Client, conn, error) {
 	}
 	raw, err := rpc.Dispense(p.name)
 	if err != nil {
+		fail()
 		client.Kill()
 		return nil, conn{}, fmt.Errorf("plugin %s: dispense: %w", p.spec.Name, err)
 	}
 	c, ok := p.unwrap(raw)
 	if !ok {
+		fail()
 		client.Kill()
 		return nil, conn{}, fmt.Errorf("plugin %s: not a %s plugin", p.spec.Name, p.name)
 	}
+	c.share = share
 	return client, c, nil
 }
 
@@ -240,6 +267,7 @@ func (p *proc) supervise() {
 		p.mu.Lock()
 		p.ready = make(chan struct{})
 		p.client.Kill()
+		p.conn.close()
 		p.mu.Unlock()
 		if time.Since(since) > time.Minute {
 			backoff = p.opts.MinBackoff
@@ -308,9 +336,30 @@ func (p *proc) Close() {
 	p.mu.Unlock()
 	<-p.done
 	p.mu.Lock()
-	client := p.client
+	client, c := p.client, p.conn
 	p.mu.Unlock()
 	client.Kill()
+	c.close()
+}
+
+// close releases what the host holds for a connection besides go-plugin's
+// client.
+func (c conn) close() {
+	if c.share != nil {
+		c.share.Close()
+	}
+}
+
+// SharedBodiesSent counts the bodies passed to the running process as
+// shared files (0 when it takes them inline): for diagnostics and the
+// tests that prove which path a request took.
+func (p *proc) SharedBodiesSent() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.conn.share == nil {
+		return 0
+	}
+	return p.conn.share.Sent()
 }
 
 // PID is the running plugin process's id (0 while restarting): for
@@ -342,10 +391,23 @@ type Family struct {
 type bodies struct {
 	mu   sync.Mutex
 	next uint64
-	held map[uint64][]byte
+	held map[uint64]held
 }
 
-func (b *bodies) hold(body []byte) uint64 {
+// held is one request's body: its bytes, or the sealed file it was shared
+// in (then the host's heap need not keep it).
+type held struct {
+	bytes  []byte
+	shared *sharedbody.Body
+}
+
+// heldRange is part of a shared body, for an adapter.
+type heldRange struct {
+	body        *sharedbody.Body
+	offset, len uint64
+}
+
+func (b *bodies) hold(body held) uint64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.next++
@@ -359,15 +421,24 @@ func (b *bodies) release(token uint64) {
 	b.mu.Unlock()
 }
 
-func (b *bodies) span(token uint64, span *pb.Span) ([]byte, bool) {
+// span is the part of a held body a span names: bytes, or a range of the
+// shared file.
+func (b *bodies) span(token uint64, span *pb.Span) ([]byte, *heldRange, bool) {
 	b.mu.Lock()
 	body, ok := b.held[token]
 	b.mu.Unlock()
 	if !ok {
-		return nil, false
+		return nil, nil, false
 	}
-	rec, err := sdk.SpanOf(body, span)
-	return rec, err == nil
+	if body.shared != nil {
+		n, off, size := span.GetLength(), span.GetOffset(), uint64(body.shared.Len())
+		if off > size || n > size-off {
+			return nil, nil, false
+		}
+		return nil, &heldRange{body: body.shared, offset: off, len: n}, true
+	}
+	rec, err := sdk.SpanOf(body.bytes, span)
+	return rec, nil, err == nil
 }
 
 // OpenBodies is how many request bodies the family's host service holds
@@ -384,7 +455,7 @@ func (f *Family) OpenBodies() int {
 // the host refuses to load the plugin. router (may be nil) reaches the
 // adapters for the formats the family lists.
 func StartFamily(ctx context.Context, spec Spec, opts Options, router *Router) (*Family, error) {
-	f := &Family{router: router, bodies: &bodies{held: map[uint64][]byte{}}}
+	f := &Family{router: router, bodies: &bodies{held: map[uint64]held{}}}
 	f.proc = newProc(spec, opts, sdk.FamilyPluginName, plugin.PluginSet{sdk.FamilyPluginName: &sdk.FamilyPlugin{}},
 		func(raw any) (conn, bool) {
 			fc, ok := raw.(*sdk.FamilyConn)
@@ -414,6 +485,10 @@ type Session struct {
 	hostID uint32
 	bodies *bodies
 	token  uint64
+	// share is the family's shared-body channel when it reads them;
+	// shared is this request's body there, held until Close
+	share  *sharedbody.Sender
+	shared *sharedbody.Body
 	ctx    context.Context
 	cancel context.CancelFunc
 	stream pb.Family_RunClient
@@ -435,17 +510,44 @@ func (f *Family) Open(ctx context.Context) (*Session, error) {
 		cancel()
 		return nil, classify(ctx, fc.Exited, err)
 	}
-	return &Session{conn: fc, hostID: hostID, bodies: f.bodies, ctx: ctx, cancel: cancel, stream: stream}, nil
+	s := &Session{conn: fc, hostID: hostID, bodies: f.bodies, ctx: ctx, cancel: cancel, stream: stream}
+	if f.desc.GetReadsSharedBodies() {
+		s.share = c.share
+	}
+	return s, nil
 }
 
 // Start sends the request and returns the family's validation.
+// start is left as it came (a retry on a restarted plugin sends it again).
 func (s *Session) Start(start *pb.Start) (*pb.Validated, error) {
 	start.HostServiceId = s.hostID
+	body := start.GetBody()
+	if s.share != nil && len(body) > 0 && s.shared == nil {
+		// where memfd is refused (a sandbox), the body goes inline
+		if b, err := sharedbody.New(body); err == nil {
+			token, err := s.share.Send(b)
+			if err != nil {
+				b.Close()
+				return nil, fmt.Errorf("%w: shared body channel", ErrUnavailable)
+			}
+			s.shared = b
+			start.SharedBody = &pb.SharedBody{Token: token, Length: uint64(len(body))}
+		}
+	}
 	if s.hostID != 0 && s.token == 0 {
-		s.token = s.bodies.hold(start.GetBody())
+		h := held{bytes: body}
+		if s.shared != nil {
+			h = held{shared: s.shared}
+		}
+		s.token = s.bodies.hold(h)
 		start.BodyToken = s.token
 	}
-	if err := s.stream.Send(&pb.HostToFamily{Msg: &pb.HostToFamily_Start{Start: start}}); err != nil {
+	if s.shared != nil {
+		start.Body = nil
+	}
+	err := s.stream.Send(&pb.HostToFamily{Msg: &pb.HostToFamily_Start{Start: start}})
+	start.Body, start.SharedBody = body, nil
+	if err != nil {
 		return nil, s.fail(err)
 	}
 	msg, err := s.stream.Recv()
@@ -482,6 +584,9 @@ func (s *Session) Close() {
 	s.cancel()
 	if s.token != 0 {
 		s.bodies.release(s.token)
+	}
+	if s.shared != nil {
+		s.shared.Close()
 	}
 }
 

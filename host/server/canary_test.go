@@ -272,6 +272,12 @@ func canaryRun(t *testing.T, kind string) {
 	if os.Getenv("DUMPLOG") != "" {
 		t.Log(logText)
 	}
+	// shared bodies are memory, never files on disk; none outlives its request
+	for _, pid := range append(h.PIDs(), "self") {
+		if n := testhost.OpenSharedBodies(pid); n != 0 {
+			t.Errorf("process %s holds %d shared bodies after every request answered", pid, n)
+		}
+	}
 	for _, dir := range []string{h.DataDir, scratch} {
 		_ = filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
 			if err != nil || info.IsDir() || info.Size() > 64<<20 || strings.HasPrefix(filepath.Base(path), "assay-") {

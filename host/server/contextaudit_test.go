@@ -3,7 +3,9 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -211,5 +213,78 @@ func TestContextAuditPaidThroughX402(t *testing.T) {
 	}
 	if lines, _ := h.Store.Lines(context.Background()); len(lines) != 1 {
 		t.Errorf("a could-not-measure answer wrote a ledger line")
+	}
+}
+
+// Bodies reach plugins as sealed shared files where the platform allows,
+// inline otherwise, and a plugin the host sends them inline to still
+// works beside one it shares them with: the host reads the record's range
+// out for an adapter that takes it inline. The four combinations answer
+// the same report, each took the path it should, and no shared body
+// outlives its request in any process.
+func TestSharedAndInlineBodiesAgree(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("shared bodies are Linux only; elsewhere every body is inline")
+	}
+	raw, err := os.ReadFile("../../../shared/fixtures/letta/loop.af")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []any
+	for i := range 300 {
+		msgs = append(msgs, map[string]any{"role": "user", "content": fmt.Sprintf("question %d about the ledger and its rows", i)},
+			map[string]any{"role": "assistant", "content": []any{
+				map[string]any{"type": "text", "text": strings.Repeat("an answer with some words ", i%7+1)},
+				map[string]any{"type": "tool_use", "id": fmt.Sprintf("t%d", i), "name": "lookup", "input": map[string]any{"row": i}}}},
+			map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "tool_use_id": fmt.Sprintf("t%d", i), "content": "row found"}}})
+	}
+	records := [][]byte{envelope("letta-af", json.RawMessage(raw)), envelope("anthropic-messages", map[string]any{"messages": msgs})}
+	// the family-owned members of a report, without the check-end instant
+	stable := func(r reply) string {
+		line, _ := r.json["measurement_line"].(string)
+		line, _, _ = strings.Cut(line, " — 20")
+		b, _ := json.Marshal([]any{r.json["header_facts"], r.json["factors"], r.json["declared_format"], line})
+		return string(b)
+	}
+	var want []string
+	for _, c := range []struct {
+		name                   string
+		inlineFam, inlineAdapt bool
+		famShared, adaptShared bool
+	}{
+		{"shared", false, false, true, true},
+		{"inline", true, true, false, false},
+		{"family inline", true, false, false, false},
+		{"adapters inline", false, true, true, false},
+	} {
+		h := testhost.Start(t, testhost.Options{Adapters: caAdapters, InlineFamilies: c.inlineFam, InlineAdapters: c.inlineAdapt}, caPkg)
+		for i, rec := range records {
+			r := post(t, h.URL+"/context-audit/audit", rec)
+			if r.status != 200 {
+				t.Fatalf("%s: %d %.300s", c.name, r.status, r.raw)
+			}
+			verified(t, h, r)
+			if r.json["factors"] == nil || r.json["header_facts"] == nil {
+				t.Fatalf("%s: a report without factors or header facts: %.300s", c.name, r.raw)
+			}
+			if len(want) <= i {
+				want = append(want, stable(r))
+			} else if got := stable(r); got != want[i] {
+				t.Errorf("%s: record %d reported\n%s\nnot\n%s", c.name, i, got, want[i])
+			}
+		}
+		fam := h.Families["context-audit"].SharedBodiesSent()
+		var adapt int64
+		for _, a := range h.Adapters {
+			adapt += a.SharedBodiesSent()
+		}
+		if (fam == 2) != c.famShared || (fam == 0) == c.famShared || (adapt == 2) != c.adaptShared || (adapt == 0) == c.adaptShared {
+			t.Errorf("%s: %d bodies shared with the family, %d with adapters", c.name, fam, adapt)
+		}
+		for _, pid := range append(h.PIDs(), "self") {
+			if n := testhost.OpenSharedBodies(pid); n != 0 {
+				t.Errorf("%s: process %s holds %d shared bodies after every request answered", c.name, pid, n)
+			}
+		}
 	}
 }

@@ -28,3 +28,31 @@ func procStatus(pid, key string) int64 {
 	}
 	return 0
 }
+
+// OpenSharedBodies counts the shared-body files (sdk/sharedbody) a process
+// holds open now; pid "self" is the caller. After every request has
+// answered it must be 0 everywhere: no body outlives its request.
+func OpenSharedBodies(pid string) int {
+	dir := "/proc/" + pid + "/fd"
+	ents, _ := os.ReadDir(dir)
+	n := 0
+	for _, e := range ents {
+		if target, err := os.Readlink(dir + "/" + e.Name()); err == nil && strings.HasPrefix(target, "/memfd:assay-body") {
+			n++
+		}
+	}
+	return n
+}
+
+// PIDs lists the host's plugin processes now running, families then
+// adapters.
+func (h *Host) PIDs() []string {
+	var out []string
+	for _, f := range h.Families {
+		out = append(out, strconv.Itoa(f.PID()))
+	}
+	for _, a := range h.Adapters {
+		out = append(out, strconv.Itoa(a.PID()))
+	}
+	return out
+}

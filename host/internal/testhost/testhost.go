@@ -153,6 +153,9 @@ type Options struct {
 	NoFreeTier bool
 	// Adapters are adapter plugin packages to load and route formats to.
 	Adapters []string
+	// InlineFamilies and InlineAdapters send those plugins every body on
+	// the gRPC stream (pluginhost.Options.InlineBodies).
+	InlineFamilies, InlineAdapters bool
 	// LocalAdapters are adapters InProcess runs in the test's process.
 	LocalAdapters []sdk.Adapter
 	// Gate builds the payment gate over the host's store; nil means
@@ -199,7 +202,7 @@ func Start(tb testing.TB, opts Options, pkgs ...string) *Host {
 			tb.Fatal(err)
 		}
 		a, err := pluginhost.StartAdapter(context.Background(), pluginhost.Spec{Name: filepath.Base(pkg), Path: path, SHA256: sum},
-			pluginhost.Options{Logger: log, Env: []string{"PATH=" + os.Getenv("PATH")}, MinBackoff: 20 * time.Millisecond})
+			pluginhost.Options{Logger: log, Env: []string{"PATH=" + os.Getenv("PATH")}, MinBackoff: 20 * time.Millisecond, InlineBodies: opts.InlineAdapters})
 		if err != nil {
 			tb.Fatalf("start adapter %s: %v", pkg, err)
 		}
@@ -217,7 +220,7 @@ func Start(tb testing.TB, opts Options, pkgs ...string) *Host {
 			tb.Fatal(err)
 		}
 		f, err := pluginhost.StartFamily(context.Background(), pluginhost.Spec{Name: filepath.Base(pkg), Path: path, SHA256: sum},
-			pluginhost.Options{Logger: log, Env: append([]string{"PATH=" + os.Getenv("PATH")}, opts.Env...), MinBackoff: 20 * time.Millisecond}, router)
+			pluginhost.Options{Logger: log, Env: append([]string{"PATH=" + os.Getenv("PATH")}, opts.Env...), MinBackoff: 20 * time.Millisecond, InlineBodies: opts.InlineFamilies}, router)
 		if err != nil {
 			tb.Fatalf("start %s: %v", pkg, err)
 		}
