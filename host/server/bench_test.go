@@ -58,7 +58,8 @@ func BenchmarkPrecheckRoundTrip(b *testing.B) {
 }
 
 // BenchmarkFiveMiBBody: a 5 MiB body validated and measured through the
-// plugin boundary, against the same work in process.
+// plugin boundary, the body passed as a shared file (the default on
+// Linux) and inline on the gRPC stream, against the same work in process.
 func BenchmarkFiveMiBBody(b *testing.B) {
 	const cap5 = 5 << 20
 	prefix := []byte(`{"pad":"`)
@@ -72,6 +73,7 @@ func BenchmarkFiveMiBBody(b *testing.B) {
 		h    *testhost.Host
 	}{
 		{"plugin", testhost.Start(b, testhost.Options{NoFreeTier: true}, testPkg)},
+		{"plugin-inline", testhost.Start(b, testhost.Options{NoFreeTier: true, InlineFamilies: true}, testPkg)},
 		{"in-process", testhost.InProcess(b, testhost.Options{NoFreeTier: true}, fam)},
 	} {
 		b.Run(c.name, func(b *testing.B) {

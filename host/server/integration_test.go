@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -188,19 +189,31 @@ func TestBodyCapCountsRawBytes(t *testing.T) {
 	}
 }
 
+// A body at the cap reaches the family whole, inline on the gRPC stream
+// (raised message limits) and as a shared file (the Linux default).
 func TestFiveMiBBodyCrossesTheBoundary(t *testing.T) {
-	h := testhost.Start(t, testhost.Options{}, testPkg)
 	const cap5 = 5 << 20
 	prefix := []byte(`{"pad":"`)
 	body := append(append(prefix, bytes.Repeat([]byte("x"), cap5-len(prefix)-2)...), '"', '}')
-	for _, route := range []string{"precheck", "measure"} {
-		r := post(t, h.URL+"/test-family/"+route, body)
-		if r.status != 200 || r.json["body_bytes"] != float64(cap5) {
-			t.Fatalf("%s of 5 MiB: %d %.200s", route, r.status, r.raw)
+	for _, inline := range []bool{true, false} {
+		h := testhost.Start(t, testhost.Options{InlineFamilies: inline}, testPkg)
+		for _, route := range []string{"precheck", "measure"} {
+			r := post(t, h.URL+"/test-family/"+route, body)
+			if r.status != 200 || r.json["body_bytes"] != float64(cap5) {
+				t.Fatalf("%s of 5 MiB (inline %v): %d %.200s", route, inline, r.status, r.raw)
+			}
 		}
-	}
-	if r := post(t, h.URL+"/test-family/precheck", append(body, ' ')); r.status != 413 {
-		t.Errorf("5 MiB + 1: %d", r.status)
+		shared := h.Families["test-family"].SharedBodiesSent()
+		if want := int64(2); inline || runtime.GOOS != "linux" {
+			if shared != 0 {
+				t.Errorf("inline: %d bodies shared", shared)
+			}
+		} else if shared != want {
+			t.Errorf("%d bodies shared, want %d", shared, want)
+		}
+		if r := post(t, h.URL+"/test-family/precheck", append(body, ' ')); r.status != 413 {
+			t.Errorf("5 MiB + 1: %d", r.status)
+		}
 	}
 }
 

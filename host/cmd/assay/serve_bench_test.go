@@ -47,9 +47,9 @@ func BenchmarkServeMaxContextRecord(b *testing.B) {
 	body := compositiontest.MaxRecord(b)
 	addr := freePortB(b)
 	cmd := exec.Command(dir+"/assay", "serve", "--listen", addr, "--data-dir", b.TempDir(), "--payments", "off")
-	// BENCH_ENV (e.g. GOGC=200) reaches the host and, through it, the
+	// BENCH_ENV (e.g. "GOGC=200 GOMEMLIMIT=64MiB") reaches the host and, through it, the
 	// plugins: the memory-for-time trade is measured, not guessed
-	cmd.Env = append(os.Environ(), os.Getenv("BENCH_ENV"))
+	cmd.Env = append(os.Environ(), strings.Fields(os.Getenv("BENCH_ENV"))...)
 	var logs bytes.Buffer
 	cmd.Stderr = &logs
 	if err := cmd.Start(); err != nil {
