@@ -99,7 +99,11 @@ func Classify(format string, rec *pb.SessionRecord) *Classified {
 		m *pb.Message
 		b *pb.Block
 	}
-	var items []item
+	n := 0
+	for _, m := range rec.GetMessages() {
+		n += len(m.GetBlocks())
+	}
+	items := make([]item, 0, n)
 	for _, m := range rec.GetMessages() {
 		for _, b := range m.GetBlocks() {
 			items = append(items, item{m, b})
@@ -187,6 +191,7 @@ func Classify(format string, rec *pb.SessionRecord) *Classified {
 	c.vocabulary = len(dicts[0])
 
 	idx, msgIdx := 0, 0
+	c.Msgs = make([]MessageFacts, 0, len(rec.GetMessages()))
 	for _, m := range rec.GetMessages() {
 		mf := MessageFacts{Index: -1, Schema: m.GetSchema(), First: idx, Blocks: len(m.GetBlocks())}
 		if !m.GetSchema() {

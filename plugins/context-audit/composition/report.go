@@ -255,7 +255,7 @@ func (r *report) schemaCount() int {
 
 // f3 is M06 over the messages with at least one sized block.
 func (r *report) f3() map[string]any {
-	var in []MessageFacts
+	in := make([]MessageFacts, 0, len(r.c.Msgs))
 	unsized := 0
 	for _, m := range r.c.Msgs {
 		switch {
