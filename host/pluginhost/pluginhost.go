@@ -486,12 +486,14 @@ type Session struct {
 	bodies *bodies
 	token  uint64
 	// share is the family's shared-body channel when it reads them;
-	// shared is this request's body there, held until Close
-	share  *sharedbody.Sender
-	shared *sharedbody.Body
-	ctx    context.Context
-	cancel context.CancelFunc
-	stream pb.Family_RunClient
+	// shared is this request's body in a shared file, held until Close
+	// (and closed then when the session made it)
+	share      *sharedbody.Sender
+	shared     *sharedbody.Body
+	ownsShared bool
+	ctx        context.Context
+	cancel     context.CancelFunc
+	stream     pb.Family_RunClient
 }
 
 // Open starts a request's stream. ctx carries the request's deadline.
@@ -520,20 +522,53 @@ func (f *Family) Open(ctx context.Context) (*Session, error) {
 // Start sends the request and returns the family's validation.
 // start is left as it came (a retry on a restarted plugin sends it again).
 func (s *Session) Start(start *pb.Start) (*pb.Validated, error) {
-	start.HostServiceId = s.hostID
 	body := start.GetBody()
 	if s.share != nil && len(body) > 0 && s.shared == nil {
 		// where memfd is refused (a sandbox), the body goes inline
 		if b, err := sharedbody.New(body); err == nil {
-			token, err := s.share.Send(b)
-			if err != nil {
-				b.Close()
-				return nil, fmt.Errorf("%w: shared body channel", ErrUnavailable)
-			}
-			s.shared = b
-			start.SharedBody = &pb.SharedBody{Token: token, Length: uint64(len(body))}
+			s.shared, s.ownsShared = b, true
 		}
 	}
+	return s.start(start, body)
+}
+
+// StartShared is Start for a body the host already holds in a sealed
+// shared file (read there straight from the connection): start carries no
+// body bytes. The file stays the caller's, to close after Close. A family
+// that takes bodies inline is sent the file's bytes.
+func (s *Session) StartShared(start *pb.Start, body *sharedbody.Body) (*pb.Validated, error) {
+	var inline []byte
+	if body.Len() > 0 {
+		s.shared = body
+	}
+	if s.share == nil && body.Len() > 0 {
+		inline = make([]byte, body.Len())
+		if _, err := body.ReadAt(inline, 0); err != nil {
+			return nil, fmt.Errorf("%w: shared body unavailable", ErrUnavailable)
+		}
+	}
+	start.Body = inline
+	defer func() { start.Body = nil }()
+	return s.start(start, inline)
+}
+
+// TakesSharedBodies reports whether a request body sent now would cross
+// as a shared file: the family reads them and its process has a channel.
+// The host then reads the body straight into one (StartShared). It is a
+// hint, never a wait: a session that finds otherwise sends the bytes.
+func (f *Family) TakesSharedBodies() bool {
+	if !f.desc.GetReadsSharedBodies() {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.conn.share != nil
+}
+
+// start sends start, with s.shared (if any) as the body when the family
+// reads shared files, else body inline.
+func (s *Session) start(start *pb.Start, body []byte) (*pb.Validated, error) {
+	start.HostServiceId = s.hostID
 	if s.hostID != 0 && s.token == 0 {
 		h := held{bytes: body}
 		if s.shared != nil {
@@ -542,8 +577,13 @@ func (s *Session) Start(start *pb.Start) (*pb.Validated, error) {
 		s.token = s.bodies.hold(h)
 		start.BodyToken = s.token
 	}
-	if s.shared != nil {
+	if s.shared != nil && s.share != nil {
+		token, err := s.share.Send(s.shared)
+		if err != nil {
+			return nil, fmt.Errorf("%w: shared body channel", ErrUnavailable)
+		}
 		start.Body = nil
+		start.SharedBody = &pb.SharedBody{Token: token, Length: uint64(s.shared.Len())}
 	}
 	err := s.stream.Send(&pb.HostToFamily{Msg: &pb.HostToFamily_Start{Start: start}})
 	start.Body, start.SharedBody = body, nil
@@ -585,7 +625,7 @@ func (s *Session) Close() {
 	if s.token != 0 {
 		s.bodies.release(s.token)
 	}
-	if s.shared != nil {
+	if s.ownsShared {
 		s.shared.Close()
 	}
 }

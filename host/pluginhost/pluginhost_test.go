@@ -3,11 +3,13 @@ package pluginhost_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,6 +20,8 @@ import (
 
 	"github.com/assay-audit/assay/host/internal/testhost"
 	"github.com/assay-audit/assay/host/pluginhost"
+	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
+	"github.com/assay-audit/assay/sdk/sharedbody"
 )
 
 const testPkg = "host/internal/testfamily"
@@ -107,4 +111,55 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	testhost.Cleanup()
 	os.Exit(code)
+}
+
+// A body the host read into a shared file reaches a family that takes
+// bodies inline as bytes, and one that reads shared files as the file;
+// either way the file stays the caller's after the session closes.
+func TestStartSharedReachesEitherKindOfFamily(t *testing.T) {
+	path := testhost.Plugin(t, testPkg)
+	sum, _ := pluginhost.PinOf(path)
+	const body = `{"pad":"a body read straight into a shared file"}`
+	for _, inline := range []bool{true, false} {
+		f, err := pluginhost.StartFamily(context.Background(), pluginhost.Spec{Name: "testfamily", Path: path, SHA256: sum},
+			pluginhost.Options{InlineBodies: inline}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		linux := runtime.GOOS == "linux"
+		if f.TakesSharedBodies() != (linux && !inline) {
+			t.Errorf("inline %v: takes shared bodies %v", inline, f.TakesSharedBodies())
+		}
+		shared, err := sharedbody.New([]byte(body))
+		if !linux {
+			if !errors.Is(err, sharedbody.ErrUnsupported) {
+				t.Errorf("no memfd here, yet New said %v", err)
+			}
+			continue // the host reads bodies as bytes here: Start, tested everywhere
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := f.Open(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := s.StartShared(&pb.Start{Route: pb.Start_PRECHECK, NowUnixNano: time.Now().UnixNano()}, shared)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got map[string]any
+		if err := json.Unmarshal(v.GetBody(), &got); err != nil || v.GetOutcome() != pb.Outcome_ACCEPTED || got["body_bytes"] != float64(len(body)) {
+			t.Errorf("inline %v: %v %s", inline, v.GetOutcome(), v.GetBody())
+		}
+		s.Close()
+		if sent, want := f.SharedBodiesSent(), map[bool]int64{true: 0, false: 1}[inline]; sent != want {
+			t.Errorf("inline %v: %d bodies shared, want %d", inline, sent, want)
+		}
+		if _, err := shared.ReadAt(make([]byte, 1), 0); err != nil {
+			t.Errorf("inline %v: the caller's file was closed by the session: %v", inline, err)
+		}
+		shared.Close()
+	}
 }

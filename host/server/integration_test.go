@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"runtime"
@@ -190,21 +192,32 @@ func TestBodyCapCountsRawBytes(t *testing.T) {
 }
 
 // A body at the cap reaches the family whole, inline on the gRPC stream
-// (raised message limits) and as a shared file (the Linux default).
+// (raised message limits) and as a shared file (the Linux default). As a
+// shared file it goes from the connection straight into the file: the
+// host's heap never holds a copy (inline, it holds one).
 func TestFiveMiBBodyCrossesTheBoundary(t *testing.T) {
 	const cap5 = 5 << 20
 	prefix := []byte(`{"pad":"`)
 	body := append(append(prefix, bytes.Repeat([]byte("x"), cap5-len(prefix)-2)...), '"', '}')
 	for _, inline := range []bool{true, false} {
+		sharing := !inline && runtime.GOOS == "linux"
 		h := testhost.Start(t, testhost.Options{InlineFamilies: inline}, testPkg)
 		for _, route := range []string{"precheck", "measure"} {
+			// what this process allocates during the request: the host's
+			// share (the client sends from body and reads a small reply)
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
 			r := post(t, h.URL+"/test-family/"+route, body)
+			runtime.ReadMemStats(&after)
 			if r.status != 200 || r.json["body_bytes"] != float64(cap5) {
 				t.Fatalf("%s of 5 MiB (inline %v): %d %.200s", route, inline, r.status, r.raw)
 			}
+			if allocated := after.TotalAlloc - before.TotalAlloc; sharing && allocated >= cap5/2 || !sharing && allocated < cap5 {
+				t.Errorf("%s of 5 MiB (shared %v): the host allocated %d bytes", route, sharing, allocated)
+			}
 		}
 		shared := h.Families["test-family"].SharedBodiesSent()
-		if want := int64(2); inline || runtime.GOOS != "linux" {
+		if want := int64(2); !sharing {
 			if shared != 0 {
 				t.Errorf("inline: %d bodies shared", shared)
 			}
@@ -214,6 +227,49 @@ func TestFiveMiBBodyCrossesTheBoundary(t *testing.T) {
 		if r := post(t, h.URL+"/test-family/precheck", append(body, ' ')); r.status != 413 {
 			t.Errorf("5 MiB + 1: %d", r.status)
 		}
+		// the same one byte over, without a declared length
+		req, _ := http.NewRequest("POST", h.URL+"/test-family/precheck", io.MultiReader(bytes.NewReader(body), strings.NewReader(" ")))
+		if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 413 {
+			t.Errorf("5 MiB + 1, chunked: %v %v", resp, err)
+		} else {
+			resp.Body.Close()
+		}
+		if n := testhost.OpenSharedBodies("self"); n != 0 {
+			t.Errorf("the host holds %d shared bodies after every request answered", n)
+		}
+	}
+}
+
+// A client that declares a body and goes away halfway through it gets no
+// answer, and leaves nothing behind: no shared file, no session; the host
+// serves the next request.
+func TestBodyCutShortLeavesNothing(t *testing.T) {
+	h := testhost.Start(t, testhost.Options{}, testPkg)
+	addr := strings.TrimPrefix(h.URL, "http://")
+	for range 3 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "POST /test-family/precheck HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", 1<<20)
+		if _, err := c.Write(bytes.Repeat([]byte(" "), 300<<10)); err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for testhost.OpenSharedBodies("self") != 0 || h.Families["test-family"].OpenBodies() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("after the clients went away the host holds %d shared bodies and %d sessions' bodies",
+				testhost.OpenSharedBodies("self"), h.Families["test-family"].OpenBodies())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if r := post(t, h.URL+"/test-family/measure", []byte(`{}`)); r.status != 200 {
+		t.Fatalf("the next request: %d %s", r.status, r.raw)
+	}
+	if shared := h.Families["test-family"].SharedBodiesSent(); runtime.GOOS == "linux" && shared != 1 {
+		t.Errorf("%d bodies reached the family, want only the last request's", shared)
 	}
 }
 

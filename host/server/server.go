@@ -26,6 +26,7 @@ import (
 	"github.com/assay-audit/assay/host/signing"
 	"github.com/assay-audit/assay/sdk"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
+	"github.com/assay-audit/assay/sdk/sharedbody"
 )
 
 // Session is one request's conversation with a family.
@@ -38,6 +39,18 @@ type Session interface {
 // Backend opens sessions with one family; pluginhost.Family is one.
 type Backend interface {
 	Open(ctx context.Context) (Session, error)
+}
+
+// sharedBackend is a backend whose family takes request bodies as sealed
+// shared files (pluginhost.Family on Linux): the host then reads a body
+// straight from the connection into one and never holds it in its heap.
+type sharedBackend interface {
+	TakesSharedBodies() bool
+}
+
+// sharedStarter is a session that starts from such a file.
+type sharedStarter interface {
+	StartShared(*pb.Start, *sharedbody.Body) (*pb.Validated, error)
 }
 
 // FamilyBackend adapts a supervised plugin to Backend.
@@ -250,12 +263,29 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 		s.hostRefusal(q, http.StatusRequestEntityTooLarge, codeBodyCap, map[string]any{"cap": limit})
 		return
 	}
-	body, err := readBody(r, limit)
+	var body []byte
+	var shared *sharedbody.Body
+	var err error
+	if sb, ok := sv.Backend.(sharedBackend); ok && sb.TakesSharedBodies() {
+		shared, err = sharedbody.Read(r.Body, limit)
+		if err == nil {
+			defer shared.Close() // after the session's Close, deferred below
+		}
+	}
+	switch {
+	case shared == nil && (err == nil || errors.Is(err, sharedbody.ErrUnsupported)):
+		body, err = readBody(r, limit)
+	case err != nil && !errors.Is(err, sharedbody.ErrSource):
+		// the host's memory refused the body: nothing was read as a request
+		s.cfg.Logger.Error("request body could not be held", "service", sv.Desc.GetService())
+		s.hostRefusal(q, http.StatusInternalServerError, codeInternal, nil)
+		return
+	}
 	if err != nil {
 		s.cfg.Logger.Warn("request body read failed", "service", sv.Desc.GetService())
 		return
 	}
-	if int64(len(body)) > limit {
+	if int64(len(body)) > limit || shared != nil && shared.Len() > limit {
 		s.hostRefusal(q, http.StatusRequestEntityTooLarge, codeBodyCap, map[string]any{"cap": limit})
 		return
 	}
@@ -265,7 +295,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 	if op != nil {
 		start.Route, start.Op = pb.Start_OP, op.GetName()
 	}
-	sess, v, err := s.validate(ctx, sv, start)
+	sess, v, err := s.validate(ctx, sv, start, shared)
 	body, start.Body = nil, nil
 	if err != nil {
 		s.boundaryFailure(q, err)
@@ -435,14 +465,19 @@ func clientAddr(r *http.Request) string {
 // this point (it crashed an instant ago and the supervisor is restarting
 // it) is tried once more: nothing has happened to the request yet, and the
 // retry waits for the restarted plugin within the request's deadline.
-func (s *Server) validate(ctx context.Context, sv *service, start *pb.Start) (Session, *pb.Validated, error) {
+func (s *Server) validate(ctx context.Context, sv *service, start *pb.Start, shared *sharedbody.Body) (Session, *pb.Validated, error) {
 	var last error
 	for attempt := 0; attempt < 2; attempt++ {
 		sess, err := sv.Backend.Open(ctx)
 		if err != nil {
 			return nil, nil, err
 		}
-		v, err := sess.Start(start)
+		var v *pb.Validated
+		if ss, ok := sess.(sharedStarter); ok && shared != nil {
+			v, err = ss.StartShared(start, shared)
+		} else {
+			v, err = sess.Start(start)
+		}
 		if err == nil {
 			return sess, v, nil
 		}

@@ -2,13 +2,20 @@
 
 package sharedbody
 
-import "os"
+import (
+	"io"
+	"os"
+)
 
 // Body is a request body in a sealed in-memory file (Linux only).
 type Body struct{}
 
 // New reports that this platform has no sealed in-memory files.
 func New([]byte) (*Body, error) { return nil, ErrUnsupported }
+
+// Read reports that this platform has no sealed in-memory files; it reads
+// nothing from the reader.
+func Read(io.Reader, int64) (*Body, error) { return nil, ErrUnsupported }
 
 // Len is the body's size in bytes.
 func (b *Body) Len() int64 { return 0 }

@@ -37,6 +37,9 @@ var (
 	ErrRange       = errors.New("shared body range outside the file")
 	ErrUnsealed    = errors.New("shared body is not sealed")
 	ErrTimeout     = errors.New("shared body did not arrive before the deadline")
+	// ErrSource is the reader Read copies from failing (a client that
+	// went away), as against the file failing.
+	ErrSource = errors.New("shared body source failed")
 )
 
 // staleAfter is how long a descriptor nobody asked for is kept: longer

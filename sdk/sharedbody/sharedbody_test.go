@@ -6,11 +6,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"math/rand/v2"
 	"os"
 	"strconv"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -206,6 +208,57 @@ func TestSealsAndRanges(t *testing.T) {
 	}
 	if _, err := r.Take(context.Background(), tok, 0, 0); !errors.Is(err, ErrUnsealed) {
 		t.Errorf("unsealed: %v", err)
+	}
+}
+
+// Read takes a body from a stream into a sealed file: exactly what the
+// stream held, cut at one byte over the limit so an oversized body shows
+// by its length; a stream that fails leaves no file open.
+func TestReadFromAStream(t *testing.T) {
+	s, r := pair(t)
+	before := openFDs(t)
+	rnd := rand.New(rand.NewPCG(3, 4))
+	body := randomBody(rnd, 5<<20)
+	for _, c := range []struct {
+		name  string
+		limit int64
+		want  []byte
+	}{
+		{"under the limit", 6 << 20, body},
+		{"at the limit", 5 << 20, body},
+		{"over the limit", 5<<20 - 10, body[:5<<20-9]},
+		{"empty", 10, nil},
+	} {
+		src := body
+		if c.want == nil {
+			src = nil
+		}
+		b, err := Read(iotest.HalfReader(bytes.NewReader(src)), c.limit)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if b.Len() != int64(len(c.want)) {
+			t.Errorf("%s: length %d, want %d", c.name, b.Len(), len(c.want))
+		}
+		if _, err := b.f.WriteAt([]byte("x"), 0); err == nil {
+			t.Errorf("%s: the file is not sealed", c.name)
+		}
+		tok, err := s.Send(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Close()
+		got, err := r.Take(context.Background(), tok, 0, uint64(len(c.want)))
+		if err != nil || !bytes.Equal(got, c.want) {
+			t.Errorf("%s: read back %d bytes, %v", c.name, len(got), err)
+		}
+	}
+	broken := io.MultiReader(bytes.NewReader(body[:1000]), iotest.ErrReader(io.ErrUnexpectedEOF))
+	if _, err := Read(broken, 5<<20); !errors.Is(err, io.ErrUnexpectedEOF) || !errors.Is(err, ErrSource) {
+		t.Errorf("a failing stream: %v", err)
+	}
+	if after := openFDs(t); after != before {
+		t.Errorf("open descriptors %d before, %d after", before, after)
 	}
 }
 
