@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/assay-audit/assay/sdk/membudget"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 	"github.com/assay-audit/assay/sdk/sharedbody"
 )
@@ -46,11 +47,13 @@ type AdapterPlugin struct {
 	// Bodies is the channel shared records arrive on (nil: records come
 	// inline only).
 	Bodies *sharedbody.Receiver
+	// Memory is the process's memory budget (nil: Go's defaults).
+	Memory *membudget.Budget
 }
 
 // GRPCServer registers the adapter service on the plugin's server.
 func (p *AdapterPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
-	pb.RegisterAdapterServer(s, &adapterServer{impl: p.Impl, bodies: p.Bodies})
+	pb.RegisterAdapterServer(s, &adapterServer{impl: p.Impl, bodies: p.Bodies, memory: p.Memory})
 	return nil
 }
 
@@ -73,6 +76,7 @@ type adapterServer struct {
 	pb.UnimplementedAdapterServer
 	impl   Adapter
 	bodies *sharedbody.Receiver
+	memory *membudget.Budget
 }
 
 func (s *adapterServer) Describe(context.Context, *pb.DescribeRequest) (*pb.AdapterDescription, error) {
@@ -97,5 +101,6 @@ func (s *adapterServer) Adapt(ctx context.Context, req *pb.AdaptRequest) (resp *
 		}
 		req.Record, req.SharedRecord = rec, nil
 	}
+	defer s.memory.Reserve(len(req.GetRecord()))()
 	return s.impl.Adapt(ctx, req), nil
 }

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/assay-audit/assay/sdk/membudget"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 	"github.com/assay-audit/assay/sdk/sharedbody"
 )
@@ -127,11 +128,13 @@ type FamilyPlugin struct {
 	// Bodies is the channel shared bodies arrive on (nil: bodies come
 	// inline only).
 	Bodies *sharedbody.Receiver
+	// Memory is the process's memory budget (nil: Go's defaults).
+	Memory *membudget.Budget
 }
 
 // GRPCServer registers the family service on the plugin's server.
 func (p *FamilyPlugin) GRPCServer(broker *plugin.GRPCBroker, s *grpc.Server) error {
-	pb.RegisterFamilyServer(s, &familyServer{impl: p.Impl, broker: broker, bodies: p.Bodies})
+	pb.RegisterFamilyServer(s, &familyServer{impl: p.Impl, broker: broker, bodies: p.Bodies, memory: p.Memory})
 	return nil
 }
 
@@ -155,6 +158,7 @@ type familyServer struct {
 	impl   Family
 	broker *plugin.GRPCBroker
 	bodies *sharedbody.Receiver
+	memory *membudget.Budget
 
 	mu    sync.Mutex
 	hosts map[uint32]pb.HostClient // one dialed connection per host service
@@ -226,6 +230,8 @@ func (s *familyServer) Run(stream grpc.BidiStreamingServer[pb.HostToFamily, pb.F
 			return err
 		}
 	}
+	// budgeted to the end of the request: validation and measurement
+	defer s.memory.Reserve(len(req.Body))()
 	switch start.GetRoute() {
 	case pb.Start_PRECHECK:
 		req.Route = Precheck

@@ -6,18 +6,19 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 
+	"github.com/assay-audit/assay/sdk/membudget"
 	"github.com/assay-audit/assay/sdk/sharedbody"
 )
 
 // ServeFamily is the whole main of a family plugin: it speaks the handshake
 // on stdout and serves f until the host shuts it down.
 func ServeFamily(f Family) {
-	serve(plugin.PluginSet{FamilyPluginName: &FamilyPlugin{Impl: f, Bodies: sharedbody.FromEnv()}})
+	serve(plugin.PluginSet{FamilyPluginName: &FamilyPlugin{Impl: f, Bodies: sharedbody.FromEnv(), Memory: membudget.New()}})
 }
 
 // ServeAdapter is the whole main of a format-adapter plugin.
 func ServeAdapter(a Adapter) {
-	serve(plugin.PluginSet{AdapterPluginName: &AdapterPlugin{Impl: a, Bodies: sharedbody.FromEnv()}})
+	serve(plugin.PluginSet{AdapterPluginName: &AdapterPlugin{Impl: a, Bodies: sharedbody.FromEnv(), Memory: membudget.New()}})
 }
 
 func serve(set plugin.PluginSet) {

@@ -2,10 +2,13 @@ package server_test
 
 import (
 	"bytes"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/assay-audit/assay/host/internal/testhost"
+	"github.com/assay-audit/assay/sdk/membudget"
 )
 
 const adapterPkg = "host/internal/testadapter"
@@ -50,5 +53,31 @@ func TestAdaptersAreReachedThroughTheHost(t *testing.T) {
 	}
 	if n := h.Adapters[0].Restarts(); n != 1 {
 		t.Errorf("adapter restarts %d", n)
+	}
+}
+
+// An adapter plugin's soft memory limit follows the record it is adapting
+// (sdk/membudget): the idle base plus max(PerBodyByte·n, MinPerRequest)
+// for an n-byte record, so a 1 MiB record sits on the floor and a 4.5 MiB
+// record above it.
+func TestAdapterMemoryLimitFollowsTheRecord(t *testing.T) {
+	h := testhost.Start(t, testhost.Options{Adapters: []string{adapterPkg}, NoFreeTier: true}, testPkg)
+	limitDuring := func(size int) int64 {
+		t.Helper()
+		record := "memory_limit" + strings.Repeat("x", size-len("memory_limit"))
+		r := post(t, h.URL+"/test-family/measure", []byte(`{"adapt":"test-format","record":"`+record+`"}`))
+		role, _ := r.json["adapted_role"].(string)
+		limit, err := strconv.ParseInt(role, 10, 64)
+		if r.status != 200 || err != nil {
+			t.Fatalf("%d-byte record: %d %.200s", size, r.status, r.raw)
+		}
+		return limit
+	}
+	small, large := limitDuring(1<<20), limitDuring(9<<19)
+	if small < membudget.MinPerRequest || small >= 1<<40 {
+		t.Errorf("limit while adapting 1 MiB: %d", small)
+	}
+	if want := int64(9<<19*membudget.PerBodyByte - membudget.MinPerRequest); large-small != want {
+		t.Errorf("limits while adapting 1 and 4.5 MiB: %d and %d, %d apart, want %d", small, large, large-small, want)
 	}
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/assay-audit/assay/host/internal/testhost"
 	"github.com/assay-audit/assay/host/signing"
+	"github.com/assay-audit/assay/sdk/membudget"
 )
 
 const (
@@ -270,6 +271,37 @@ func TestBodyCutShortLeavesNothing(t *testing.T) {
 	}
 	if shared := h.Families["test-family"].SharedBodiesSent(); runtime.GOOS == "linux" && shared != 1 {
 		t.Errorf("%d bodies reached the family, want only the last request's", shared)
+	}
+}
+
+// A plugin's soft memory limit follows the requests it is working on
+// (sdk/membudget): during a request of n bytes it is the process's idle
+// base plus max(PerBodyByte·n, MinPerRequest), so a 1 MiB request sits on
+// the floor and a 5 MiB request above it. An operator's GOMEMLIMIT
+// replaces it.
+func TestPluginMemoryLimitFollowsTheBody(t *testing.T) {
+	limitDuring := func(h *testhost.Host, size int) float64 {
+		t.Helper()
+		prefix := `{"memory_limit":true,"pad":"`
+		body := prefix + strings.Repeat("x", size-len(prefix)-2) + `"}`
+		r := post(t, h.URL+"/test-family/precheck", []byte(body))
+		limit, ok := r.json["memory_limit"].(float64)
+		if r.status != 200 || !ok {
+			t.Fatalf("%d-byte pre-check: %d %.200s", size, r.status, r.raw)
+		}
+		return limit
+	}
+	h := testhost.Start(t, testhost.Options{NoFreeTier: true}, testPkg)
+	small, large := limitDuring(h, 1<<20), limitDuring(h, 5<<20)
+	if small < membudget.MinPerRequest || small >= 1<<40 {
+		t.Errorf("limit during a 1 MiB request: %.0f", small)
+	}
+	if want := 5<<20*membudget.PerBodyByte - membudget.MinPerRequest; large-small != float64(want) {
+		t.Errorf("limits during 1 and 5 MiB requests: %.0f and %.0f, %.0f apart, want %d", small, large, large-small, want)
+	}
+	h = testhost.Start(t, testhost.Options{NoFreeTier: true, Env: []string{"GOMEMLIMIT=1GiB"}}, testPkg)
+	if got := limitDuring(h, 5<<20); got != 1<<30 {
+		t.Errorf("with the operator's GOMEMLIMIT=1GiB: limit %.0f", got)
 	}
 }
 

@@ -1,12 +1,16 @@
 // Command testadapter is a format adapter for the host's tests: format
 // "test-format" turns a record into one message whose single block's text
 // is the record itself; the record "refuse" is a parse refusal, and the
-// record "crash" kills the process.
+// record "crash" kills the process. A record that starts "memory_limit"
+// has the process's soft memory limit during the call as its role.
 package main
 
 import (
+	"bytes"
 	"context"
 	"os"
+	"runtime/debug"
+	"strconv"
 
 	"github.com/assay-audit/assay/sdk"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
@@ -26,9 +30,13 @@ func (adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse 
 	case "crash":
 		os.Exit(4)
 	}
+	role := "user"
+	if bytes.HasPrefix(req.GetRecord(), []byte("memory_limit")) {
+		role = strconv.FormatInt(debug.SetMemoryLimit(-1), 10) // -1 reads it
+	}
 	block := &pb.Block{KindRaw: "text", Content: &pb.Block_Text{Text: string(req.GetRecord())}}
 	return &pb.AdaptResponse{Result: &pb.AdaptResponse_Record{Record: &pb.SessionRecord{
-		Level: "L0", Messages: []*pb.Message{{RoleRaw: "user", Blocks: []*pb.Block{block}}}}}}
+		Level: "L0", Messages: []*pb.Message{{RoleRaw: role, Blocks: []*pb.Block{block}}}}}}
 }
 
 func main() { sdk.ServeAdapter(adapter{}) }

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/assay-audit/assay/sdk"
@@ -36,6 +37,9 @@ type instructions struct {
 	Refuse   bool   `json:"refuse"`
 	CouldNot bool   `json:"could_not_measure"`
 	Caller   string `json:"caller"`
+	// MemoryLimit asks a pre-check for the process's soft memory limit
+	// as the request runs (sdk/membudget).
+	MemoryLimit bool `json:"memory_limit"`
 }
 
 // Describe describes.
@@ -61,6 +65,9 @@ func (f *Family) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 	out := sdk.Checked{Outcome: sdk.Accepted, Caller: in.Caller, HasCaller: in.Caller != ""}
 	if req.Route == sdk.Precheck {
 		out.Body = map[string]any{"assessable": true, "body_bytes": n}
+		if in.MemoryLimit {
+			out.Body.(map[string]any)["memory_limit"] = debug.SetMemoryLimit(-1) // -1 reads it
+		}
 		return out
 	}
 	out.Measure = func(ctx context.Context, clock func() time.Time) (sdk.Report, error) {
@@ -98,6 +105,7 @@ func (f *Family) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 				rec := resp.GetRecord()
 				body["adapted_level"] = rec.GetLevel()
 				body["adapted_text_bytes"] = len(rec.GetMessages()[0].GetBlocks()[0].GetText())
+				body["adapted_role"] = rec.GetMessages()[0].GetRoleRaw()
 			}
 		}
 		if in.ForbiddenWord {
