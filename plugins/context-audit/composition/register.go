@@ -115,7 +115,7 @@ func Classify(format string, rec *pb.SessionRecord) *Classified {
 	// its own, noting where each of its blocks ends; the two arrays are
 	// then joined into one with the second's ids renumbered into the
 	// first's dictionary (one lookup per distinct word)
-	dicts := [2]map[string]uint32{{}, {}}
+	var dicts [2]dictionary
 	var arrays [2][]uint32
 	ends := make([]int32, len(items))
 	// one array holds both workers' ids, each in a region sized for a
@@ -125,18 +125,13 @@ func Classify(format string, rec *pb.SessionRecord) *Classified {
 	var shared []uint32
 	work := func(w, from, to int) {
 		var buf []byte
-		dict := dicts[w]
+		dict := &dicts[w]
 		ids := shared[region[w]:region[w]:region[w+1]]
 		for i := from; i < to; i++ {
 			c.Blocks[i], c.norms[i] = measureBlock(format, c.Level, items[i].m, items[i].b)
 			if c.Blocks[i].Sized {
 				forEachToken(c.norms[i], &buf, func(word []byte) {
-					id, ok := dict[string(word)]
-					if !ok {
-						id = uint32(len(dict))
-						dict[string(word)] = id
-					}
-					ids = append(ids, id)
+					ids = append(ids, dict.id(word))
 				})
 			}
 			ends[i] = int32(len(ids))
@@ -159,14 +154,9 @@ func Classify(format string, rec *pb.SessionRecord) *Classified {
 	wg.Go(func() { work(0, 0, half) })
 	work(1, half, len(items))
 	wg.Wait()
-	remap := make([]uint32, len(dicts[1]))
-	for word, local := range dicts[1] {
-		id, ok := dicts[0][word]
-		if !ok {
-			id = uint32(len(dicts[0]))
-			dicts[0][word] = id
-		}
-		remap[local] = id
+	remap := make([]uint32, dicts[1].size())
+	for local := range remap {
+		remap[local] = dicts[0].id(dicts[1].word(uint32(local)))
 	}
 	// the second worker's ids follow the first's, renumbered; in the
 	// shared array this moves them down, each written at or before where
@@ -188,7 +178,7 @@ func Classify(format string, rec *pb.SessionRecord) *Classified {
 		}
 		c.wordAt[i+1] = end
 	}
-	c.vocabulary = len(dicts[0])
+	c.vocabulary = dicts[0].size()
 
 	idx, msgIdx := 0, 0
 	c.Msgs = make([]MessageFacts, 0, len(rec.GetMessages()))
