@@ -13,12 +13,12 @@ import (
 // ServeFamily is the whole main of a family plugin: it speaks the handshake
 // on stdout and serves f until the host shuts it down.
 func ServeFamily(f Family) {
-	serve(plugin.PluginSet{FamilyPluginName: &FamilyPlugin{Impl: f, Bodies: sharedbody.FromEnv(), Memory: membudget.New()}})
+	serve(plugin.PluginSet{FamilyPluginName: &FamilyPlugin{Impl: f, Bodies: sharedbody.FromEnv(), Memory: membudget.ForFamily()}})
 }
 
 // ServeAdapter is the whole main of a format-adapter plugin.
 func ServeAdapter(a Adapter) {
-	serve(plugin.PluginSet{AdapterPluginName: &AdapterPlugin{Impl: a, Bodies: sharedbody.FromEnv(), Memory: membudget.New()}})
+	serve(plugin.PluginSet{AdapterPluginName: &AdapterPlugin{Impl: a, Bodies: sharedbody.FromEnv(), Memory: membudget.ForAdapter()}})
 }
 
 func serve(set plugin.PluginSet) {

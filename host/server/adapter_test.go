@@ -57,7 +57,7 @@ func TestAdaptersAreReachedThroughTheHost(t *testing.T) {
 }
 
 // An adapter plugin's soft memory limit follows the record it is adapting
-// (sdk/membudget): the idle base plus max(PerBodyByte·n, MinPerRequest)
+// (sdk/membudget): the idle base plus max(AdapterPerByte·n, AdapterFloor)
 // for an n-byte record, so a 1 MiB record sits on the floor and a 4.5 MiB
 // record above it.
 func TestAdapterMemoryLimitFollowsTheRecord(t *testing.T) {
@@ -74,10 +74,10 @@ func TestAdapterMemoryLimitFollowsTheRecord(t *testing.T) {
 		return limit
 	}
 	small, large := limitDuring(1<<20), limitDuring(9<<19)
-	if small < membudget.MinPerRequest || small >= 1<<40 {
+	if small < membudget.AdapterFloor || small >= 1<<40 {
 		t.Errorf("limit while adapting 1 MiB: %d", small)
 	}
-	if want := int64(9<<19*membudget.PerBodyByte - membudget.MinPerRequest); large-small != want {
+	if want := int64(9<<19*membudget.AdapterPerByte - membudget.AdapterFloor); large-small != want {
 		t.Errorf("limits while adapting 1 and 4.5 MiB: %d and %d, %d apart, want %d", small, large, large-small, want)
 	}
 }

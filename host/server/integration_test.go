@@ -274,9 +274,9 @@ func TestBodyCutShortLeavesNothing(t *testing.T) {
 	}
 }
 
-// A plugin's soft memory limit follows the requests it is working on
-// (sdk/membudget): during a request of n bytes it is the process's idle
-// base plus max(PerBodyByte·n, MinPerRequest), so a 1 MiB request sits on
+// A family plugin's soft memory limit follows the requests it is working
+// on (sdk/membudget): during a request of n bytes it is the process's idle
+// base plus max(FamilyPerByte·n, FamilyFloor), so a 1 MiB request sits on
 // the floor and a 5 MiB request above it. An operator's GOMEMLIMIT
 // replaces it.
 func TestPluginMemoryLimitFollowsTheBody(t *testing.T) {
@@ -293,10 +293,10 @@ func TestPluginMemoryLimitFollowsTheBody(t *testing.T) {
 	}
 	h := testhost.Start(t, testhost.Options{NoFreeTier: true}, testPkg)
 	small, large := limitDuring(h, 1<<20), limitDuring(h, 5<<20)
-	if small < membudget.MinPerRequest || small >= 1<<40 {
+	if small < membudget.FamilyFloor || small >= 1<<40 {
 		t.Errorf("limit during a 1 MiB request: %.0f", small)
 	}
-	if want := 5<<20*membudget.PerBodyByte - membudget.MinPerRequest; large-small != float64(want) {
+	if want := 5<<20*membudget.FamilyPerByte - membudget.FamilyFloor; large-small != float64(want) {
 		t.Errorf("limits during 1 and 5 MiB requests: %.0f and %.0f, %.0f apart, want %d", small, large, large-small, want)
 	}
 	h = testhost.Start(t, testhost.Options{NoFreeTier: true, Env: []string{"GOMEMLIMIT=1GiB"}}, testPkg)

@@ -1,16 +1,19 @@
-// Package membudget ties a plugin process's soft memory limit to the
-// request bodies it is working on. Go's collector lets a heap grow to
-// twice what the last collection found live (GOGC=100); for an engine
-// whose working set is a few times its input, that doubling is most of
-// its peak memory. A soft limit (runtime/debug.SetMemoryLimit) makes the
-// collector run sooner as memory nears it, so each request in flight is
-// given a budget of a multiple of its body, and while none is in flight
-// there is no limit at all (an idle process has nothing to collect).
+// Package membudget ties a plugin process's memory to the requests it is
+// working on. Go's collector, left to GOGC=100, lets a heap grow to twice
+// what the last collection found live; for an engine whose working set is
+// a few times its input, that doubling is most of its peak. Here the
+// process's soft memory limit (runtime/debug.SetMemoryLimit) is its size
+// at idle plus a budget for each request in flight, a multiple of the
+// request's body with a floor, and the collector runs when memory nears
+// that limit rather than at each doubling (GOGC off): the budget is the
+// one memory policy, so a plugin neither outgrows it nor collects more
+// often than it needs to.
 //
 // The limit is soft: a request whose working set outgrows its budget is
 // slowed by extra collection (the runtime caps that at half the CPU), never
-// refused. An operator who sets GOMEMLIMIT keeps their own limit: the
-// budget then stays off.
+// refused. An operator who sets GOMEMLIMIT keeps their own limit and Go's
+// collector (no budget); one who sets only GOGC keeps that, with the
+// budget as a limit on top.
 package membudget
 
 import (
@@ -21,40 +24,59 @@ import (
 	"sync"
 )
 
-// PerBodyByte is a request's budget per byte of its body, and MinPerRequest
-// the least any request is given (a small body's working set is set by
-// the engine, not the body). Measured on context-audit's max-size record
-// (5 MiB; docs/benchmarks.md): its family's live set peaks near 5.4 times
-// the body. A budget of 10 times cut the family's peak growth from about
-// 59 to 49 MiB with no measurable change in request time; 8 times cut it
-// to 43 MiB but cost about 3 % of the time, in collections and in page
-// faults on memory the runtime returned to stay under the limit.
+// The budgets, per byte of a request's body and the least any request is
+// given (a small body's working set is set by the engine, not the body).
+// Measured on context-audit's max-size record (5 MiB; docs/benchmarks.md):
+// the family's live set peaks near 5.4 times the body and the adapter's
+// near 2.6 times.
 const (
-	PerBodyByte   = 10
-	MinPerRequest = 32 << 20
+	FamilyPerByte  = 10
+	FamilyFloor    = 32 << 20
+	AdapterPerByte = 4
+	AdapterFloor   = 16 << 20
 )
 
 // Budget is one process's budget. Its methods are safe for concurrent use.
 type Budget struct {
-	set  func(int64) int64
-	base int64
+	set            func(int64) int64
+	base           int64
+	perByte, floor int64
+	// idle is the limit with no request in flight: base plus one floor
+	// when the budget alone triggers collection, else none
+	idle int64
 
 	mu       sync.Mutex
 	reserved int64 // the budgets of the requests in flight
 }
 
-// New returns the process's budget, its base the memory the runtime holds
-// now (call it once the process is idle and initialised), or nil when the
-// operator has set GOMEMLIMIT.
-func New() *Budget {
+// ForFamily is a family process's budget (nil when the operator set
+// GOMEMLIMIT). Call it once the process is idle and initialised: its
+// memory then is the base.
+func ForFamily() *Budget { return fromEnv(FamilyPerByte, FamilyFloor) }
+
+// ForAdapter is an adapter process's budget, as ForFamily.
+func ForAdapter() *Budget { return fromEnv(AdapterPerByte, AdapterFloor) }
+
+func fromEnv(perByte, floor int64) *Budget {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
 		return nil
 	}
-	return newBudget(debug.SetMemoryLimit, held())
+	_, gogc := os.LookupEnv("GOGC")
+	if !gogc {
+		debug.SetGCPercent(-1)
+	}
+	return newBudget(debug.SetMemoryLimit, held(), perByte, floor, !gogc)
 }
 
-func newBudget(set func(int64) int64, base int64) *Budget {
-	return &Budget{set: set, base: base}
+// newBudget sets the idle limit; alone says the limit is the collector's
+// only trigger (GOGC off), so idle memory must be bounded too.
+func newBudget(set func(int64) int64, base, perByte, floor int64, alone bool) *Budget {
+	b := &Budget{set: set, base: base, perByte: perByte, floor: floor, idle: math.MaxInt64}
+	if alone {
+		b.idle = base + floor
+	}
+	set(b.idle)
+	return b
 }
 
 // held is the memory the Go runtime holds from the system: what a memory
@@ -69,12 +91,12 @@ func held() int64 {
 }
 
 // Reserve budgets one request of body bytes until release is called
-// (exactly once). A nil Budget reserves nothing.
+// (exactly once; later calls do nothing). A nil Budget reserves nothing.
 func (b *Budget) Reserve(body int) (release func()) {
 	if b == nil {
 		return func() {}
 	}
-	n := max(int64(body)*PerBodyByte, MinPerRequest)
+	n := max(int64(body)*b.perByte, b.floor)
 	b.mu.Lock()
 	b.reserved += n
 	b.set(b.base + b.reserved)
@@ -86,7 +108,7 @@ func (b *Budget) Reserve(body int) (release func()) {
 			defer b.mu.Unlock()
 			b.reserved -= n
 			if b.reserved == 0 {
-				b.set(math.MaxInt64) // idle: no limit, Go's default
+				b.set(b.idle)
 				return
 			}
 			b.set(b.base + b.reserved)
