@@ -41,20 +41,55 @@ func TestDictionaryNumbersAsAMap(t *testing.T) {
 // Two different words with the same hash get two ids: the hash picks a
 // slot, the bytes decide.
 func TestDictionaryHashCollision(t *testing.T) {
+	var d dictionary
+	d.id([]byte("seeded")) // the first word seeds the table
 	seen := map[uint32][]byte{}
 	var a, b []byte
 	for i := 0; a == nil; i++ {
 		w := []byte("w" + strconv.Itoa(i))
-		h := hashWord(w)
+		h := d.hash(w)
 		if prev, ok := seen[h]; ok && !bytes.Equal(prev, w) {
 			a, b = prev, w
 		}
 		seen[h] = w
 	}
-	var d dictionary
 	ia, ib := d.id(a), d.id(b)
 	if ia == ib || d.id(a) != ia || d.id(b) != ib {
 		t.Errorf("colliding words %q and %q: ids %d and %d", a, b, ia, ib)
+	}
+}
+
+// Words a caller built to share one slot under an unseeded hash (here
+// 2,000 words equal in FNV-1a's low 10 bits) still spread over the
+// table: no long run of filled slots for an insert to walk.
+func TestDictionaryResistsCraftedCollisions(t *testing.T) {
+	fnv := func(w []byte) uint32 {
+		h := uint32(2166136261)
+		for _, c := range w {
+			h = (h ^ uint32(c)) * 16777619
+		}
+		return h
+	}
+	var d dictionary
+	n := 0
+	for i := 0; n < 2000; i++ {
+		w := []byte("x" + strconv.Itoa(i))
+		if fnv(w)&1023 == 0 {
+			d.id(w)
+			n++
+		}
+	}
+	longest, run := 0, 0
+	for _, s := range d.slots {
+		if s.id1 == 0 {
+			run = 0
+			continue
+		}
+		run++
+		longest = max(longest, run)
+	}
+	if longest > 100 {
+		t.Errorf("%d crafted words in %d slots: a run of %d filled slots", n, len(d.slots), longest)
 	}
 }
 
