@@ -13,7 +13,8 @@
 // slowed by extra collection (the runtime caps that at half the CPU), never
 // refused. An operator who sets GOMEMLIMIT keeps their own limit and Go's
 // collector (no budget); one who sets only GOGC keeps that, with the
-// budget as a limit on top.
+// budget as a limit on top (and, with GOGC=off, as the collector's
+// trigger while idle too).
 package membudget
 
 import (
@@ -61,11 +62,13 @@ func fromEnv(perByte, floor int64) *Budget {
 	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
 		return nil
 	}
-	_, gogc := os.LookupEnv("GOGC")
-	if !gogc {
+	if os.Getenv("GOGC") == "" { // unset or empty: Go's default, which the budget replaces
 		debug.SetGCPercent(-1)
 	}
-	return newBudget(debug.SetMemoryLimit, held(), perByte, floor, !gogc)
+	// the setting in force (the operator's GOGC=off counts as off)
+	pct := debug.SetGCPercent(-1)
+	debug.SetGCPercent(pct)
+	return newBudget(debug.SetMemoryLimit, held(), perByte, floor, pct < 0)
 }
 
 // newBudget sets the idle limit; alone says the limit is the collector's

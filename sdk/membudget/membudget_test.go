@@ -111,20 +111,33 @@ func TestBaseIsWhatTheRuntimeHolds(t *testing.T) {
 	}
 }
 
-// Without GOGC the budget is the collector's only trigger: GOGC goes off
-// and an idle process is bounded by its base plus a floor. An operator's
-// GOGC stays, and idle is then unlimited, as Go's default.
+// Without GOGC (or with an empty one) the budget is the collector's only
+// trigger: GOGC goes off and an idle process is bounded by its base plus
+// a floor. An operator's GOGC stays, and idle is then unlimited, as Go's
+// default, unless that GOGC is off.
 func TestOperatorGOGCStays(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
-	t.Setenv("GOGC", "") // restored after the test
-	os.Unsetenv("GOGC")
-	if b := ForFamily(); b == nil || b.idle != b.base+FamilyFloor || debug.SetGCPercent(100) != -1 {
-		t.Errorf("without GOGC: budget %+v", b)
-	}
-	t.Setenv("GOGC", "150")
-	debug.SetGCPercent(150)
-	if b := ForAdapter(); b == nil || b.idle != math.MaxInt64 || debug.SetGCPercent(150) != 150 {
-		t.Errorf("with GOGC=150: budget %+v", b)
+	for _, c := range []struct {
+		gogc    string // "-": unset
+		pct     int    // what the runtime had from that GOGC at start
+		wantPct int
+		bounded bool
+	}{
+		{"-", 100, -1, true},
+		{"", 100, -1, true},
+		{"150", 150, 150, false},
+		{"off", -1, -1, true},
+	} {
+		t.Setenv("GOGC", c.gogc) // restored after the test
+		if c.gogc == "-" {
+			os.Unsetenv("GOGC")
+		}
+		debug.SetGCPercent(c.pct)
+		b := ForFamily()
+		if b == nil || debug.SetGCPercent(100) != c.wantPct || (b.idle == b.base+FamilyFloor) != c.bounded ||
+			!c.bounded && b.idle != math.MaxInt64 {
+			t.Errorf("GOGC %q: budget %+v", c.gogc, b)
+		}
 	}
 }
