@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // memGroup is a memory cgroup (v1) that `assay serve` is started in, so
@@ -41,9 +42,13 @@ func newMemGroup(b *testing.B) *memGroup {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil
 	}
-	// after the benchmark's own defer has stopped the host, whose plugins
-	// die with it
-	b.Cleanup(func() { _ = os.Remove(dir) })
+	// after the benchmark's own defer has stopped the host; its plugins
+	// die with it, a moment later, and a group with members cannot go
+	b.Cleanup(func() {
+		for i := 0; os.Remove(dir) != nil && i < 100; i++ {
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
 	return &memGroup{dir: dir}
 }
 
