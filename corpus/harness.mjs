@@ -477,14 +477,20 @@ async function main() {
       // 4-5. The cases.
       for (const k of c.corpus.cases || []) {
         let diff;
+        const began = process.hrtime.bigint();
         try { diff = await runCase(base, k, c.pin, keys); } catch (e) { diff = `harness error: ${e.message}`; }
-        if (diff) fail(`${c.name}/${k.name}`, diff);
+        // the time tells a hang (a deadline) from a wrong answer
+        const ms = Number((process.hrtime.bigint() - began) / 1_000_000n);
+        if (diff) fail(`${c.name}/${k.name}`, `${diff} (after ${ms} ms)`);
         else passed++;
       }
     }
   } finally {
     if (host) {
       if (host.exitedEarly()) fail('host', `the spawned host exited during the run (${JSON.stringify(host.exitedEarly())})\n--- host output (tail) ---\n${host.tail()}`);
+      // the host's log holds no submitted content (its custody rule), so a
+      // failed run prints it: CI keeps nothing else to diagnose from
+      else if (failed > 0) console.log(`--- host output (tail) ---\n${host.tail()}`);
       await host.stop();
     }
     cleanup = null;

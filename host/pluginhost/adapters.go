@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
@@ -89,9 +90,15 @@ func (a *Adapter) adaptFrame(ctx context.Context, req *pb.AdaptRequest, rec *hel
 		}
 	}
 	var f sdk.Frame
+	began := time.Now()
 	if err := c.handle.(*sdk.AdapterConn).Conn.Invoke(ctx, pb.Adapter_Adapt_FullMethodName, req, &f,
 		grpc.ForceCodecV2(sdk.FrameCodec{})); err != nil {
-		return nil, classify(ctx, c.exited, err)
+		err = classify(ctx, c.exited, err)
+		// the family hears only "unavailable": which adapter failed, and
+		// after how long, is the host's to say
+		a.log.Warn("adapter call failed", "kind", boundaryKind(err), "shared", req.SharedRecord != nil,
+			"ms", time.Since(began).Milliseconds())
+		return nil, err
 	}
 	return f, nil
 }

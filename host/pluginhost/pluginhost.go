@@ -660,6 +660,18 @@ func classify(ctx context.Context, exited <-chan struct{}, err error) error {
 	return fmt.Errorf("%w: %s", ErrFailed, status.Code(err))
 }
 
+// boundaryKind names a boundary error for a log line: a fixed word,
+// never the error's text.
+func boundaryKind(err error) string {
+	switch {
+	case errors.Is(err, ErrDeadline):
+		return "deadline"
+	case errors.Is(err, ErrUnavailable):
+		return "unavailable"
+	}
+	return "failed"
+}
+
 // PinOf returns the hex SHA-256 of a file: how `make build` writes the
 // default config's pins.
 func PinOf(path string) (string, error) {

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
@@ -79,5 +80,36 @@ func TestAdapterMemoryLimitFollowsTheRecord(t *testing.T) {
 	}
 	if want := int64(9<<19*membudget.AdapterPerByte - membudget.AdapterFloor); large-small != want {
 		t.Errorf("limits while adapting 1 and 4.5 MiB: %d and %d, %d apart, want %d", small, large, large-small, want)
+	}
+}
+
+// An adapter that outlives the request's deadline costs the request a 503
+// deadline_exceeded, and the host's log says which adapter it was and how
+// long the request ran: the family hears only "unavailable", and without
+// these lines a hang seen once in CI cannot be told from a slow family.
+func TestAnAdapterPastTheDeadlineIsNamedInTheLog(t *testing.T) {
+	h := testhost.Start(t, testhost.Options{Adapters: []string{adapterPkg}, CallTimeout: time.Second, NoFreeTier: true}, testPkg)
+	r := post(t, h.URL+"/test-family/measure", []byte(`{"adapt":"test-format","record":"stall"}`))
+	if r.status != 503 || errorCode(r) != "deadline_exceeded" {
+		t.Fatalf("stalled adapter: %d %s", r.status, r.raw)
+	}
+	var adapterLine, requestLine map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(h.Log.String()), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) != nil {
+			continue
+		}
+		switch m["@message"] {
+		case "adapter call failed":
+			adapterLine = m
+		case "plugin call deadline exceeded":
+			requestLine = m
+		}
+	}
+	if adapterLine == nil || adapterLine["kind"] != "deadline" || adapterLine["plugin"] != "testadapter" {
+		t.Errorf("adapter line: %v", adapterLine)
+	}
+	if ms, _ := requestLine["ms"].(float64); requestLine == nil || requestLine["service"] != "test-family" || ms < 1000 {
+		t.Errorf("request line: %v", requestLine)
 	}
 }

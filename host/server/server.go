@@ -605,7 +605,8 @@ func (s *Server) boundaryFailure(q *request, err error) { s.boundaryFailureWith(
 func (s *Server) boundaryFailureWith(q *request, err error, paymentFacts map[string]any, header map[string]string) {
 	switch {
 	case errors.Is(err, pluginhost.ErrDeadline):
-		s.cfg.Logger.Warn("plugin call deadline exceeded", "service", q.sv.Desc.GetService(), "op", q.opName())
+		s.cfg.Logger.Warn("plugin call deadline exceeded", "service", q.sv.Desc.GetService(), "op", q.opName(),
+			"ms", time.Since(q.began).Milliseconds())
 		s.hostRefusalWith(q, http.StatusServiceUnavailable, codeDeadline, nil, paymentFacts, header)
 	case errors.Is(err, pluginhost.ErrUnavailable), errors.Is(err, pluginhost.ErrClosed):
 		s.cfg.Logger.Warn("plugin unavailable during request", "service", q.sv.Desc.GetService(), "op", q.opName())

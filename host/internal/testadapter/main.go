@@ -1,7 +1,8 @@
 // Command testadapter is a format adapter for the host's tests: format
 // "test-format" turns a record into one message whose single block's text
 // is the record itself; the record "refuse" is a parse refusal, and the
-// record "crash" kills the process. A record that starts "memory_limit"
+// record "crash" kills the process, and the record "stall" answers only
+// when the call's deadline has passed. A record that starts "memory_limit"
 // has the process's soft memory limit during the call as its role.
 package main
 
@@ -22,8 +23,10 @@ func (adapter) Describe() *pb.AdapterDescription {
 	return &pb.AdapterDescription{Family: "test-family/v1", FormatId: "test-format", FormatVersions: []string{"1"}, AdapterVersion: "0.0.1"}
 }
 
-func (adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse {
+func (adapter) Adapt(ctx context.Context, req *pb.AdaptRequest) *pb.AdaptResponse {
 	switch string(req.GetRecord()) {
+	case "stall":
+		<-ctx.Done()
 	case "refuse":
 		return &pb.AdaptResponse{Result: &pb.AdaptResponse_Refusal{Refusal: &pb.AdaptRefusal{
 			Code: "record_does_not_parse_as_declared_format", Message: "the record does not parse as the declared format"}}}
