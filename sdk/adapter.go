@@ -3,7 +3,9 @@ package sdk
 import (
 	"context"
 	"errors"
+	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -17,20 +19,43 @@ import (
 
 // takeShared reads a shared body's range from the channel: the error is a
 // static status (Unavailable when the descriptor never came, so the host
-// treats it like a transient fault, never as the caller's).
-func takeShared(ctx context.Context, bodies *sharedbody.Receiver, sb *pb.SharedBody) ([]byte, error) {
+// treats it like a transient fault, never as the caller's). A failure is
+// logged here too: the host sees only the status.
+func takeShared(ctx context.Context, log hclog.Logger, bodies *sharedbody.Receiver, sb *pb.SharedBody) ([]byte, error) {
 	if bodies == nil {
 		return nil, status.Error(codes.InvalidArgument, "shared body without a channel")
 	}
+	began := time.Now()
 	b, err := bodies.Take(ctx, sb.GetToken(), sb.GetOffset(), sb.GetLength())
 	switch {
 	case err == nil:
 		return b, nil
 	case errors.Is(err, sharedbody.ErrRange), errors.Is(err, sharedbody.ErrUnsealed):
+		log.Warn("shared body unusable", "length", sb.GetLength(), "waited_ms", time.Since(began).Milliseconds())
 		return nil, status.Error(codes.InvalidArgument, "shared body unusable")
+	case errors.Is(err, sharedbody.ErrTimeout):
+		log.Warn("shared body did not arrive before the deadline", "length", sb.GetLength(), "waited_ms", time.Since(began).Milliseconds())
 	default:
-		return nil, status.Error(codes.Unavailable, "shared body unavailable")
+		log.Warn("shared body unavailable", "length", sb.GetLength(), "waited_ms", time.Since(began).Milliseconds())
 	}
+	return nil, status.Error(codes.Unavailable, "shared body unavailable")
+}
+
+// overran logs a step that ended after its request was given up (its
+// deadline passed, or the caller that waited on it did): the host answered
+// 503 already, and only the plugin knows which step was slow.
+func overran(ctx context.Context, log hclog.Logger, msg string, began time.Time, bytes int) {
+	if ctx.Err() != nil {
+		log.Warn(msg, "ms", time.Since(began).Milliseconds(), "bytes", bytes)
+	}
+}
+
+// loggerOr is log, or a logger that discards (a plugin set built by hand).
+func loggerOr(log hclog.Logger) hclog.Logger {
+	if log == nil {
+		return hclog.NewNullLogger()
+	}
+	return log
 }
 
 // Adapter is the contract of a format-adapter plugin, in plain Go: it turns
@@ -49,11 +74,13 @@ type AdapterPlugin struct {
 	Bodies *sharedbody.Receiver
 	// Memory is the process's memory budget (nil: Go's defaults).
 	Memory *membudget.Budget
+	// Log receives the adapter's metadata lines (nil: discarded).
+	Log hclog.Logger
 }
 
 // GRPCServer registers the adapter service on the plugin's server.
 func (p *AdapterPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
-	pb.RegisterAdapterServer(s, &adapterServer{impl: p.Impl, bodies: p.Bodies, memory: p.Memory})
+	pb.RegisterAdapterServer(s, &adapterServer{impl: p.Impl, bodies: p.Bodies, memory: p.Memory, log: loggerOr(p.Log)})
 	return nil
 }
 
@@ -77,6 +104,7 @@ type adapterServer struct {
 	impl   Adapter
 	bodies *sharedbody.Receiver
 	memory *membudget.Budget
+	log    hclog.Logger
 }
 
 func (s *adapterServer) Describe(context.Context, *pb.DescribeRequest) (*pb.AdapterDescription, error) {
@@ -95,12 +123,14 @@ func (s *adapterServer) Adapt(ctx context.Context, req *pb.AdaptRequest) (resp *
 		}
 	}()
 	if sr := req.GetSharedRecord(); sr != nil {
-		rec, err := takeShared(ctx, s.bodies, sr)
+		rec, err := takeShared(ctx, s.log, s.bodies, sr)
 		if err != nil {
 			return nil, err
 		}
 		req.Record, req.SharedRecord = rec, nil
 	}
+	began := time.Now()
+	defer overran(ctx, s.log, "adapt ended after its request was given up", began, len(req.GetRecord()))
 	if s.memory == nil {
 		return s.impl.Adapt(ctx, req), nil
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -130,11 +131,13 @@ type FamilyPlugin struct {
 	Bodies *sharedbody.Receiver
 	// Memory is the process's memory budget (nil: Go's defaults).
 	Memory *membudget.Budget
+	// Log receives the family's metadata lines (nil: discarded).
+	Log hclog.Logger
 }
 
 // GRPCServer registers the family service on the plugin's server.
 func (p *FamilyPlugin) GRPCServer(broker *plugin.GRPCBroker, s *grpc.Server) error {
-	pb.RegisterFamilyServer(s, &familyServer{impl: p.Impl, broker: broker, bodies: p.Bodies, memory: p.Memory})
+	pb.RegisterFamilyServer(s, &familyServer{impl: p.Impl, broker: broker, bodies: p.Bodies, memory: p.Memory, log: loggerOr(p.Log)})
 	return nil
 }
 
@@ -159,6 +162,7 @@ type familyServer struct {
 	broker *plugin.GRPCBroker
 	bodies *sharedbody.Receiver
 	memory *membudget.Budget
+	log    hclog.Logger
 
 	mu    sync.Mutex
 	hosts map[uint32]pb.HostClient // one dialed connection per host service
@@ -226,7 +230,7 @@ func (s *familyServer) Run(stream grpc.BidiStreamingServer[pb.HostToFamily, pb.F
 		Now:  time.Unix(0, start.GetNowUnixNano()).UTC(),
 	}
 	if sb := start.GetSharedBody(); sb != nil {
-		if req.Body, err = takeShared(stream.Context(), s.bodies, sb); err != nil {
+		if req.Body, err = takeShared(stream.Context(), s.log, s.bodies, sb); err != nil {
 			return err
 		}
 	}
@@ -245,7 +249,9 @@ func (s *familyServer) Run(stream grpc.BidiStreamingServer[pb.HostToFamily, pb.F
 			token: start.GetBodyToken(), body: req.Body}
 	}
 	ctx := stream.Context()
+	began := time.Now()
 	checked := s.impl.Check(ctx, req)
+	overran(ctx, s.log, "check ended after its request was given up", began, len(req.Body))
 	if checked.Unavailable {
 		return status.Error(codes.Unavailable, "a service the family needs is unavailable")
 	}
@@ -273,7 +279,9 @@ func (s *familyServer) Run(stream grpc.BidiStreamingServer[pb.HostToFamily, pb.F
 	if next.GetProceed() == nil {
 		return status.Error(codes.InvalidArgument, "expected proceed")
 	}
+	began = time.Now()
 	out, err := measure(ctx, checked)
+	overran(ctx, s.log, "measurement ended after its request was given up", began, len(req.Body))
 	if err != nil {
 		return err
 	}

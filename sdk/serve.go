@@ -13,26 +13,29 @@ import (
 // ServeFamily is the whole main of a family plugin: it speaks the handshake
 // on stdout and serves f until the host shuts it down.
 func ServeFamily(f Family) {
-	serve(plugin.PluginSet{FamilyPluginName: &FamilyPlugin{Impl: f, Bodies: sharedbody.FromEnv(), Memory: membudget.ForFamily()}})
+	log := Logger()
+	serve(log, plugin.PluginSet{FamilyPluginName: &FamilyPlugin{Impl: f, Bodies: sharedbody.FromEnv(), Memory: membudget.ForFamily(), Log: log}})
 }
 
 // ServeAdapter is the whole main of a format-adapter plugin.
 func ServeAdapter(a Adapter) {
-	serve(plugin.PluginSet{AdapterPluginName: &AdapterPlugin{Impl: a, Bodies: sharedbody.FromEnv(), Memory: membudget.ForAdapter()}})
+	log := Logger()
+	serve(log, plugin.PluginSet{AdapterPluginName: &AdapterPlugin{Impl: a, Bodies: sharedbody.FromEnv(), Memory: membudget.ForAdapter(), Log: log}})
 }
 
-func serve(set plugin.PluginSet) {
+func serve(log hclog.Logger, set plugin.PluginSet) {
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  Handshake,
 		VersionedPlugins: map[int]plugin.PluginSet{ProtocolVersion: set},
 		GRPCServer:       grpcServer,
-		Logger:           Logger(),
+		Logger:           log,
 	})
 }
 
 // Logger is the logger a plugin should use: hclog JSON on stderr, which the
-// host parses line by line. Log metadata only (sizes, counts, durations,
-// codes): whatever a plugin logs lands in the host's log.
+// host parses line by line. Log metadata only (sizes, counts, durations):
+// the host keeps a line's message and its numbers and booleans, and
+// reduces every string value to its length.
 func Logger() hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{
 		Name:       "plugin",

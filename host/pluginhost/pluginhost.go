@@ -641,7 +641,10 @@ func (s *Session) fail(err error) error {
 // classify maps a transport error to the boundary's errors: a deadline, a
 // plugin that went away, or a plugin that failed the request.
 func classify(ctx context.Context, exited <-chan struct{}, err error) error {
-	if ctx.Err() == context.DeadlineExceeded {
+	// past the deadline is a deadline, whichever end noticed it first (a
+	// caller that gives up cancels the call before its own timer fires
+	// here)
+	if dl, ok := ctx.Deadline(); ctx.Err() == context.DeadlineExceeded || ok && !time.Now().Before(dl) {
 		return fmt.Errorf("%w", ErrDeadline)
 	}
 	if exited != nil {

@@ -93,7 +93,11 @@ func TestAnAdapterPastTheDeadlineIsNamedInTheLog(t *testing.T) {
 	if r.status != 503 || errorCode(r) != "deadline_exceeded" {
 		t.Fatalf("stalled adapter: %d %s", r.status, r.raw)
 	}
-	var adapterLine, requestLine map[string]any
+	// the adapter's own line comes when its call returns, after the answer
+	var adapterLine, requestLine, pluginLine map[string]any
+	for wait := time.Now().Add(10 * time.Second); time.Now().Before(wait) && !strings.Contains(h.Log.String(), "adapt ended after"); {
+		time.Sleep(20 * time.Millisecond)
+	}
 	for _, line := range strings.Split(strings.TrimSpace(h.Log.String()), "\n") {
 		var m map[string]any
 		if json.Unmarshal([]byte(line), &m) != nil {
@@ -104,10 +108,17 @@ func TestAnAdapterPastTheDeadlineIsNamedInTheLog(t *testing.T) {
 			adapterLine = m
 		case "plugin call deadline exceeded":
 			requestLine = m
+		case "adapt ended after its request was given up":
+			pluginLine = m
 		}
 	}
 	if adapterLine == nil || adapterLine["kind"] != "deadline" || adapterLine["plugin"] != "testadapter" {
 		t.Errorf("adapter line: %v", adapterLine)
+	}
+	// the adapter's own line, through the host's reduction: its message and
+	// numbers (the record's size, never its bytes)
+	if bytes, _ := pluginLine["bytes"].(float64); pluginLine == nil || bytes != float64(len("stall")) {
+		t.Errorf("the adapter's line: %v", pluginLine)
 	}
 	if ms, _ := requestLine["ms"].(float64); requestLine == nil || requestLine["service"] != "test-family" || ms < 1000 {
 		t.Errorf("request line: %v", requestLine)
