@@ -2,6 +2,7 @@ package pluginhost
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -96,7 +97,11 @@ func (a *Adapter) adaptFrame(ctx context.Context, req *pb.AdaptRequest, rec *hel
 		err = classify(ctx, c.exited, err)
 		// the family hears only "unavailable": which adapter failed, and
 		// after how long, is the host's to say
-		a.log.Warn("adapter call failed", "kind", boundaryKind(err), "shared", req.SharedRecord != nil,
+		kind := boundaryKind(err)
+		if errors.Is(ctx.Err(), context.Canceled) {
+			kind = "canceled" // the family gave up first (its deadline is the same, noticed there)
+		}
+		a.log.Warn("adapter call failed", "kind", kind, "shared", req.SharedRecord != nil,
 			"ms", time.Since(began).Milliseconds())
 		return nil, err
 	}

@@ -112,7 +112,9 @@ func TestAnAdapterPastTheDeadlineIsNamedInTheLog(t *testing.T) {
 			pluginLine = m
 		}
 	}
-	if adapterLine == nil || adapterLine["kind"] != "deadline" || adapterLine["plugin"] != "testadapter" {
+	// the family's deadline and the host's are one; which end notices first
+	// is a race, so the call is "deadline" or "canceled", never "failed"
+	if kind := adapterLine["kind"]; adapterLine == nil || kind != "deadline" && kind != "canceled" || adapterLine["plugin"] != "testadapter" {
 		t.Errorf("adapter line: %v", adapterLine)
 	}
 	// the adapter's own line, through the host's reduction: its message and
