@@ -310,6 +310,29 @@ func BenchmarkNearAdversarial(b *testing.B) {
 	}
 }
 
+// BenchmarkNearSmallVocabulary: M09 on a full-size record of one-letter
+// words from a ten-letter alphabet. Every block holds most of the 1,000
+// possible shingles, so every pair is a candidate that prefix filtering
+// cannot prune, yet none is near (Jaccard about 0.1).
+func BenchmarkNearSmallVocabulary(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 5))
+	blocks := make([]*pb.Block, 10000)
+	for i := range blocks {
+		var w strings.Builder
+		for w.Len() < 490 {
+			w.WriteByte("abcdefghij"[r.IntN(10)])
+			w.WriteByte(' ')
+		}
+		blocks[i] = txt("", "", w.String())
+	}
+	c := Classify("generic-message-list", &pb.SessionRecord{Level: "L0", Messages: []*pb.Message{{RoleRaw: "user", Blocks: blocks}}})
+	for b.Loop() {
+		if r := c.NearDuplicates(); r.Count != 0 {
+			b.Fatalf("%d pairs", r.Count)
+		}
+	}
+}
+
 // FuzzNearDuplicatesIsNaive: on any texts (the input split at '|' into
 // blocks), M09 counts and lists exactly the pairs the plain definition
 // finds. Short words from a small alphabet make shared shingles common.

@@ -133,6 +133,57 @@ func TestJoinEqualsTheNaiveLoopNearTheThreshold(t *testing.T) {
 	}
 }
 
+// dense builds sets where prefix filtering finds nearly every pair a
+// candidate: every token is common to many sets. Drawn from a small
+// vocabulary, the sets sit far below the threshold (Jaccard near 0.1);
+// as a shared core with a few tails each, every pair sits just above it
+// (192 shared of 238: 0.807), and with a smaller core, just below.
+func dense(r *rand.Rand, shape string, n int) [][]uint32 {
+	sets := make([][]uint32, n)
+	for i := range sets {
+		var s []uint32
+		switch shape {
+		case "small-vocabulary":
+			for range 243 {
+				s = append(s, uint32(r.IntN(1000)))
+			}
+		case "core-above", "core-below":
+			core, tails := 192, 23
+			if shape == "core-below" {
+				core = 180 // 180 shared of 226: 0.796
+			}
+			for k := range core {
+				s = append(s, uint32(k))
+			}
+			for range tails {
+				s = append(s, uint32(10000+r.IntN(n*tails/2))) // each tail token in about two sets
+			}
+		}
+		sets[i] = s
+	}
+	return sets
+}
+
+// The join is exact where its filters prune little: every candidate pair
+// is decided as the naive loop decides it.
+func TestJoinEqualsTheNaiveLoopOnDenseSets(t *testing.T) {
+	for _, shape := range []string{"small-vocabulary", "core-above", "core-below"} {
+		sets := dense(rand.New(rand.NewPCG(5, 9)), shape, 400)
+		want := naive(sets)
+		got, n := joined(sets)
+		if !slices.Equal(got, want) || n != int64(len(want)) {
+			t.Fatalf("%s: join %d pairs (count %d), naive %d", shape, len(got), n, len(want))
+		}
+		// the shapes are what they say: none paired, nearly all, and fewer
+		switch {
+		case shape == "small-vocabulary" && len(want) != 0,
+			shape == "core-above" && len(want) < 400*399/2*9/10,
+			shape == "core-below" && len(want) > 400*399/2/2:
+			t.Errorf("%s: %d pairs", shape, len(want))
+		}
+	}
+}
+
 func TestIdenticalSetsAreCountedWithoutEnumeratingTwice(t *testing.T) {
 	sets := make([][]uint32, 300)
 	for i := range sets {
@@ -191,6 +242,14 @@ func BenchmarkJoin(b *testing.B) {
 			Join(adv, func(Pair) {})
 		}
 	})
+	for _, shape := range []string{"small-vocabulary", "core-above", "core-below"} {
+		sets := dense(rand.New(rand.NewPCG(5, 9)), shape, 2000)
+		b.Run(shape+"-2000", func(b *testing.B) {
+			for b.Loop() {
+				Join(sets, func(Pair) {})
+			}
+		})
+	}
 }
 
 // Join works on a copy: the caller's sets are as they were.
