@@ -38,8 +38,8 @@ type Pair struct{ I, J int }
 
 // Similar reports 5·|A∩B| ≥ 4·|A∪B| for two sorted, distinct token lists.
 func Similar(a, b []uint32) bool {
-	o := overlap(a, b)
-	return 9*o >= 4*(len(a)+len(b)) // 5o ≥ 4(a + b − o)
+	// 5o ≥ 4(a + b − o), that is 9o ≥ 4(a + b)
+	return atLeast(a, b, (4*(len(a)+len(b))+8)/9)
 }
 
 // atLeast reports |A∩B| ≥ need for two sorted, distinct token lists,
@@ -64,23 +64,6 @@ func atLeast(a, b []uint32, need int) bool {
 		}
 	}
 	return true
-}
-
-func overlap(a, b []uint32) int {
-	o, i, j := 0, 0, 0
-	for i < len(a) && j < len(b) {
-		switch {
-		case a[i] == b[j]:
-			o++
-			i++
-			j++
-		case a[i] < b[j]:
-			i++
-		default:
-			j++
-		}
-	}
-	return o
 }
 
 // Join calls emit for every pair (I < J) of non-empty sets at Jaccard ≥

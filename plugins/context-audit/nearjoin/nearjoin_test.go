@@ -17,12 +17,28 @@ func naive(sets [][]uint32) []Pair {
 	var out []Pair
 	for i := range norm {
 		for j := i + 1; j < len(norm); j++ {
-			if len(norm[i]) > 0 && len(norm[j]) > 0 && Similar(norm[i], norm[j]) {
+			if len(norm[i]) > 0 && len(norm[j]) > 0 && plainSimilar(norm[i], norm[j]) {
 				out = append(out, Pair{i, j})
 			}
 		}
 	}
 	return out
+}
+
+// plainSimilar is the rule read straight off the criteria, with none of
+// the join's shortcuts: the reference the join is held to.
+func plainSimilar(a, b []uint32) bool {
+	in := map[uint32]bool{}
+	for _, t := range a {
+		in[t] = true
+	}
+	inter := 0
+	for _, t := range b {
+		if in[t] {
+			inter++
+		}
+	}
+	return 5*inter >= 4*(len(a)+len(b)-inter)
 }
 
 func joined(sets [][]uint32) ([]Pair, int64) {
