@@ -310,19 +310,24 @@ func JoinOwned(sets [][]uint32, emit func(Pair)) int64 {
 	// positional filter
 	at = slices.Grow(at[:0], len(index))[:len(index)] // reuse: the refill is done
 	seen := make([]int32, len(groups))                // the probing group's stamp (x+1)
+	// each group's size, flat: a probe reads it for every posting it visits
+	gsize := make([]int32, len(groups))
+	for g, gr := range groups {
+		gsize[g] = int32(gr.size)
+	}
 	for _, x := range idx {
 		gx := groups[x]
-		minSize := (4*gx.size + 4) / 5 // ⌈4|x|/5⌉: a partner that small or larger
+		minSize := int32((4*gx.size + 4) / 5) // ⌈4|x|/5⌉: a partner that small or larger
 		px := prefix(gx)
 		mark := int32(x + 1)
 		for i, w := range px {
 			for k := postings[w]; k < fill[w]; k++ {
 				y := index[k]
-				gy := groups[y]
-				if seen[y] == mark || gy.size < minSize {
+				if seen[y] == mark || gsize[y] < minSize {
 					continue
 				}
 				seen[y] = mark
+				gy := groups[y]
 				// 9·|x∩y| ≥ 4·(|x| + |y|), on whole sizes (Similar)
 				need := (4*(gx.size+gy.size) + 8) / 9
 				// Positional filter (PPJoin): this is the first token x and
