@@ -1,7 +1,6 @@
 package hygiene
 
 import (
-	"slices"
 	"sort"
 
 	"github.com/assay-audit/assay/sdk"
@@ -50,10 +49,30 @@ type audit struct {
 	byID     map[string]*Record
 	keyCount map[string]int // live scoped records per content key (M4 depth bound)
 	manifest manifestLists
+	// resolved remembers resolves per record (0: not yet, 1: yes, 2: no):
+	// four passes ask it of every record, and a pointer chain is up to a
+	// thousand hops long
+	resolved []int8
+	// walked stamps the records met by the walk numbered walk
+	walked []int32
+	walk   int32
 }
 
+// manifestLists are the manifest's lists as given (declared_but_absent
+// counts them) and as sets: a record is looked up in each, several times
+// an audit, and a list may hold tens of thousands of values.
 type manifestLists struct {
 	globalScopes, globalContent, globalClaims, privateScopes []string
+
+	isGlobalScope, isGlobalContent, isGlobalClaim, isPrivateScope map[string]bool
+}
+
+func setOf(list []string) map[string]bool {
+	set := make(map[string]bool, len(list))
+	for _, v := range list {
+		set[v] = true
+	}
+	return set
 }
 
 func newAudit(e *Export) *audit {
@@ -79,6 +98,9 @@ func newAudit(e *Export) *audit {
 		a.manifest.globalClaims, _, _ = m.strings("global_claim_ids")
 		a.manifest.privateScopes, _, _ = m.strings("private_scopes")
 	}
+	a.manifest.isGlobalScope, a.manifest.isGlobalContent = setOf(a.manifest.globalScopes), setOf(a.manifest.globalContent)
+	a.manifest.isGlobalClaim, a.manifest.isPrivateScope = setOf(a.manifest.globalClaims), setOf(a.manifest.privateScopes)
+	a.resolved, a.walked = make([]int8, len(e.Records)), make([]int32, len(e.Records))
 	return a
 }
 
@@ -188,9 +210,9 @@ func (a *audit) markedLive(i int) bool {
 func (a *audit) covered(i int) bool {
 	r, s := a.e.Records[i], a.st[i]
 	return a.m1(r) ||
-		(!s.scope.None() && s.scope.Set == nil && slices.Contains(a.manifest.globalScopes, s.scope.Value())) ||
-		slices.Contains(a.manifest.globalContent, r.Content) ||
-		slices.Contains(a.manifest.globalClaims, r.ID) ||
+		(!s.scope.None() && s.scope.Set == nil && a.manifest.isGlobalScope[s.scope.Value()]) ||
+		a.manifest.isGlobalContent[r.Content] ||
+		a.manifest.isGlobalClaim[r.ID] ||
 		(r.f.set("origin_claim_id") && a.resolves(r))
 }
 
@@ -201,7 +223,7 @@ func (a *audit) nonSharing(i int) bool {
 			return true
 		}
 	}
-	return !s.scope.None() && s.scope.Set == nil && slices.Contains(a.manifest.privateScopes, s.scope.Value())
+	return !s.scope.None() && s.scope.Set == nil && a.manifest.isPrivateScope[s.scope.Value()]
 }
 
 func (a *audit) malformedMarker(r *Record) bool {
@@ -225,18 +247,35 @@ func (a *audit) malformedMarker(r *Record) bool {
 
 // resolves follows origin_claim_id to its root (M4).
 func (a *audit) resolves(copy *Record) bool {
+	if r := a.resolved[copy.Index]; r != 0 {
+		return r == 1
+	}
+	ok := a.follow(copy)
+	a.resolved[copy.Index] = 2
+	if ok {
+		a.resolved[copy.Index] = 1
+	}
+	return ok
+}
+
+func (a *audit) follow(copy *Record) bool {
 	limit := a.keyCount[copy.Content]
-	cur, seen := copy, map[string]bool{copy.ID: true}
+	// the ids met on this walk, as a stamp on the record each names (an
+	// id names one record, byID's): no map to fill per walk
+	a.walk++
+	seen := func(id string) bool { return a.walked[a.byID[id].Index] == a.walk }
+	a.walked[a.byID[copy.ID].Index] = a.walk
+	cur := copy
 	for hops := 0; ; hops++ {
 		oid, ok := cur.f.str("origin_claim_id")
 		if !ok || oid == "" || hops >= limit {
 			return false
 		}
-		if slices.Contains(a.manifest.globalClaims, oid) {
+		if a.manifest.isGlobalClaim[oid] {
 			return true
 		}
 		origin := a.byID[oid]
-		if origin == nil || origin.Content != cur.Content || seen[oid] {
+		if origin == nil || origin.Content != cur.Content || seen(oid) {
 			return false
 		}
 		if cur.f.set("origin_scope") {
@@ -244,7 +283,7 @@ func (a *audit) resolves(copy *Record) bool {
 				return false
 			}
 		}
-		seen[oid] = true
+		a.walked[origin.Index] = a.walk
 		if !origin.f.set("origin_claim_id") {
 			return true
 		}
@@ -350,16 +389,16 @@ func (a *audit) classify(copies []int, index int, b5NotRun *[]int) map[string]an
 		}
 	}
 	coveredN := 0
-	scopeLists := func(i int, list []string) bool {
+	scopeLists := func(i int, set map[string]bool) bool {
 		s := a.st[i].scope
-		return !s.None() && s.Set == nil && slices.Contains(list, s.Value())
+		return !s.None() && s.Set == nil && set[s.Value()]
 	}
 	for _, i := range copies {
 		cov := a.covered(i)
 		if cov {
 			coveredN++
 		}
-		if (cov && a.nonSharing(i)) || (scopeLists(i, a.manifest.globalScopes) && scopeLists(i, a.manifest.privateScopes)) {
+		if (cov && a.nonSharing(i)) || (scopeLists(i, a.manifest.isGlobalScope) && scopeLists(i, a.manifest.isPrivateScope)) {
 			return ambiguous(reasonContradicts)
 		}
 	}

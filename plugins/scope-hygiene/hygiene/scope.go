@@ -34,11 +34,18 @@ func (s Scope) KeySet() string { return strings.Join(s.Keys, "\x00") }
 // Global reports the reserved global scope (M2; never Letta).
 func (s Scope) Global() bool { return s.Set == nil && len(s.Values) > 0 && s.Value() == "global" }
 
-// Disjoint reports two Letta scope sets with no common member.
+// Disjoint reports two Letta scope sets with no common member: one merge
+// of the two sorted sets.
 func (s Scope) Disjoint(o Scope) bool {
-	for _, v := range s.Set {
-		if slices.Contains(o.Set, v) {
+	a, b := s.Set, o.Set
+	for len(a) > 0 && len(b) > 0 {
+		switch {
+		case a[0] == b[0]:
 			return false
+		case a[0] < b[0]:
+			a = a[1:]
+		default:
+			b = b[1:]
 		}
 	}
 	return true
@@ -76,13 +83,14 @@ type state struct {
 func (e *Export) scopeOf(r *Record) Scope {
 	if e.Family == "letta" {
 		vals, _, _ := r.f.strings("attached_to")
-		set := []string{}
+		set := make([]string, 0, len(vals))
 		for _, v := range vals {
-			if v != "" && !slices.Contains(set, v) {
+			if v != "" {
 				set = append(set, v)
 			}
 		}
 		slices.Sort(set)
+		set = slices.Compact(set) // distinct
 		if len(set) == 0 {
 			return Scope{}
 		}
