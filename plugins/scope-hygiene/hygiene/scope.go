@@ -80,7 +80,9 @@ type state struct {
 	eligibleOut bool // excluded from the scope_presence / unscoped_rate denominators
 }
 
-func (e *Export) scopeOf(r *Record) Scope {
+// scopeOf is r's scope; keyAt numbers the declared keys in declared order
+// (its first place, should a key repeat).
+func (e *Export) scopeOf(r *Record, keyAt map[string]int) Scope {
 	if e.Family == "letta" {
 		vals, _, _ := r.f.strings("attached_to")
 		set := make([]string, 0, len(vals))
@@ -96,8 +98,28 @@ func (e *Export) scopeOf(r *Record) Scope {
 		}
 		return Scope{Set: set}
 	}
+	// the record's members that are declared keys, in declared order: a
+	// record has a few members, a manifest may declare tens of thousands
+	// of keys
+	keys := e.DeclaredKeys
+	if len(keys) > len(r.f) {
+		var at []int
+		for name := range r.f {
+			if p, ok := keyAt[name]; ok {
+				at = append(at, p)
+			}
+		}
+		if p, ok := keyAt["run_id"]; ok && e.Family == "mem0" && !slices.Contains(at, p) {
+			at = append(at, p) // session_id stands in for a run_id that is absent
+		}
+		slices.Sort(at)
+		keys = make([]string, len(at))
+		for i, p := range at {
+			keys[i] = e.DeclaredKeys[p]
+		}
+	}
 	var s Scope
-	for _, k := range e.DeclaredKeys {
+	for _, k := range keys {
 		v, ok := r.f.str(k)
 		if (!ok || v == "") && e.Family == "mem0" && k == "run_id" {
 			v, ok = r.f.str("session_id")
@@ -125,10 +147,16 @@ func (e *Export) states() []state {
 			}
 		}
 	}
+	keyAt := make(map[string]int, len(e.DeclaredKeys))
+	for p, k := range e.DeclaredKeys {
+		if _, dup := keyAt[k]; !dup {
+			keyAt[k] = p
+		}
+	}
 	out := make([]state, len(e.Records))
 	for i, r := range e.Records {
 		st := &out[i]
-		st.scope = e.scopeOf(r)
+		st.scope = e.scopeOf(r, keyAt)
 		inv, exp := r.f.set("invalid_at"), r.f.set("expired_at")
 		st.split = inv != exp
 		lifecycle, _ := r.f.str("lifecycle_state")

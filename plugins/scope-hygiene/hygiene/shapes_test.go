@@ -59,6 +59,17 @@ func lettaExport(n, k int) []byte {
 	return export("letta", "full_text", nil, records...)
 }
 
+// declaredKeysExport is n generic records over a manifest that declares
+// keys distinct names, two of which the records carry.
+func declaredKeysExport(n, keys int) []byte {
+	declared := append([]string{"b", "a"}, lettaNames(keys)...)
+	records := make([]rec, n)
+	for i := range records {
+		records[i] = rec{"id": fmt.Sprintf("g%04d", i), "content_text": fmt.Sprint("c", i%10), "a": fmt.Sprint("x", i%3), "b": "y"}
+	}
+	return export("generic", "full_text", map[string]any{"declared_scope_keys": declared}, records...)
+}
+
 func audited(tb testing.TB, body []byte) any {
 	tb.Helper()
 	if len(body) > 262144 {
@@ -98,6 +109,7 @@ func BenchmarkAuditShapes(b *testing.B) {
 		{"chain-1000-padded", chainExport(1000, 27000)},
 		{"letta-one-record-43k-names", lettaExport(1, 43000)},
 		{"letta-200-records", lettaExport(200, 209)},
+		{"declared-keys-25k", declaredKeysExport(1000, 25000)},
 	} {
 		b.Run(s.name, func(b *testing.B) {
 			for b.Loop() {
@@ -137,6 +149,20 @@ func TestAuditShapesAnswerAsTheRulesRead(t *testing.T) {
 	}
 	if got := at(t, audited(t, lettaExport(50, 20)), "factors", "cross_scope_clusters", "candidates"); got != float64(0) {
 		t.Errorf("letta copies sharing a name: %v candidates", got)
+	}
+	// a scope's value is its present declared keys' values joined by "|"
+	// in declared order, whatever the record's member order and however
+	// many keys are declared: "y|x0" is listed global, so the records of
+	// scope {b: y, a: x0} are marked and no other
+	body := declaredKeysExport(30, 2000)
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["manifest"].(map[string]any)["global_scopes"] = []string{"y|x0"}
+	body, _ = json.Marshal(m)
+	if got := at(t, audited(t, body), "coverage", "marked_live"); got != float64(10) {
+		t.Errorf("declared order: marked_live %v, want the 10 records of a = x0", got)
 	}
 	// without the shared name every pair is disjoint: one cluster of all
 	names := lettaNames(60)
