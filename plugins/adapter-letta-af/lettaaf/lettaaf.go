@@ -117,9 +117,14 @@ func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse 
 	}
 	// tool definitions: the schema pseudo-message, first
 	schema := &pb.Message{Schema: true}
+	// a set: an agent file may list a hundred thousand tools and ids
+	chosen := make(map[string]bool, len(toolIDs))
+	for _, id := range toolIDs {
+		chosen[id] = true
+	}
 	for _, t := range tools {
 		id, _ := str(t["id"])
-		if hasToolIDs && !slices.Contains(toolIDs, id) {
+		if hasToolIDs && !chosen[id] {
 			continue
 		}
 		name, _ := str(t["name"])
