@@ -76,11 +76,14 @@ type AdapterPlugin struct {
 	Memory *membudget.Budget
 	// Log receives the adapter's metadata lines (nil: discarded).
 	Log hclog.Logger
+	// OverrunGrace is as FamilyPlugin's.
+	OverrunGrace time.Duration
 }
 
 // GRPCServer registers the adapter service on the plugin's server.
 func (p *AdapterPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
-	pb.RegisterAdapterServer(s, &adapterServer{impl: p.Impl, bodies: p.Bodies, memory: p.Memory, log: loggerOr(p.Log)})
+	pb.RegisterAdapterServer(s, &adapterServer{impl: p.Impl, bodies: p.Bodies, memory: p.Memory, log: loggerOr(p.Log),
+		grace: p.OverrunGrace, exit: exitOverrun})
 	return nil
 }
 
@@ -105,6 +108,8 @@ type adapterServer struct {
 	bodies *sharedbody.Receiver
 	memory *membudget.Budget
 	log    hclog.Logger
+	grace  time.Duration
+	exit   func()
 }
 
 func (s *adapterServer) Describe(context.Context, *pb.DescribeRequest) (*pb.AdapterDescription, error) {
@@ -131,6 +136,7 @@ func (s *adapterServer) Adapt(ctx context.Context, req *pb.AdaptRequest) (resp *
 	}
 	began := time.Now()
 	defer overran(ctx, s.log, "adapt ended after its request was given up", began, len(req.GetRecord()))
+	defer overrun(ctx, s.grace, s.log, s.exit, len(req.GetRecord()))()
 	if s.memory == nil {
 		return s.impl.Adapt(ctx, req), nil
 	}

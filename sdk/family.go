@@ -133,11 +133,15 @@ type FamilyPlugin struct {
 	Memory *membudget.Budget
 	// Log receives the family's metadata lines (nil: discarded).
 	Log hclog.Logger
+	// OverrunGrace is how long a request's work may outlive its caller
+	// before the process exits (zero: never; DefaultOverrunGrace).
+	OverrunGrace time.Duration
 }
 
 // GRPCServer registers the family service on the plugin's server.
 func (p *FamilyPlugin) GRPCServer(broker *plugin.GRPCBroker, s *grpc.Server) error {
-	pb.RegisterFamilyServer(s, &familyServer{impl: p.Impl, broker: broker, bodies: p.Bodies, memory: p.Memory, log: loggerOr(p.Log)})
+	pb.RegisterFamilyServer(s, &familyServer{impl: p.Impl, broker: broker, bodies: p.Bodies, memory: p.Memory, log: loggerOr(p.Log),
+		grace: p.OverrunGrace, exit: exitOverrun})
 	return nil
 }
 
@@ -163,6 +167,8 @@ type familyServer struct {
 	bodies *sharedbody.Receiver
 	memory *membudget.Budget
 	log    hclog.Logger
+	grace  time.Duration
+	exit   func()
 
 	mu    sync.Mutex
 	hosts map[uint32]pb.HostClient // one dialed connection per host service
@@ -236,6 +242,7 @@ func (s *familyServer) Run(stream grpc.BidiStreamingServer[pb.HostToFamily, pb.F
 	}
 	// budgeted to the end of the request: validation and measurement
 	defer s.memory.Reserve(len(req.Body))()
+	defer overrun(stream.Context(), s.grace, s.log, s.exit, len(req.Body))()
 	switch start.GetRoute() {
 	case pb.Start_PRECHECK:
 		req.Route = Precheck

@@ -14,14 +14,19 @@ import (
 // on stdout and serves f until the host shuts it down.
 func ServeFamily(f Family) {
 	log := Logger()
-	serve(log, plugin.PluginSet{FamilyPluginName: &FamilyPlugin{Impl: f, Bodies: sharedbody.FromEnv(), Memory: membudget.ForFamily(), Log: log}})
+	serve(log, plugin.PluginSet{FamilyPluginName: &FamilyPlugin{Impl: f, Bodies: sharedbody.FromEnv(), Memory: membudget.ForFamily(), Log: log,
+		OverrunGrace: overrunGrace()}})
 }
 
 // ServeAdapter is the whole main of a format-adapter plugin.
 func ServeAdapter(a Adapter) {
 	log := Logger()
-	serve(log, plugin.PluginSet{AdapterPluginName: &AdapterPlugin{Impl: a, Bodies: sharedbody.FromEnv(), Memory: membudget.ForAdapter(), Log: log}})
+	serve(log, plugin.PluginSet{AdapterPluginName: &AdapterPlugin{Impl: a, Bodies: sharedbody.FromEnv(), Memory: membudget.ForAdapter(), Log: log,
+		OverrunGrace: overrunGrace()}})
 }
+
+// exitOverrun ends a plugin whose request overran (DefaultOverrunGrace).
+func exitOverrun() { os.Exit(70) }
 
 func serve(log hclog.Logger, set plugin.PluginSet) {
 	plugin.Serve(&plugin.ServeConfig{

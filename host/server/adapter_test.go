@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/assay-audit/assay/host/internal/testhost"
+	"github.com/assay-audit/assay/sdk"
 	"github.com/assay-audit/assay/sdk/membudget"
 )
 
@@ -124,5 +125,32 @@ func TestAnAdapterPastTheDeadlineIsNamedInTheLog(t *testing.T) {
 	}
 	if ms, _ := requestLine["ms"].(float64); requestLine == nil || requestLine["service"] != "test-family" || ms < 1000 {
 		t.Errorf("request line: %v", requestLine)
+	}
+}
+
+// Work that never looks at its context (the runaway a crafted input could
+// find in an engine) is answered 503 at the deadline, and once it outlives
+// the request by the plugin's grace the plugin process ends itself: the
+// host restarts it and the next request is served, so the runaway costs
+// the grace, not as long as it runs.
+func TestARunawayRequestEndsItsPlugin(t *testing.T) {
+	h := testhost.Start(t, testhost.Options{CallTimeout: time.Second, NoFreeTier: true,
+		Env: []string{sdk.OverrunEnv + "=300ms"}}, testPkg)
+	url := h.URL + "/test-family/measure"
+	if r := post(t, url, []byte(`{"spin_ms":60000}`)); r.status != 503 || errorCode(r) != "deadline_exceeded" {
+		t.Fatalf("runaway: %d %s", r.status, r.raw)
+	}
+	fam := h.Families["test-family"]
+	for wait := time.Now().Add(20 * time.Second); fam.Restarts() == 0 && time.Now().Before(wait); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := fam.Restarts(); n != 1 {
+		t.Fatalf("the family restarted %d times, want 1", n)
+	}
+	if r := doPast503(t, url, []byte(`{}`), nil); r.status != 200 {
+		t.Fatalf("after the restart: %d %s", r.status, r.raw)
+	}
+	if !strings.Contains(h.Log.String(), "outlived its caller by the grace") {
+		t.Error("the plugin's line is not in the host's log")
 	}
 }

@@ -23,7 +23,10 @@ type Family struct{ desc *pb.FamilyDescription }
 
 // instructions is what a test asks for; every other member is padding.
 type instructions struct {
-	SleepMS        int    `json:"sleep_ms"`
+	SleepMS int `json:"sleep_ms"`
+	// SpinMS keeps a core busy that long and never looks at its context:
+	// the runaway work a crafted input could find in an engine
+	SpinMS         int    `json:"spin_ms"`
 	ExitInMeasure  bool   `json:"exit_in_measure"`
 	PanicInCheck   string `json:"panic_in_check"`
 	GoroutinePanic string `json:"goroutine_panic"`
@@ -78,6 +81,8 @@ func (f *Family) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 		}
 		if in.ExitInMeasure {
 			os.Exit(3)
+		}
+		for end := time.Now().Add(time.Duration(in.SpinMS) * time.Millisecond); time.Now().Before(end); {
 		}
 		if in.SleepMS > 0 {
 			select {
