@@ -1,7 +1,6 @@
 package composition
 
 import (
-	"slices"
 	"sync"
 	"unicode/utf8"
 	"unsafe"
@@ -104,6 +103,7 @@ func Classify(format string, rec *pb.SessionRecord) *Classified {
 		n += len(m.GetBlocks())
 	}
 	items := make([]item, 0, n)
+	otherSeen := map[string]bool{}
 	for _, m := range rec.GetMessages() {
 		for _, b := range m.GetBlocks() {
 			items = append(items, item{m, b})
@@ -221,8 +221,10 @@ func Classify(format string, rec *pb.SessionRecord) *Classified {
 				c.CConflicts++
 			}
 			for _, raw := range f.P.Raw {
-				// listed once per printed value (ANNEX C-14)
-				if printed := capRaw(raw); !slices.Contains(c.OtherRaw, printed) {
+				// listed once per printed value (ANNEX C-14); a set, as
+				// 10,000 blocks may carry 20,000 distinct values
+				if printed := capRaw(raw); !otherSeen[printed] {
+					otherSeen[printed] = true
 					c.OtherRaw = append(c.OtherRaw, printed)
 				}
 			}
