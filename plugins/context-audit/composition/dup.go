@@ -332,7 +332,7 @@ func denseIDs(words []uint32, wordAt []int32, vocabulary int) []uint32 {
 		half++
 	}
 	groupRange := func(from, to int) {
-		g := grouper{seed: rand.Uint64()}
+		g := newGrouper()
 		for v := from; v < to; v++ {
 			g.group(words, byFirst[bucket[v]:bucket[v+1]], out)
 		}
@@ -360,21 +360,24 @@ func denseIDs(words []uint32, wordAt []int32, vocabulary int) []uint32 {
 // grouper groups one first word's shingle positions by their second and
 // third words; its table is reused bucket to bucket.
 //
-// The slot is the key XORed with a seed drawn at random per grouper, then
-// hashed multiplicatively: word ids follow the order words first appear
-// in, which the caller chooses, and under the unseeded hash a record built
-// so that its word pairs fill one narrow run of slots made every insert
-// walk that run (a 4.9 MiB record took 42 s). Unknown to the caller, the
-// seed turns each key's fixed bit differences into products that differ
-// by the multiplier shifted, which has no long run of zeros to keep two
-// keys near. A full mixer (SplitMix64's finaliser) cost the max-size audit
-// 5 % (ten interleaved runs); this costs nothing measurable.
+// The slot is the key times an odd multiplier drawn at random per grouper
+// (multiplicative hashing as a universal family, Dietzfelbinger et al.),
+// where it was a fixed one: word ids follow the order words first appear
+// in, which the caller chooses, and under the fixed multiplier a record
+// built so that its word pairs fill one narrow run of slots made every
+// insert walk that run (a 4.9 MiB record took 42 s). Two keys share a
+// slot under a random multiplier with probability about 2/size, whatever
+// the caller chose. XORing a random seed into the key under the fixed
+// multiplier was tried and kept crafted keys in clusters of a few hundred;
+// a full mixer (SplitMix64's finaliser) cost the max-size audit 5 %.
 type grouper struct {
-	seed   uint64
+	mult   uint64 // odd
 	keys   []uint64
 	firsts []uint32 // first position + 1 (0: empty slot), repeated bit set once seen again
 	used   []uint32 // the slots filled, so the sweep reads only them
 }
+
+func newGrouper() grouper { return grouper{mult: rand.Uint64() | 1} }
 
 const repeated = 1 << 31 // positions are below 2^31: a body is at most a few MiB
 
@@ -403,7 +406,7 @@ func (g *grouper) group(words, positions, out []uint32) {
 	mask := uint64(size - 1)
 	for _, o := range positions {
 		key := uint64(words[o+1])<<32 | uint64(words[o+2])
-		for h := ((key ^ g.seed) * 0x9E3779B97F4A7C15) >> bits; ; h = (h + 1) & mask {
+		for h := (key * g.mult) >> bits; ; h = (h + 1) & mask {
 			f := firsts[h]
 			if f == 0 {
 				keys[h], firsts[h] = key, o+1

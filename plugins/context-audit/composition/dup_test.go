@@ -470,7 +470,7 @@ func TestGrouperSpreadsCraftedPairs(t *testing.T) {
 		words = append(words, 0, k[0], k[1])
 	}
 	out := make([]uint32, len(words))
-	g := grouper{seed: rand.Uint64()}
+	g := newGrouper()
 	g.group(words, positions, out)
 	longest, run := 0, 0
 	for _, f := range g.firsts {
