@@ -91,15 +91,25 @@ func (a adaptation) content(n sdk.Node) ([]*pb.Block, bool) {
 		return []*pb.Block{a.text("text", n)}, true
 	case '[':
 		var out []*pb.Block
-		for _, p := range n.Elems {
-			if p.Kind != '{' {
-				return nil, false
-			}
-			out = append(out, a.blocksOf(p)...)
-		}
-		return out, true
+		ok := a.appendArray(&out, n, "")
+		return out, ok
 	}
 	return nil, false
+}
+
+// appendArray appends the blocks of an array of block objects to out,
+// each of kind when kind is set (a tool_result's inner blocks take its
+// kind); an element that is not an object fails the array. One slice
+// grows through every level of nesting, so a tool_result nested thousands
+// deep costs its blocks once, not once per level.
+func (a adaptation) appendArray(out *[]*pb.Block, n sdk.Node, kind string) bool {
+	for _, p := range n.Elems {
+		if p.Kind != '{' {
+			return false
+		}
+		a.appendBlocks(out, p, kind)
+	}
+	return true
 }
 
 func (a adaptation) str(p sdk.Node, name string) (string, bool) {
@@ -120,58 +130,71 @@ func (a adaptation) textOf(kind string, p sdk.Node, name string) (*pb.Block, boo
 	return a.text(kind, n), true
 }
 
-func (a adaptation) blocksOf(p sdk.Node) []*pb.Block {
+// appendBlocks appends one block object's blocks: one, or a tool_result's
+// inner blocks (none readable: one non-serialisable block in their place).
+func (a adaptation) appendBlocks(out *[]*pb.Block, p sdk.Node, kind string) {
 	typ, _ := a.str(p, "type")
+	if typ == "tool_result" {
+		if kind == "" {
+			kind = typ
+		}
+		c, _ := p.Get("content")
+		if c.Kind == '"' {
+			*out = append(*out, a.text(kind, c))
+			return
+		}
+		before := len(*out)
+		if c.Kind != '[' || !a.appendArray(out, c, kind) || len(*out) == before {
+			*out = append((*out)[:before], nonSerialisable(kind))
+		}
+		return
+	}
+	b := a.blockOf(typ, p)
+	if kind != "" {
+		b.KindRaw = kind
+	}
+	*out = append(*out, b)
+}
+
+// blockOf is the one block of a block object other than a tool_result.
+func (a adaptation) blockOf(typ string, p sdk.Node) *pb.Block {
 	switch typ {
 	case "text":
 		if b, ok := a.textOf(typ, p, "text"); ok {
-			return []*pb.Block{b}
+			return b
 		}
-		return []*pb.Block{plain(typ, "")}
+		return plain(typ, "")
 	case "tool_use", "server_tool_use":
 		name, _ := a.str(p, "name")
 		b := a.canonical(typ, p, "input")
 		b.Name, b.HasArgs = name, true
-		return []*pb.Block{b}
-	case "tool_result":
-		c, _ := p.Get("content")
-		if c.Kind == '"' {
-			return []*pb.Block{a.text(typ, c)}
-		}
-		inner, ok := a.content(c)
-		if !ok || len(inner) == 0 {
-			return []*pb.Block{nonSerialisable(typ)}
-		}
-		for _, b := range inner {
-			b.KindRaw = typ
-		}
-		return inner
+		return b
 	case "thinking":
 		if b, ok := a.textOf(typ, p, "thinking"); ok {
-			return []*pb.Block{b}
+			return b
 		}
-		return []*pb.Block{plain(typ, "")}
+		return plain(typ, "")
 	case "redacted_thinking", "image":
-		return []*pb.Block{nonSerialisable(typ)}
+		return nonSerialisable(typ)
 	case "document":
 		src, _ := p.Get("source")
 		if st, _ := a.str(src, "type"); src.Kind == '{' && st == "text" {
 			if b, ok := a.textOf(typ, src, "data"); ok {
-				return []*pb.Block{b}
+				return b
 			}
-			return []*pb.Block{plain(typ, "")}
+			return plain(typ, "")
 		}
-		return []*pb.Block{nonSerialisable(typ)}
+		return nonSerialisable(typ)
 	case "search_result":
-		return []*pb.Block{a.canonical(typ, p, "content")}
+		return a.canonical(typ, p, "content")
 	}
 	if len(typ) > len("_tool_result") && typ[len(typ)-len("_tool_result"):] == "_tool_result" {
-		return []*pb.Block{a.canonical(typ, p, "content")}
+		return a.canonical(typ, p, "content")
 	}
 	if b, ok := a.textOf(typ, p, "text"); ok {
-		return []*pb.Block{b}
+		return b
 	}
-	return []*pb.Block{nonSerialisable(typ)}
+	return nonSerialisable(typ)
 }
 
 // text is a string node as a block: a span of the record when its
