@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"bytes"
+	"cmp"
 	"encoding"
 	"encoding/json"
 	"errors"
@@ -243,11 +244,37 @@ func ownForm(t reflect.Type) bool {
 // CompareUTF16 orders strings by UTF-16 code units, as RFC 8785 §3.2.3
 // asks for member names (and JavaScript sorts strings). Byte order equals
 // it unless a string holds characters above U+FFFF.
+//
+// It decodes both strings in step and allocates nothing: a tool call's
+// input may hold a few hundred thousand non-ASCII member names, and the
+// sort compares each many times.
 func CompareUTF16(a, b string) int {
 	if IsASCII(a) && IsASCII(b) {
 		return strings.Compare(a, b)
 	}
-	return slices.Compare(utf16.Encode([]rune(a)), utf16.Encode([]rune(b)))
+	for len(a) > 0 && len(b) > 0 {
+		ra, na := utf8.DecodeRuneInString(a)
+		rb, nb := utf8.DecodeRuneInString(b)
+		if ra != rb {
+			// a rune above U+FFFF is a surrogate pair, whose high half
+			// sorts below U+E000..U+FFFF; two such runes differ in one
+			// of their halves
+			ha, la := utf16.EncodeRune(ra)
+			hb, lb := utf16.EncodeRune(rb)
+			if ha == utf8.RuneError && la == utf8.RuneError {
+				ha = ra // one unit: the rune itself
+			}
+			if hb == utf8.RuneError && lb == utf8.RuneError {
+				hb = rb
+			}
+			if ha != hb {
+				return cmp.Compare(ha, hb)
+			}
+			return cmp.Compare(la, lb)
+		}
+		a, b = a[na:], b[nb:]
+	}
+	return cmp.Compare(len(a), len(b))
 }
 
 // IsASCII reports a text of ASCII bytes only, reading eight bytes at a
