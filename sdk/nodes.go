@@ -3,6 +3,7 @@ package sdk
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"unicode/utf8"
 	"unsafe"
 
@@ -62,6 +63,10 @@ type nodeParser struct {
 // slabMax is how many nodes a full-grown slab holds.
 const slabMax = 4096
 
+// handOver is how many children make a container take the stack's array
+// rather than a copy in a slab.
+const handOver = 4 * slabMax
+
 // parse parses the (valid) value at doc[i] and returns the index after it.
 func (p *nodeParser) parse(i int) (Node, int) {
 	doc := p.doc
@@ -76,7 +81,7 @@ func (p *nodeParser) parse(i int) (Node, int) {
 			i = skipSpace(doc, skipSpace(doc, end)+1)
 			var child Node
 			child, i = p.parse(i)
-			p.memberStack = append(p.memberStack, NamedNode{Name: name, Node: child})
+			p.memberStack = push(p.memberStack, NamedNode{Name: name, Node: child})
 			if i = skipSpace(doc, i); doc[i] == ',' {
 				i = skipSpace(doc, i+1)
 			}
@@ -89,7 +94,7 @@ func (p *nodeParser) parse(i int) (Node, int) {
 		for doc[i] != ']' {
 			var child Node
 			child, i = p.parse(i)
-			p.elemStack = append(p.elemStack, child)
+			p.elemStack = push(p.elemStack, child)
 			if i = skipSpace(doc, i); doc[i] == ',' {
 				i = skipSpace(doc, i+1)
 			}
@@ -108,6 +113,16 @@ func (p *nodeParser) parse(i int) (Node, int) {
 	return n, i
 }
 
+// push appends v, doubling a full stack: append grows a large slice by a
+// quarter, which for an array of millions of values copies the stack four
+// times over.
+func push[T any](stack []T, v T) []T {
+	if len(stack) == cap(stack) {
+		stack = slices.Grow(stack, max(len(stack), 64))
+	}
+	return append(stack, v)
+}
+
 // carve moves the children a container pushed (stack[base:]) into the
 // slab, starting a new slab, grow long, when this one is too short, and
 // returns them (nil for none).
@@ -115,6 +130,13 @@ func carve[T any](stack *[]T, base int, slab *[]T, grow *int) []T {
 	k := len(*stack) - base
 	if k == 0 {
 		return nil
+	}
+	if k >= handOver {
+		// a container of many children keeps the stack's own array, cut
+		// off where they end: copying them would hold them twice at once
+		out := (*stack)[base:len(*stack):len(*stack)]
+		*stack = (*stack)[:base:base]
+		return out
 	}
 	if len(*slab) < k {
 		*slab = make([]T, max(k, *grow))

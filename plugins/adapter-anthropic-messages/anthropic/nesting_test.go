@@ -67,3 +67,15 @@ func BenchmarkAdaptDeepToolResult(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAdaptUnusedFlatMember: a 5 MiB record whose one unused member is
+// an array of 2.6 million zeros, which the parse still builds.
+func BenchmarkAdaptUnusedFlatMember(b *testing.B) {
+	rec := []byte(`{"messages":[{"role":"user","content":"hi"}],"x":[0` + strings.Repeat(",0", 2_600_000) + `]}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if r := (Adapter{}).Adapt(context.Background(), &pb.AdaptRequest{FormatId: "anthropic-messages", Record: rec}); r.GetRecord() == nil {
+			b.Fatal("refused")
+		}
+	}
+}
