@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -43,15 +44,8 @@ func TestNestedToolResults(t *testing.T) {
 			`{"type":"tool_result","content":[]},{"type":"tool_result"},{"type":"tool_result","content":"s"}]},{"type":"text","text":"after"}]}]}`,
 			[]blk{{"tool_result", "a", false}, {"tool_result", "", true}, {"tool_result", "", true}, {"tool_result", "s", false}, {"text", "after", false}}},
 	} {
-		got := blocks(c.rec)
-		if len(got) != len(c.want) {
+		if got := blocks(c.rec); !slices.Equal(got, c.want) {
 			t.Errorf("%.80s: %v, want %v", c.rec, got, c.want)
-			continue
-		}
-		for i := range got {
-			if got[i] != c.want[i] {
-				t.Errorf("%.80s: block %d %v, want %v", c.rec, i, got[i], c.want[i])
-			}
 		}
 	}
 }
