@@ -58,6 +58,10 @@ func TestRequirementsMatching(t *testing.T) {
 		"network":  func(r *Requirements) { r.Network = SolanaMainnet },
 		"timeout":  func(r *Requirements) { r.MaxTimeoutSeconds = 60 },
 		"feePayer": func(r *Requirements) { r.Extra = map[string]any{"feePayer": "other"} },
+		"feePayer not a string": func(r *Requirements) {
+			r.Extra = map[string]any{"feePayer": []any{[]any{reqs.Extra["feePayer"]}}}
+		},
+		"feePayer absent": func(r *Requirements) { r.Extra = map[string]any{} },
 	} {
 		r := reqs
 		r.Extra = map[string]any{"feePayer": reqs.Extra["feePayer"]}

@@ -167,6 +167,14 @@ func (r Requirements) Matches(accepted Requirements) bool {
 		if dynamicExtra[k] {
 			continue
 		}
+		if s, ok := v.(string); ok {
+			// the usual case (feePayer): compared as strings, so a
+			// client's value is never re-encoded, however deep it nests
+			if a, ok := accepted.Extra[k].(string); !ok || a != s {
+				return false
+			}
+			continue
+		}
 		if !reflect.DeepEqual(normalize(v), normalize(accepted.Extra[k])) {
 			return false
 		}
