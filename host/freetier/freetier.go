@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math/big"
+	"sync/atomic"
 	"time"
 
 	"github.com/assay-audit/assay/host/store"
@@ -27,7 +28,20 @@ type Limits struct {
 type Gate struct {
 	store *store.Store
 	key   []byte
+
+	// every pruneEvery-th call deletes the counters of keys idle longer
+	// than keepFor (and than twice the longest interval asked for): a
+	// caller is a wallet named in an unauthenticated body, so without it
+	// the table grows by one row per wallet ever named
+	pruneEvery  int64
+	calls       atomic.Int64
+	maxInterval atomic.Int64 // nanoseconds
 }
+
+// keepFor is how long an idle key's counter is kept: past it, its day is
+// not today (the count would restart) and its interval is long over, so
+// the row says nothing an absent one would not.
+const keepFor = 48 * time.Hour
 
 // New reads the deployment's key from the store.
 func New(ctx context.Context, st *store.Store) (*Gate, error) {
@@ -35,7 +49,7 @@ func New(ctx context.Context, st *store.Store) (*Gate, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Gate{store: st, key: k}, nil
+	return &Gate{store: st, key: k, pruneEvery: 1024}, nil
 }
 
 // Caller is who a free call is counted against.
@@ -58,6 +72,17 @@ func (g *Gate) Admit(ctx context.Context, service, usage string, lim Limits, c C
 	a, err := g.store.AdmitFree(ctx, usage, hex.EncodeToString(mac.Sum(nil)), now, lim.PerDay, lim.MinInterval)
 	if err != nil {
 		return a, fmt.Errorf("free tier: %w", err)
+	}
+	for longest := g.maxInterval.Load(); int64(lim.MinInterval) > longest; longest = g.maxInterval.Load() {
+		if g.maxInterval.CompareAndSwap(longest, int64(lim.MinInterval)) {
+			break
+		}
+	}
+	if g.calls.Add(1)%g.pruneEvery == 0 {
+		idle := max(keepFor, 2*time.Duration(g.maxInterval.Load()))
+		// housekeeping: the call was decided and counted; a prune that
+		// fails is tried again pruneEvery calls on
+		_, _ = g.store.PruneFreeTier(ctx, now.Add(-idle))
 	}
 	return a, nil
 }

@@ -48,3 +48,55 @@ func TestWalletAndAddressAreSeparateKeys(t *testing.T) {
 		t.Error("each service has its own allowance")
 	}
 }
+
+// Counters of keys idle for two days (and for twice the longest interval
+// any family asked for) are deleted as calls go on, so fresh callers do not
+// grow the table forever; a deleted counter admits as a fresh one would.
+func TestIdleCountersArePruned(t *testing.T) {
+	for _, kind := range []string{"sqlite", "postgres"} {
+		t.Run(kind, func(t *testing.T) {
+			ctx := context.Background()
+			st := storetest.Open(t, kind)
+			g, err := New(ctx, st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g.pruneEvery = 2
+			lim := Limits{PerDay: 1, MinInterval: 5 * time.Second}
+			t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+			admit := func(addr string, at time.Time, lim Limits) bool {
+				t.Helper()
+				a, err := g.Admit(ctx, "svc", "svc|c/v1|1", lim, Caller{Addr: addr}, at)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return a.Admitted
+			}
+			keys := func() int64 {
+				t.Helper()
+				n, err := st.FreeTierKeys(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+			admit("10.0.0.1", t0, lim)                   // call 1
+			admit("10.0.0.2", t0.Add(49*time.Hour), lim) // call 2 prunes: 10.0.0.1 idle 49 h
+			if n := keys(); n != 1 {
+				t.Fatalf("%d counters after the prune, want 1", n)
+			}
+			if !admit("10.0.0.1", t0.Add(49*time.Hour+time.Second), lim) {
+				t.Error("a pruned caller is not admitted as a fresh one")
+			}
+			// a family asking for a 30 h interval keeps counters 60 h
+			long := Limits{PerDay: 1, MinInterval: 30 * time.Hour}
+			t1 := t0.Add(100 * time.Hour)
+			admit("10.0.0.3", t1, long)                              // call 4 prunes the first two
+			admit("10.0.0.4", t1.Add(50*time.Hour), long)            // call 5
+			admit("10.0.0.5", t1.Add(50*time.Hour+time.Second), lim) // call 6 prunes .1 and .2 (101 h), keeps .3 (50 h)
+			if n := keys(); n != 3 {
+				t.Errorf("%d counters, want 3 (10.0.0.3 kept under the 30 h interval)", n)
+			}
+		})
+	}
+}

@@ -70,6 +70,26 @@ func (s *Store) AdmitFree(ctx context.Context, usage, key string, now time.Time,
 	return Admission{RetryAfter: time.Duration(lastNS + minInterval.Nanoseconds() - ns), Count: count}, nil
 }
 
+// PruneFreeTier deletes the counters of keys last admitted before before
+// and returns how many it deleted.
+func (s *Store) PruneFreeTier(ctx context.Context, before time.Time) (int64, error) {
+	res, err := s.db.ExecContext(ctx, s.q(`DELETE FROM free_tier WHERE last_ns < ?`), before.UnixNano())
+	if err != nil {
+		return 0, fmt.Errorf("store: prune free tier: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n, nil
+}
+
+// FreeTierKeys counts the keys the free tier holds counters for.
+func (s *Store) FreeTierKeys(ctx context.Context) (int64, error) {
+	var n int64
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM free_tier`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store: free tier keys: %w", err)
+	}
+	return n, nil
+}
+
 // DayCount is a count for one UTC day.
 type DayCount struct {
 	Day string
