@@ -11,8 +11,8 @@ import (
 // strings dense with escapes (quotes, backslashes, \u escapes) next to
 // plain runs.
 func TestTextReadsStringsAsJSONDoes(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
 	pieces := []string{"a", "é", `"`, `\`, "\n", "\u0001", "\U0001f600", "x\\\"y", ""}
+	r := rand.New(rand.NewPCG(3, 4))
 	for range 20000 {
 		var sb strings.Builder
 		for range r.IntN(12) {
