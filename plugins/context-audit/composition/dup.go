@@ -181,6 +181,14 @@ type NearResult struct {
 // shingle is its three word ids, numbered densely by a radix sort, so no
 // hash ever stands in for equality.
 func (c *Classified) NearDuplicates() NearResult {
+	r, _ := c.NearDuplicatesUntil(nil)
+	return r
+}
+
+// NearDuplicatesUntil is NearDuplicates that gives up once done is closed
+// (ok false, the result a part only): the join is the one step of a
+// report that can run long.
+func (c *Classified) NearDuplicatesUntil(done <-chan struct{}) (NearResult, bool) {
 	var r NearResult
 	dense := denseIDs(c.words, c.wordAt, c.vocabulary)
 	sets := make([][]uint32, len(c.Blocks))
@@ -191,7 +199,7 @@ func (c *Classified) NearDuplicates() NearResult {
 		}
 	}
 	first := &pairHeap{}
-	nearjoin.JoinOwned(sets, func(p nearjoin.Pair) {
+	_, ok := nearjoin.JoinOwnedUntil(done, sets, func(p nearjoin.Pair) {
 		if c.norms[p.I] == c.norms[p.J] {
 			return // an exact pair: M08's
 		}
@@ -210,7 +218,7 @@ func (c *Classified) NearDuplicates() NearResult {
 		}
 		return 1
 	})
-	return r
+	return r, ok
 }
 
 // forEachToken calls fn with each M09 token of a normalised text, in

@@ -1,11 +1,14 @@
 package composition
 
 import (
+	"context"
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -539,5 +542,26 @@ func BenchmarkClassifyManyOtherValues(b *testing.B) {
 	}
 	for b.Loop() {
 		Classify("generic-message-list", rec)
+	}
+}
+
+// M09 gives up when its request does: the family's measurement then fails
+// with the context's error instead of finishing a report nobody will read.
+func TestMeasurementStopsWithItsRequest(t *testing.T) {
+	texts := make([]string, 3000)
+	for i := range texts {
+		texts[i] = "the same words in every block " + strconv.Itoa(i%2)
+	}
+	c := classifyTexts(texts)
+	if _, ok := c.NearDuplicatesUntil(nil); !ok {
+		t.Fatal("a join never told to stop stopped")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if r, ok := c.NearDuplicatesUntil(ctx.Done()); ok {
+		t.Errorf("a join told to stop finished: %d pairs", r.Count)
+	}
+	if _, err := Measure(ctx, c, Stated{}, time.Time{}, ""); !errors.Is(err, context.Canceled) {
+		t.Errorf("measure of an abandoned request: %v", err)
 	}
 }

@@ -189,16 +189,20 @@ func (f *Family) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 		return couldNot(kind, facts)
 	}
 	return sdk.Checked{Outcome: sdk.Accepted, Measure: func(ctx context.Context, clock func() time.Time) (sdk.Report, error) {
-		return f.Report(env, rec, c, clock), nil
+		return f.Report(ctx, env, rec, c, clock)
 	}}
 }
 
 // Report measures an accepted submission (ANNEX C-13); clock gives the
-// check-end instant once the figures are computed.
-func (f *Family) Report(env *Envelope, rec *pb.SessionRecord, c *Classified, clock func() time.Time) sdk.Report {
+// check-end instant once the figures are computed. It fails only when ctx
+// ends first.
+func (f *Family) Report(ctx context.Context, env *Envelope, rec *pb.SessionRecord, c *Classified, clock func() time.Time) (sdk.Report, error) {
 	st := ReadStated(env.StatedCounts, c, rec.GetStatedTotal(), rec.GetHasStatedTotal())
 	checkEnd := clock()
-	ms := Measure(c, st, checkEnd, f.f9)
+	ms, err := Measure(ctx, c, st, checkEnd, f.f9)
+	if err != nil {
+		return sdk.Report{}, err
+	}
 	jsonString, leftOut := recordFacts(rec)
 	body := ms.Body
 	body["method"] = map[string]any{"id": Method, "criteria": f.criteria}
@@ -217,7 +221,7 @@ func (f *Family) Report(env *Envelope, rec *pb.SessionRecord, c *Classified, clo
 	return sdk.Report{Body: body, CheckEnd: checkEnd, Ledger: map[string]any{
 		"op": "audit", "measurement_line": ms.Line, "declared_format_id": env.FormatID,
 		"entry_count": len(c.Blocks), "record_bytes": len(env.Record), "outcome": outcome,
-	}}
+	}}, nil
 }
 
 func (f *Family) precheck(env *Envelope, rec *pb.SessionRecord, c *Classified, st Stated, kind string, facts map[string]any) map[string]any {

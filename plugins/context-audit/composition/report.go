@@ -1,6 +1,7 @@
 package composition
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"time"
@@ -85,13 +86,22 @@ type Measurement struct {
 // Measure builds the report members of ANNEX C-13 for a classified record
 // (the caller adds the criteria's other fixed texts and the envelope
 // facts); literature is the criteria's F-9 line.
-func Measure(c *Classified, st Stated, checkEnd time.Time, literature string) Measurement {
+// It gives up with ctx's error when ctx ends while M09 runs (the request
+// was abandoned: nobody will read the report).
+func Measure(ctx context.Context, c *Classified, st Stated, checkEnd time.Time, literature string) (Measurement, error) {
 	r := &report{c: c, st: st}
 	// M09 is the one costly factor: it runs on the second core while the
 	// others are computed and encoded, and Measure waits for it before
 	// returning
-	near := make(chan NearResult, 1)
-	go func() { near <- c.NearDuplicates() }()
+	type nearOut struct {
+		r  NearResult
+		ok bool
+	}
+	near := make(chan nearOut, 1)
+	go func() {
+		n, ok := c.NearDuplicatesUntil(ctx.Done())
+		near <- nearOut{n, ok}
+	}()
 	factors := []map[string]any{
 		r.f1(), r.f2(), r.f2b(), r.f3(), r.f4(), r.f5(), nil, r.f7(), r.f8(), r.f9(literature), r.f10(),
 		notAssessable("F-11", "", byDesign), r.f12(),
@@ -102,7 +112,11 @@ func Measure(c *Classified, st Stated, checkEnd time.Time, literature string) Me
 			encoded[i] = mustEncode(f)
 		}
 	}
-	factors[6] = r.f6(<-near)
+	n := <-near
+	if !n.ok {
+		return Measurement{}, fmt.Errorf("measure: %w", ctx.Err())
+	}
+	factors[6] = r.f6(n.r)
 	encoded[6] = mustEncode(factors[6])
 	limited := false
 	for _, f := range factors {
@@ -121,7 +135,7 @@ func Measure(c *Classified, st Stated, checkEnd time.Time, literature string) Me
 		"factors":          encoded,
 		"measurement_line": line,
 	}
-	return Measurement{Body: body, Line: line, Limited: limited}
+	return Measurement{Body: body, Line: line, Limited: limited}, nil
 }
 
 func (r *report) header() map[string]any {

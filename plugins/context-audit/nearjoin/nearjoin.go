@@ -98,6 +98,25 @@ func Join(sets [][]uint32, emit func(Pair)) int64 {
 // fill prefixes first: a set whose prefix is all of them can pair with
 // nothing and is neither probed nor indexed.
 func JoinOwned(sets [][]uint32, emit func(Pair)) int64 {
+	n, _ := JoinOwnedUntil(nil, sets, emit)
+	return n
+}
+
+// JoinOwnedUntil is JoinOwned that gives up once done is closed (looked
+// at every few hundred groups): ok is false then, and the count and the
+// pairs emitted are a part only. A nil done never closes.
+func JoinOwnedUntil(done <-chan struct{}, sets [][]uint32, emit func(Pair)) (count int64, ok bool) {
+	stopped := func(n int) bool {
+		if done == nil || n%256 != 0 {
+			return false
+		}
+		select {
+		case <-done:
+			return true
+		default:
+			return false
+		}
+	}
 	// dense token ids: callers that number their tokens densely (M09 does)
 	// keep theirs; others are renumbered through a map
 	largest := func() (uint32, int) {
@@ -235,7 +254,6 @@ func JoinOwned(sets [][]uint32, emit func(Pair)) int64 {
 		}
 		groups[found].members = append(groups[found].members, i)
 	}
-	var count int64
 	pairs := func(a, b []int) {
 		for _, x := range a {
 			for _, y := range b {
@@ -251,6 +269,9 @@ func JoinOwned(sets [][]uint32, emit func(Pair)) int64 {
 		n := int64(len(g.members))
 		count += n * (n - 1) / 2
 		for x := 0; x < len(g.members); x++ {
+			if stopped(x + 1) {
+				return count, false
+			}
 			pairs(g.members[x:x+1], g.members[x+1:])
 		}
 	}
@@ -315,7 +336,10 @@ func JoinOwned(sets [][]uint32, emit func(Pair)) int64 {
 	for g, gr := range groups {
 		gsize[g] = int32(gr.size)
 	}
-	for _, x := range idx {
+	for probed, x := range idx {
+		if stopped(probed + 1) {
+			return count, false
+		}
 		gx := groups[x]
 		minSize := int32((4*gx.size + 4) / 5) // ⌈4|x|/5⌉: a partner that small or larger
 		px := prefix(gx)
@@ -355,7 +379,7 @@ func JoinOwned(sets [][]uint32, emit func(Pair)) int64 {
 			fill[w]++
 		}
 	}
-	return count
+	return count, true
 }
 
 // renumber maps sparse token ids to 0..n-1 (Unique stays).

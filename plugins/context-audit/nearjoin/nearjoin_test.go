@@ -281,3 +281,26 @@ func TestJoinLeavesTheSets(t *testing.T) {
 		}
 	}
 }
+
+// A join told to stop stops, and says its answer is a part; one never told
+// answers as Join does.
+func TestJoinOwnedUntilStops(t *testing.T) {
+	sets := dense(rand.New(rand.NewPCG(5, 9)), "core-above", 2000)
+	want := Join(sets, func(Pair) {})
+	copyOf := func() [][]uint32 {
+		out := make([][]uint32, len(sets))
+		for i, s := range sets {
+			out[i] = slices.Clone(s)
+		}
+		return out
+	}
+	open := make(chan struct{})
+	if n, ok := JoinOwnedUntil(open, copyOf(), func(Pair) {}); !ok || n != want {
+		t.Errorf("not stopped: %d pairs, ok %v; want %d", n, ok, want)
+	}
+	closed := make(chan struct{})
+	close(closed)
+	if n, ok := JoinOwnedUntil(closed, copyOf(), func(Pair) {}); ok || n >= want {
+		t.Errorf("stopped: %d pairs, ok %v; want a part of %d", n, ok, want)
+	}
+}
