@@ -94,10 +94,14 @@ func TestAnAdapterPastTheDeadlineIsNamedInTheLog(t *testing.T) {
 	if r.status != 503 || errorCode(r) != "deadline_exceeded" {
 		t.Fatalf("stalled adapter: %d %s", r.status, r.raw)
 	}
-	// the adapter's own line comes when its call returns, after the answer
+	// the lines come from three goroutines in two processes, some after
+	// the answer: wait for all of them
 	var adapterLine, requestLine, pluginLine map[string]any
-	for wait := time.Now().Add(10 * time.Second); time.Now().Before(wait) && !strings.Contains(h.Log.String(), "adapt ended after"); {
-		time.Sleep(20 * time.Millisecond)
+	for wait := time.Now().Add(10 * time.Second); time.Now().Before(wait); time.Sleep(20 * time.Millisecond) {
+		log := h.Log.String()
+		if strings.Contains(log, "adapt ended after") && strings.Contains(log, "adapter call failed") && strings.Contains(log, "plugin call deadline exceeded") {
+			break
+		}
 	}
 	for _, line := range strings.Split(strings.TrimSpace(h.Log.String()), "\n") {
 		var m map[string]any

@@ -29,7 +29,8 @@ func TestReadBodyFollowsTheBytes(t *testing.T) {
 	if !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Errorf("a body short of its length: %v", err)
 	}
-	if n := after.TotalAlloc - before.TotalAlloc; n > 1<<20 {
+	// well under the 5 MiB declared (other goroutines of the process count too)
+	if n := after.TotalAlloc - before.TotalAlloc; n > 3<<20 {
 		t.Errorf("a 1-byte body declared as 5 MiB allocated %d bytes", n)
 	}
 }
