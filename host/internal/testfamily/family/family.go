@@ -75,9 +75,12 @@ func (f *Family) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 	}
 	out.Measure = func(ctx context.Context, clock func() time.Time) (sdk.Report, error) {
 		if in.GoroutinePanic != "" {
-			done := make(chan struct{})
-			go func() { defer close(done); panic(in.GoroutinePanic) }()
-			<-done
+			// the measurement waits for the crash: a deferred close would
+			// run while the panic unwinds, letting a reply race out
+			// before the runtime ends the process
+			go func() { panic(in.GoroutinePanic) }()
+			<-ctx.Done()
+			return sdk.Report{}, ctx.Err()
 		}
 		if in.ExitInMeasure {
 			os.Exit(3)
