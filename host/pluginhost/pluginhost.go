@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -382,6 +383,7 @@ type Family struct {
 	hostService uint32
 	router      *Router
 	bodies      *bodies
+	measuring   *atomic.Int64
 }
 
 // bodies holds the bodies of a family's open requests, by token, so the
@@ -455,7 +457,7 @@ func (f *Family) OpenBodies() int {
 // the host refuses to load the plugin. router (may be nil) reaches the
 // adapters for the formats the family lists.
 func StartFamily(ctx context.Context, spec Spec, opts Options, router *Router) (*Family, error) {
-	f := &Family{router: router, bodies: &bodies{held: map[uint64]held{}}}
+	f := &Family{router: router, bodies: &bodies{held: map[uint64]held{}}, measuring: &atomic.Int64{}}
 	f.proc = newProc(spec, opts, sdk.FamilyPluginName, plugin.PluginSet{sdk.FamilyPluginName: &sdk.FamilyPlugin{}},
 		func(raw any) (conn, bool) {
 			fc, ok := raw.(*sdk.FamilyConn)
@@ -476,6 +478,11 @@ func StartFamily(ctx context.Context, spec Spec, opts Options, router *Router) (
 	return f, nil
 }
 
+// Measuring is how many of the family's requests are past validation,
+// their measurement asked for and not yet closed: for diagnostics and the
+// tests that need requests to be measuring before they act.
+func (f *Family) Measuring() int { return int(f.measuring.Load()) }
+
 // Description is what the plugin said about itself at first start.
 func (f *Family) Description() *pb.FamilyDescription { return f.desc }
 
@@ -491,6 +498,8 @@ type Session struct {
 	share      *sharedbody.Sender
 	shared     *sharedbody.Body
 	ownsShared bool
+	measuring  *atomic.Int64 // the family's count, while proceeded
+	proceeded  bool
 	ctx        context.Context
 	cancel     context.CancelFunc
 	stream     pb.Family_RunClient
@@ -512,7 +521,7 @@ func (f *Family) Open(ctx context.Context) (*Session, error) {
 		cancel()
 		return nil, classify(ctx, fc.Exited, err)
 	}
-	s := &Session{conn: fc, hostID: hostID, bodies: f.bodies, ctx: ctx, cancel: cancel, stream: stream}
+	s := &Session{conn: fc, hostID: hostID, bodies: f.bodies, measuring: f.measuring, ctx: ctx, cancel: cancel, stream: stream}
 	if f.desc.GetReadsSharedBodies() {
 		s.share = c.share
 	}
@@ -603,6 +612,10 @@ func (s *Session) start(start *pb.Start, body []byte) (*pb.Validated, error) {
 
 // Proceed lets the family measure and returns its report.
 func (s *Session) Proceed() (*pb.Report, error) {
+	if !s.proceeded {
+		s.proceeded = true
+		s.measuring.Add(1)
+	}
 	if err := s.stream.Send(&pb.HostToFamily{Msg: &pb.HostToFamily_Proceed{Proceed: &pb.Proceed{}}}); err != nil {
 		return nil, s.fail(err)
 	}
@@ -622,6 +635,10 @@ func (s *Session) Proceed() (*pb.Report, error) {
 func (s *Session) Close() {
 	_ = s.stream.CloseSend()
 	s.cancel()
+	if s.proceeded {
+		s.proceeded = false
+		s.measuring.Add(-1)
+	}
 	if s.token != 0 {
 		s.bodies.release(s.token)
 	}

@@ -319,11 +319,24 @@ func TestPluginKilledWhileRequestsAreInFlight(t *testing.T) {
 			replies[i] = post(t, h.URL+"/test-family/measure", []byte(`{"sleep_ms":5000}`))
 		}()
 	}
-	time.Sleep(400 * time.Millisecond) // let every request reach Measure
+	// every request is measuring on this process before the kill (one
+	// killed while validating would be retried on the restarted plugin)
+	for i := 0; fam.Measuring() < inflight; i++ {
+		if i == 1000 {
+			t.Fatalf("%d of %d requests reached the measurement", fam.Measuring(), inflight)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	wg.Wait()
+	for i := 0; fam.Measuring() != 0; i++ { // sessions close after the answers
+		if i == 1000 {
+			t.Fatalf("%d requests still counted as measuring", fam.Measuring())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	for i, r := range replies {
 		if r.status != 503 || errorCode(r) != "plugin_unavailable" || r.header.Get("Retry-After") == "" {
 			t.Errorf("in-flight request %d: %d %s", i, r.status, r.raw)

@@ -217,14 +217,10 @@ func (failAfterRequired) RoundTrip(req *http.Request) (*http.Response, error) {
 func TestDeliveryMarkerRedeemsOncePaymentOnce(t *testing.T) {
 	h := startPaid(t, testPkg)
 	url := h.URL + "/test-family/measure"
-	fam := h.Families["test-family"]
 	payer, addr := newPayer(t)
 	payer.MarkerRetries = -1 // this test redeems by hand
-	body := []byte(`{"sleep_ms":3000}`)
-	go func() {
-		time.Sleep(700 * time.Millisecond) // after the payment check, during the measurement
-		_ = syscall.Kill(fam.PID(), syscall.SIGKILL)
-	}()
+	// the plugin dies in the measurement, after the payment check
+	body := []byte(`{"exit_in_measure":true}`)
 	res, err := payer.Call(context.Background(), url, body)
 	if err != nil {
 		t.Fatal(err)
@@ -243,7 +239,7 @@ func TestDeliveryMarkerRedeemsOncePaymentOnce(t *testing.T) {
 	if len(lines) != 0 {
 		t.Fatal("an undelivered report wrote a ledger line")
 	}
-	if strings.Contains(dm["token"].(string), "sleep") {
+	if strings.Contains(dm["token"].(string), "exit") {
 		t.Fatal("the marker carries submission content")
 	}
 	// redeem: same submission, the marker instead of a payment (the plugin restarts meanwhile)
@@ -277,10 +273,6 @@ func TestDeliveryMarkerRedeemsOncePaymentOnce(t *testing.T) {
 		t.Errorf("garbage marker: %d", r.status)
 	}
 	// a second undelivered payment whose marker outlives its expiry
-	go func() {
-		time.Sleep(700 * time.Millisecond)
-		_ = syscall.Kill(fam.PID(), syscall.SIGKILL)
-	}()
 	res2, err := payer.Call(context.Background(), url, body)
 	if err != nil || res2.Status != 503 || res2.Marker == "" {
 		t.Fatalf("second crash: %v %d", err, res2.Status)
