@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/assay-audit/assay/host/admission"
 	"github.com/hashicorp/hcl/v2/hclsimple"
 )
 
@@ -41,8 +42,56 @@ type Config struct {
 	// PublicURL is the host's public base URL, for x402 resource.url.
 	PublicURL string `hcl:"public_url,optional"`
 	// FMV is the CAD fair-market-value source.
-	FMV     *FMV     `hcl:"fmv,block"`
-	Plugins []Plugin `hcl:"plugin,block"`
+	FMV *FMV `hcl:"fmv,block"`
+	// Admission bounds each service's concurrent work.
+	Admission *Admission `hcl:"admission,block"`
+	Plugins   []Plugin   `hcl:"plugin,block"`
+}
+
+// Admission is the admission block: per service, how many requests are
+// in their plugin at once, how many more may wait, and for how long. An
+// omitted value takes its default.
+type Admission struct {
+	Working *int    `hcl:"working,optional"`
+	Waiting *int    `hcl:"waiting,optional"`
+	Wait    *string `hcl:"wait,optional"`
+}
+
+// DefaultWaitingBytes is how many bytes of bodies, at the service's cap,
+// may wait per service when the config names no waiting count.
+const DefaultWaitingBytes = 64 << 20
+
+// AdmissionLimits are the admission bounds in effect: the block's values
+// over the defaults (working: one per core; waiting: four per working
+// place or 64 MiB of bodies at the service's cap, whichever is more; wait:
+// 5 s). A waiting count in the block is exact.
+func (c Config) AdmissionLimits(cores int) (admission.Limits, error) {
+	l := admission.Limits{Working: max(cores, 1), Wait: 5 * time.Second, WaitingBytes: DefaultWaitingBytes}
+	l.Waiting = 4 * l.Working
+	a := c.Admission
+	if a == nil {
+		return l, nil
+	}
+	if a.Working != nil {
+		if *a.Working < 1 {
+			return l, errors.New("admission.working: must be at least 1")
+		}
+		l.Working, l.Waiting = *a.Working, 4**a.Working
+	}
+	if a.Waiting != nil {
+		if *a.Waiting < 0 {
+			return l, errors.New("admission.waiting: must not be negative")
+		}
+		l.Waiting, l.WaitingBytes = *a.Waiting, 0
+	}
+	if a.Wait != nil {
+		d, err := time.ParseDuration(*a.Wait)
+		if err != nil || d < 0 {
+			return l, errors.New("admission.wait: must be a duration of at least 0")
+		}
+		l.Wait = d
+	}
+	return l, nil
 }
 
 // FMV names the operator's USD/CAD rates file and the basis it states.
@@ -112,6 +161,7 @@ func Load(path string) (Config, error) {
 		}
 		c.FMV = &fmv
 	}
+	c.Admission = f.Admission
 	c.PluginDir = filepath.Dir(path)
 	if f.PluginDir != "" {
 		c.PluginDir = f.PluginDir

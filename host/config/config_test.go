@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/assay-audit/assay/host/admission"
 )
 
 func TestLoadOverDefaults(t *testing.T) {
@@ -58,5 +61,45 @@ func TestLoadRejects(t *testing.T) {
 	}
 	if _, err := (Config{CallTimeout: "-1s"}).Timeout(); err == nil {
 		t.Error("a negative timeout was accepted")
+	}
+}
+
+// The admission block: defaults per core, a working bound that carries
+// its queue, each value checked.
+func TestAdmissionLimits(t *testing.T) {
+	load := func(body string) (Config, error) {
+		path := filepath.Join(t.TempDir(), "a.hcl")
+		_ = os.WriteFile(path, []byte(body), 0o600)
+		return Load(path)
+	}
+	const d = DefaultWaitingBytes
+	for _, c := range []struct {
+		body string
+		want admission.Limits
+	}{
+		{``, admission.Limits{Working: 2, Waiting: 8, WaitingBytes: d, Wait: 5 * time.Second}},
+		{"admission {\n working = 3\n}", admission.Limits{Working: 3, Waiting: 12, WaitingBytes: d, Wait: 5 * time.Second}},
+		{"admission {\n working = 3\n waiting = 0\n wait = \"250ms\"\n}", admission.Limits{Working: 3, Wait: 250 * time.Millisecond}},
+		{"admission {\n waiting = 7\n}", admission.Limits{Working: 2, Waiting: 7, Wait: 5 * time.Second}},
+	} {
+		cfg, err := load(c.body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := cfg.AdmissionLimits(2); err != nil || got != c.want {
+			t.Errorf("%q: %+v %v, want %+v", c.body, got, err, c.want)
+		}
+	}
+	for _, bad := range []string{"admission {\n working = 0\n}", "admission {\n waiting = -1\n}", "admission {\n wait = \"soon\"\n}"} {
+		cfg, err := load(bad)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cfg.AdmissionLimits(2); err == nil || !strings.HasPrefix(err.Error(), "admission.") {
+			t.Errorf("%q accepted: %v", bad, err)
+		}
+	}
+	if l, _ := Defaults().AdmissionLimits(0); l.Working != 1 || l.Waiting != 4 {
+		t.Errorf("no core count: %+v", l)
 	}
 }

@@ -107,6 +107,17 @@ func (m *Metrics) PluginRestarts(service string, count func() int) {
 		func() float64 { return float64(count()) }))
 }
 
+// Admission exposes a service's requests holding a working place and
+// waiting for one.
+func (m *Metrics) Admission(service string, working, waiting func() int) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "assay_requests_working",
+		Help: "Requests holding a working place (in their plugin).", ConstLabels: prometheus.Labels{"service": service}},
+		func() float64 { return float64(working()) }))
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "assay_requests_waiting",
+		Help: "Requests waiting for a working place.", ConstLabels: prometheus.Labels{"service": service}},
+		func() float64 { return float64(waiting()) }))
+}
+
 // Handler serves every metric; with service set, only the samples labelled
 // with that service.
 func (m *Metrics) Handler(service string) http.Handler {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/assay-audit/assay/host/admission"
 	"github.com/assay-audit/assay/host/freetier"
 	"github.com/assay-audit/assay/host/ledger"
 	"github.com/assay-audit/assay/host/metrics"
@@ -81,8 +82,12 @@ type Config struct {
 	Ledger   *ledger.Writer
 	Metrics  *metrics.Metrics
 	Logger   hclog.Logger
-	// CallTimeout bounds one request's time inside its plugin.
+	// CallTimeout bounds one request's time inside its plugin (from the
+	// moment it has a working place).
 	CallTimeout time.Duration
+	// Admission bounds each service's concurrent work; the zero value
+	// bounds nothing.
+	Admission admission.Limits
 	// Now is the host's clock.
 	Now func() time.Time
 }
@@ -98,6 +103,7 @@ type service struct {
 	Service
 	check *selfcheck.Checker
 	ops   map[string]*pb.Op
+	gate  *admission.Gate
 }
 
 // New builds the handler.
@@ -119,7 +125,10 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), services: map[string]*service{}}
 	for _, svc := range cfg.Services {
-		sv := &service{Service: svc, check: selfcheck.New(svc.Desc.GetTripwires()), ops: map[string]*pb.Op{}}
+		sv := &service{Service: svc, check: selfcheck.New(svc.Desc.GetTripwires()), ops: map[string]*pb.Op{}, gate: admission.New(cfg.Admission.ForBodyCap(svc.Desc.GetBodyBytes()))}
+		if sv.gate != nil {
+			cfg.Metrics.Admission(svc.Desc.GetService(), sv.gate.Working, sv.gate.Waiting)
+		}
 		for _, op := range svc.Desc.GetOps() {
 			sv.ops[op.GetName()] = op
 		}
@@ -210,6 +219,7 @@ const (
 	codeSpent       = "free_allowance_spent"
 	codeFreeDown    = "free_tier_unavailable"
 	codePaymentDown = "payment_unavailable"
+	codeBusy        = "service_busy"
 )
 
 var hostMessages = map[string]string{
@@ -223,6 +233,7 @@ var hostMessages = map[string]string{
 	codeSpent:       "the caller's free pre-checks for this UTC day are spent",
 	codeFreeDown:    "the free tier's store is unavailable; try again",
 	codePaymentDown: "the payment could not be completed; nothing was charged; try again",
+	codeBusy:        "the service is at capacity; nothing was charged; send it again after Retry-After",
 }
 
 // readBody reads at most limit+1 bytes of the body (one more than the cap,
@@ -305,6 +316,17 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 		s.hostRefusal(q, http.StatusRequestEntityTooLarge, codeBodyCap, map[string]any{"cap": limit})
 		return
 	}
+	// a place is taken once the body is here, before the plugin or the
+	// payment gate sees the request: a busy refusal charges nothing
+	leave, err := sv.gate.Enter(r.Context())
+	if err != nil {
+		if errors.Is(err, admission.ErrBusy) {
+			s.cfg.Logger.Debug("service at capacity", "service", sv.Desc.GetService(), "working", sv.gate.Working(), "waiting", sv.gate.Waiting())
+			s.hostRefusal(q, http.StatusServiceUnavailable, codeBusy, nil)
+		}
+		return // the caller went away while waiting
+	}
+	defer leave()
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.CallTimeout)
 	defer cancel()
 	start := &pb.Start{Route: pb.Start_PRECHECK, Body: body, NowUnixNano: q.start.UnixNano()}

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"syscall"
@@ -122,6 +123,10 @@ func serve(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	limits, err := cfg.AdmissionLimits(runtime.GOMAXPROCS(0))
+	if err != nil {
+		return err
+	}
 	keys, err := signing.Open(cfg.DataDir)
 	if err != nil {
 		return err
@@ -201,7 +206,8 @@ func serve(args []string, stderr io.Writer) error {
 		return errors.New("no family plugin configured: run `make build` (it writes bin/assay.hcl) or pass --config")
 	}
 	handler := server.New(server.Config{Services: services, Keys: keys, Payments: gate, FreeTier: free,
-		Ledger: writer, Metrics: met, Logger: log, CallTimeout: timeout})
+		Ledger: writer, Metrics: met, Logger: log, CallTimeout: timeout,
+		Admission: limits})
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
@@ -210,16 +216,18 @@ func serve(args []string, stderr io.Writer) error {
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       time.Minute,
-		WriteTimeout:      timeout + time.Minute,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
+		// a body's read (ReadTimeout), a wait for a place, the call
+		WriteTimeout: time.Minute + limits.Wait + timeout + 10*time.Second,
+		IdleTimeout:  2 * time.Minute,
+		ErrorLog:     log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
 	}
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	log.Info("listening", "url", "http://"+ln.Addr().String(), "data_dir", cfg.DataDir, "store", st.Dialect(), "payments", cfg.Payments)
+	log.Info("listening", "url", "http://"+ln.Addr().String(), "data_dir", cfg.DataDir, "store", st.Dialect(), "payments", cfg.Payments,
+		"working_per_service", limits.Working, "wait", limits.Wait)
 	for {
 		select {
 		case err := <-served:

@@ -80,3 +80,13 @@ func TestServeRefusesAnUnknownPaymentMode(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+func TestServeRefusesABadAdmissionBlock(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "assay.hcl")
+	_ = os.WriteFile(cfg, []byte("admission {\n  working = 0\n}\n"), 0o600)
+	var out bytes.Buffer
+	err := run([]string{"serve", "--config", cfg, "--data-dir", t.TempDir()}, &out, &out)
+	if err == nil || !strings.Contains(err.Error(), "admission.working") {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -81,7 +81,9 @@ func TestTwoHostProcessesShareOnePostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(t.TempDir(), "assay.hcl")
-	_ = os.WriteFile(cfg, []byte(fmt.Sprintf("plugin_dir = %q\nplugin \"stream-divergence\" {\n  path = %q\n  sha256 = %q\n}\n",
+	// every one of the burst below must reach the free tier: room to wait
+	_ = os.WriteFile(cfg, []byte(fmt.Sprintf("plugin_dir = %q\nplugin \"stream-divergence\" {\n  path = %q\n  sha256 = %q\n}\n"+
+		"admission {\n  waiting = 200\n  wait = \"60s\"\n}\n",
 		filepath.Dir(plugin), filepath.Base(plugin), sum)), 0o600)
 	pg := storetest.PostgresURL(t)
 	// both data dirs share one keyring so the test can check either's answers

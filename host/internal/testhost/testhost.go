@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/assay-audit/assay/host/admission"
 	"github.com/assay-audit/assay/host/freetier"
 	"github.com/assay-audit/assay/host/ledger"
 	"github.com/assay-audit/assay/host/metrics"
@@ -161,6 +162,8 @@ type Options struct {
 	// Gate builds the payment gate over the host's store; nil means
 	// payments off.
 	Gate func(tb testing.TB, st *store.Store) payment.Gate
+	// Admission bounds each service's concurrent work (zero: no bound).
+	Admission admission.Limits
 }
 
 // memory opens the store, free tier and ledger writer for a test host.
@@ -237,7 +240,7 @@ func Start(tb testing.TB, opts Options, pkgs ...string) *Host {
 		gate = opts.Gate(tb, h.Store)
 	}
 	h.Server = server.New(server.Config{Services: services, Keys: keys, Logger: log, CallTimeout: opts.CallTimeout,
-		FreeTier: free, Ledger: writer, Metrics: h.Metrics, Now: opts.Now, Payments: gate})
+		FreeTier: free, Ledger: writer, Metrics: h.Metrics, Now: opts.Now, Payments: gate, Admission: opts.Admission})
 	ts := httptest.NewServer(h.Server)
 	tb.Cleanup(ts.Close)
 	h.URL = ts.URL

@@ -1,0 +1,142 @@
+package admission
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// waitFor polls cond: the gate's counters change in other goroutines.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for i := 0; !cond(); i++ {
+		if i == 2000 {
+			t.Fatalf("never: %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestNilGateAdmitsEverything(t *testing.T) {
+	g := New(Limits{})
+	if g != nil {
+		t.Fatal("no working bound should give no gate")
+	}
+	for range 100 {
+		leave, err := g.Enter(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer leave()
+	}
+	if g.Working() != 0 || g.Waiting() != 0 || g.Limits() != (Limits{}) {
+		t.Error("a nil gate counts nothing")
+	}
+}
+
+// Places are taken up to Working, then requests wait up to Waiting, then
+// they are refused at once; a freed place goes to a waiter.
+func TestPlacesThenQueueThenBusy(t *testing.T) {
+	g := New(Limits{Working: 2, Waiting: 2, Wait: time.Minute})
+	ctx := context.Background()
+	a, err := g.Enter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := g.Enter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Working() != 2 || g.Waiting() != 0 {
+		t.Fatalf("working %d waiting %d", g.Working(), g.Waiting())
+	}
+	leaves := make(chan func(), 2)
+	for range 2 {
+		go func() {
+			leave, err := g.Enter(ctx)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			leaves <- leave
+		}()
+	}
+	waitFor(t, "two waiters", func() bool { return g.Waiting() == 2 })
+	if _, err := g.Enter(ctx); !errors.Is(err, ErrBusy) {
+		t.Fatalf("a request past places and queue: %v", err)
+	}
+	if g.Waiting() != 2 {
+		t.Fatalf("a refused request stayed counted: waiting %d", g.Waiting())
+	}
+	a()
+	first := <-leaves
+	a() // a second leave frees nothing
+	if g.Working() != 2 || g.Waiting() != 1 {
+		t.Fatalf("after one leave (twice): working %d waiting %d", g.Working(), g.Waiting())
+	}
+	b()
+	first()
+	(<-leaves)()
+	if g.Working() != 0 || g.Waiting() != 0 {
+		t.Errorf("all left: working %d waiting %d", g.Working(), g.Waiting())
+	}
+}
+
+// A wait ends with ErrBusy when the gate's Wait runs out, and with the
+// context's error when the caller goes away; either way the queue's place
+// is given back.
+func TestWaitEnds(t *testing.T) {
+	g := New(Limits{Working: 1, Waiting: 1, Wait: 20 * time.Millisecond})
+	hold, err := g.Enter(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold()
+	if _, err := g.Enter(context.Background()); !errors.Is(err, ErrBusy) {
+		t.Errorf("wait ran out: %v", err)
+	}
+	if g.Waiting() != 0 {
+		t.Errorf("waiting %d after the wait ran out", g.Waiting())
+	}
+	g.limits.Wait = time.Hour
+	ctx, cancel := context.WithCancel(context.Background())
+	got := make(chan error, 1)
+	go func() { _, err := g.Enter(ctx); got <- err }()
+	waitFor(t, "the request queued", func() bool { return g.Waiting() == 1 })
+	cancel()
+	if err := <-got; !errors.Is(err, context.Canceled) {
+		t.Errorf("caller gone: %v", err)
+	}
+	if g.Waiting() != 0 || g.Working() != 1 {
+		t.Errorf("after the caller left: working %d waiting %d", g.Working(), g.Waiting())
+	}
+}
+
+// Waiting 0 refuses at once whenever every place is taken.
+func TestNoQueue(t *testing.T) {
+	g := New(Limits{Working: 1, Wait: time.Hour})
+	hold, _ := g.Enter(context.Background())
+	if _, err := g.Enter(context.Background()); !errors.Is(err, ErrBusy) {
+		t.Errorf("no queue: %v", err)
+	}
+	hold()
+	leave, err := g.Enter(context.Background())
+	if err != nil {
+		t.Fatalf("a freed place: %v", err)
+	}
+	leave()
+}
+
+// The queue of a service of small bodies is longer: WaitingBytes of them.
+func TestWaitingForBodyCap(t *testing.T) {
+	l := Limits{Working: 2, Waiting: 8, WaitingBytes: 64 << 20}
+	for cap, want := range map[int64]int{5 << 20: 12, 256 << 10: 256, 64 << 20: 8, 1 << 30: 8, 0: 8} {
+		if got := l.ForBodyCap(cap).Waiting; got != want {
+			t.Errorf("cap %d: waiting %d, want %d", cap, got, want)
+		}
+	}
+	if got := (Limits{Working: 1, Waiting: 3}).ForBodyCap(1); got.Waiting != 3 {
+		t.Errorf("no WaitingBytes: waiting %d", got.Waiting)
+	}
+}

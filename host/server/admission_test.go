@@ -1,0 +1,181 @@
+package server_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/assay-audit/assay/host/admission"
+	"github.com/assay-audit/assay/host/internal/testhost"
+)
+
+// held is a request measuring in the test family until its caller gives
+// up: it keeps a working place for as long as a test needs.
+type held struct {
+	cancel context.CancelFunc
+	status chan int
+}
+
+func hold(t *testing.T, url string) held {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, "POST", url, strings.NewReader(`{"sleep_ms":60000}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := held{cancel: cancel, status: make(chan int, 1)}
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			h.status <- 0 // given up by the test
+			return
+		}
+		resp.Body.Close()
+		h.status <- resp.StatusCode
+	}()
+	return h
+}
+
+// until polls cond: the host's state changes in its own goroutines.
+func until(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for i := 0; !cond(); i++ {
+		if i == 1000 {
+			t.Fatalf("never: %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func gauge(t *testing.T, h *testhost.Host, name string) string {
+	t.Helper()
+	m := do(t, "GET", h.URL+"/test-family/metrics", nil, nil)
+	for _, line := range strings.Split(string(m.raw), "\n") {
+		if strings.HasPrefix(line, name+"{") {
+			return line[strings.LastIndexByte(line, ' ')+1:]
+		}
+	}
+	return "absent"
+}
+
+// With every working place taken and the queue full, a request is refused
+// at once with a signed 503 service_busy and Retry-After; a queued request
+// is measured when a place frees; the gauges follow.
+func TestBusyServiceRefusesPastItsQueue(t *testing.T) {
+	h := testhost.Start(t, testhost.Options{NoFreeTier: true, Admission: admission.Limits{Working: 1, Waiting: 1, Wait: time.Minute}}, testPkg)
+	url := h.URL + "/test-family/measure"
+	fam := h.Families["test-family"]
+	a := hold(t, url)
+	until(t, "the first request measuring", func() bool { return fam.Measuring() == 1 })
+	queued := make(chan reply, 1)
+	go func() { queued <- post(t, url, []byte(`{}`)) }()
+	until(t, "the second request waiting", func() bool { return gauge(t, h, "assay_requests_waiting") == "1" })
+	if w := gauge(t, h, "assay_requests_working"); w != "1" {
+		t.Errorf("working gauge %s, want 1", w)
+	}
+	c := newCanary(t)
+	r := do(t, "POST", url+"?q="+c.value, []byte(`{"pad":"`+c.value+`"}`), map[string]string{"X-Note": c.value})
+	if r.status != 503 || errorCode(r) != "service_busy" || r.header.Get("Retry-After") == "" {
+		t.Fatalf("past the queue: %d %s", r.status, r.raw)
+	}
+	verified(t, h, r)
+	c.find(t, "the busy answer", r.raw)
+	if p, _ := r.json["payment"].(map[string]any); p == nil || p["charged"] == true {
+		t.Errorf("busy answer's payment member: %v", r.json["payment"])
+	}
+	if fam.Measuring() != 1 {
+		t.Errorf("the refused request reached the plugin: %d measuring", fam.Measuring())
+	}
+	select {
+	case q := <-queued:
+		t.Fatalf("the queued request was answered while the place was held: %d", q.status)
+	default:
+	}
+	a.cancel()
+	if q := <-queued; q.status != 200 {
+		t.Fatalf("the queued request: %d %s", q.status, q.raw)
+	}
+	<-a.status
+	until(t, "the gauges back to 0", func() bool {
+		return gauge(t, h, "assay_requests_working") == "0" && gauge(t, h, "assay_requests_waiting") == "0"
+	})
+	m := do(t, "GET", h.URL+"/metrics", nil, nil)
+	if !strings.Contains(string(m.raw), `assay_refusals_total{code="service_busy",service="test-family"} 1`) {
+		t.Error("the busy refusal is not counted in /metrics")
+	}
+	c.find(t, "/metrics", m.raw)
+	c.find(t, "the host log", []byte(h.Log.String()))
+}
+
+// A queued request whose wait runs out is refused busy; a pre-check waits
+// for the same places as a paid call.
+func TestQueuedRequestsWaitRunsOut(t *testing.T) {
+	h := testhost.Start(t, testhost.Options{NoFreeTier: true, Admission: admission.Limits{Working: 1, Waiting: 4, Wait: 100 * time.Millisecond}}, testPkg)
+	fam := h.Families["test-family"]
+	a := hold(t, h.URL+"/test-family/measure")
+	defer a.cancel()
+	until(t, "the first request measuring", func() bool { return fam.Measuring() == 1 })
+	for _, path := range []string{"/test-family/measure", "/test-family/precheck"} {
+		if r := post(t, h.URL+path, []byte(`{}`)); r.status != 503 || errorCode(r) != "service_busy" {
+			t.Errorf("%s while the place is held: %d %s", path, r.status, r.raw)
+		}
+	}
+	if g := gauge(t, h, "assay_requests_waiting"); g != "0" {
+		t.Errorf("waiting gauge after the waits ran out: %s", g)
+	}
+	a.cancel()
+	<-a.status
+	until(t, "the place freed", func() bool { return gauge(t, h, "assay_requests_working") == "0" })
+	if r := post(t, h.URL+"/test-family/precheck", []byte(`{}`)); r.status != 200 {
+		t.Errorf("after the place freed: %d %s", r.status, r.raw)
+	}
+}
+
+// A paid request refused busy never reaches the payment gate: the payment
+// it carried is not settled and still buys a report afterwards.
+func TestBusyRefusalLeavesThePaymentUntouched(t *testing.T) {
+	h := startPaidWith(t, testhost.Options{Admission: admission.Limits{Working: 1, Waiting: 0, Wait: time.Minute}}, testPkg)
+	url := h.URL + "/test-family/measure"
+	payer, _ := newPayer(t)
+	fresh := &recorder{next: failAfterRequired{}}
+	payer.Client = &http.Client{Transport: fresh}
+	_, _ = payer.Call(context.Background(), url, []byte(`{}`))
+	if fresh.sig == "" {
+		t.Fatal("no payment captured")
+	}
+	// another caller's paid request measures until it gives up
+	fam := h.Families["test-family"]
+	other, _ := newPayer(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	gone := make(chan struct{})
+	go func() {
+		defer close(gone)
+		_, _ = other.Call(ctx, url, []byte(`{"sleep_ms":60000}`))
+	}()
+	until(t, "the other paid request measuring", func() bool { return fam.Measuring() == 1 })
+	r := do(t, "POST", url, []byte(`{}`), map[string]string{"PAYMENT-SIGNATURE": fresh.sig})
+	p, _ := r.json["payment"].(map[string]any)
+	if r.status != 503 || errorCode(r) != "service_busy" || p["charged"] != false {
+		t.Fatalf("a paid request while busy: %d %s", r.status, r.raw)
+	}
+	if r.header.Get("PAYMENT-RESPONSE") != "" || r.header.Get("ASSAY-DELIVERY-MARKER") != "" {
+		t.Error("a busy refusal carries payment headers")
+	}
+	cancel()
+	<-gone
+	until(t, "the place freed", func() bool { return gauge(t, h.Host, "assay_requests_working") == "0" })
+	var settled int
+	_ = h.Store.DB().QueryRow(`SELECT COUNT(*) FROM settled_tx`).Scan(&settled)
+	if settled != 0 {
+		t.Fatalf("%d settlements after a busy refusal", settled)
+	}
+	if ok := do(t, "POST", url, []byte(`{}`), map[string]string{"PAYMENT-SIGNATURE": fresh.sig}); ok.status != 200 {
+		t.Fatalf("the untouched payment afterwards: %d %s", ok.status, ok.raw)
+	}
+	if fam.Measuring() != 0 {
+		t.Errorf("%d measuring at the end", fam.Measuring())
+	}
+}
