@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -96,6 +97,27 @@ func TestWriteStringByRuns(t *testing.T) {
 		writeString(&b, s.String())
 		if got, want := b.String(), byRune(s.String()); got != want {
 			t.Fatalf("%q: %s, want %s", s.String(), got, want)
+		}
+	}
+}
+
+// BenchmarkDecodeJSON decodes a 200 KB report-like document (the host
+// canonicalizes every family answer that is not already canonical).
+func BenchmarkDecodeJSON(b *testing.B) {
+	var doc bytes.Buffer
+	doc.WriteString(`{"factors":[`)
+	for i := 0; doc.Len() < 200<<10; i++ {
+		if i > 0 {
+			doc.WriteByte(',')
+		}
+		doc.WriteString(`{"id":"F-` + strconv.Itoa(i) + `","rows":[{"class":"P-USER","count":12,"share":"est:~1.25%"},{"class":"P-TOOL","count":3,"note":"caf\u00e9"}],"ok":true,"none":null}`)
+	}
+	doc.WriteString(`]}`)
+	b.SetBytes(int64(doc.Len()))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := DecodeJSON(doc.Bytes()); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

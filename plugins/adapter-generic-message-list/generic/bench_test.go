@@ -1,0 +1,45 @@
+package generic
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/assay-audit/assay/plugins/context-audit/compositiontest"
+	"github.com/assay-audit/assay/sdk"
+	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
+)
+
+// BenchmarkAdaptMaxRecord adapts the record of a max-size context audit
+// in this format (5 MiB, 10,000 blocks), as the adapter plugin does.
+func BenchmarkAdaptMaxRecord(b *testing.B) {
+	body := compositiontest.MaxRecordOf(b, "generic-message-list")
+	members, _ := sdk.TopLevel(body)
+	var rec []byte
+	for _, m := range members {
+		if m.Name == "record" {
+			rec = body[m.Start:m.End]
+		}
+	}
+	b.SetBytes(int64(len(rec)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if r := (Adapter{}).Adapt(context.Background(), &pb.AdaptRequest{FormatId: "generic-message-list", Record: rec}); r.GetRecord() == nil {
+			b.Fatal("refused")
+		}
+	}
+}
+
+// BenchmarkAdaptUnusedMembers: a 5 MiB record whose messages carry an
+// unread member, an array of empty objects (1.7 million in all).
+func BenchmarkAdaptUnusedMembers(b *testing.B) {
+	msg := `{"role":"user","text":"hi","x":[{}` + strings.Repeat(",{}", 17_000) + `]}`
+	rec := []byte(`{"messages":[` + msg + strings.Repeat(","+msg, 99) + `]}`)
+	b.SetBytes(int64(len(rec)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if r := (Adapter{}).Adapt(context.Background(), &pb.AdaptRequest{FormatId: "generic-message-list", Record: rec}); r.GetRecord() == nil {
+			b.Fatal("refused")
+		}
+	}
+}
