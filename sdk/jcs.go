@@ -24,32 +24,33 @@ import (
 // encoding/json decodes it) from one validating scan and one walk over
 // the located values (tested against encoding/json by fuzzing).
 func DecodeJSON(raw []byte) (any, error) {
-	n, err := ParseNodes(raw)
+	d, err := Locate(raw)
 	if err != nil {
 		return nil, fmt.Errorf("decode: %w", err)
 	}
-	return treeOf(raw, n), nil
+	return treeOf(d.Root()), nil
 }
 
-func treeOf(doc []byte, n Node) any {
+func treeOf(n Value) any {
 	switch n.Kind {
 	case '{':
-		m := make(map[string]any, len(n.Members))
-		for _, mm := range n.Members {
-			m[mm.Name] = treeOf(doc, mm.Node)
+		m := make(map[string]any, n.Len())
+		for k, v := range n.Members() {
+			name, _ := k.String()
+			m[name] = treeOf(v)
 		}
 		return m
 	case '[':
-		a := make([]any, len(n.Elems))
-		for i, e := range n.Elems {
-			a[i] = treeOf(doc, e)
+		a := make([]any, 0, n.Len())
+		for e := range n.Elems() {
+			a = append(a, treeOf(e))
 		}
 		return a
 	case '"':
-		s, _ := n.String(doc)
+		s, _ := n.String()
 		return s
 	case '0':
-		return json.Number(doc[n.Start:n.End])
+		return json.Number(n.Raw())
 	case 't':
 		return true
 	case 'f':

@@ -12,19 +12,22 @@ const maxDepth = 10000
 // are nearly all of a large record, are scanned eight bytes at a time.
 // Fuzzed against json.Valid.
 func ValidJSON(b []byte) bool {
-	i, ok := validValue(b, skipSpace(b, 0), 0)
+	i, ok := validValue(b, skipSpace(b, 0), 0, nil)
 	return ok && skipSpace(b, i) == len(b)
 }
 
-func validValue(b []byte, i, depth int) (int, bool) {
+// validValue checks the value at b[i] and returns the index after it.
+// With tape set it also appends the value's strings and containers to it
+// (Locate); ValidJSON passes nil and records nothing.
+func validValue(b []byte, i, depth int, tape *[]located) (int, bool) {
 	if i >= len(b) {
 		return i, false
 	}
 	switch c := b[i]; {
 	case c == '"':
-		return validString(b, i)
+		return validStringOn(b, i, tape)
 	case c == '{' || c == '[':
-		return validContainer(b, i, depth, c == '{')
+		return validContainer(b, i, depth, c == '{', tape)
 	case c == 't':
 		return literal(b, i, "true")
 	case c == 'f':
@@ -39,9 +42,14 @@ func validValue(b []byte, i, depth int) (int, bool) {
 
 // validContainer checks the object or array at b[i] and returns the index
 // after it.
-func validContainer(b []byte, i, depth int, object bool) (int, bool) {
+func validContainer(b []byte, i, depth int, object bool, tape *[]located) (int, bool) {
 	if depth+1 > maxDepth {
 		return i, false
+	}
+	at := -1
+	if tape != nil {
+		at = len(*tape)
+		*tape = append(*tape, located{start: uint32(i)})
 	}
 	closer := byte(']')
 	if object {
@@ -49,7 +57,7 @@ func validContainer(b []byte, i, depth int, object bool) (int, bool) {
 	}
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == closer {
-		return i + 1, true
+		return closeContainer(tape, at, i+1), true
 	}
 	for {
 		var ok bool
@@ -57,7 +65,7 @@ func validContainer(b []byte, i, depth int, object bool) (int, bool) {
 			if i >= len(b) || b[i] != '"' {
 				return i, false
 			}
-			if i, ok = validString(b, i); !ok {
+			if i, ok = validStringOn(b, i, tape); !ok {
 				return i, false
 			}
 			if i = skipSpace(b, i); i >= len(b) || b[i] != ':' {
@@ -65,7 +73,7 @@ func validContainer(b []byte, i, depth int, object bool) (int, bool) {
 			}
 			i = skipSpace(b, i+1)
 		}
-		if i, ok = validValue(b, i, depth+1); !ok {
+		if i, ok = validValue(b, i, depth+1, tape); !ok {
 			return i, false
 		}
 		if i = skipSpace(b, i); i >= len(b) {
@@ -75,11 +83,29 @@ func validContainer(b []byte, i, depth int, object bool) (int, bool) {
 		case ',':
 			i = skipSpace(b, i+1)
 		case closer:
-			return i + 1, true
+			return closeContainer(tape, at, i+1), true
 		default:
 			return i, false
 		}
 	}
+}
+
+// closeContainer completes the tape entry at (if recording) of a
+// container that ends before end, and returns end.
+func closeContainer(tape *[]located, at, end int) int {
+	if tape != nil {
+		(*tape)[at].end, (*tape)[at].after = uint32(end), uint32(len(*tape))
+	}
+	return end
+}
+
+// validStringOn is validString, recording the string when tape is set.
+func validStringOn(b []byte, i int, tape *[]located) (int, bool) {
+	end, ok := validString(b, i)
+	if ok && tape != nil {
+		*tape = append(*tape, located{start: uint32(i), end: uint32(end), after: uint32(len(*tape) + 1)})
+	}
+	return end, ok
 }
 
 func literal(b []byte, i int, word string) (int, bool) {

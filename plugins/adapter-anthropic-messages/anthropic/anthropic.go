@@ -29,30 +29,29 @@ func refuse() *pb.AdaptResponse {
 }
 
 // Adapt turns a record into a SessionRecord. The record is located once
-// (sdk.ParseNodes: one scan, nothing copied) and walked; a text that needs
+// (sdk.Locate: one scan, nothing copied) and walked; a text that needs
 // no decoding goes back as a span of the record, so the texts do not cross
 // the process boundary a second time, and a tool input's canonical text is
 // written from that input alone.
 func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse {
-	doc := req.GetRecord()
-	top, err := sdk.ParseNodes(doc)
+	doc, err := sdk.Locate(req.GetRecord())
 	if err != nil {
 		return refuse()
 	}
-	a := adaptation{doc: doc}
-	var msgs []sdk.Node
+	top := doc.Root()
+	var msgs sdk.Value
 	rec := &pb.SessionRecord{Level: "L0"}
 	switch top.Kind {
 	case '[':
-		msgs = top.Elems
+		msgs = top
 	case '{':
 		m, ok := top.Get("messages")
 		if !ok || m.Kind != '[' {
 			return refuse()
 		}
-		msgs = m.Elems
+		msgs = m
 		if sys, ok := top.Get("system"); ok && sys.Kind != 'n' {
-			blocks, ok := a.content(sys)
+			blocks, ok := content(sys)
 			if !ok {
 				return refuse()
 			}
@@ -61,17 +60,17 @@ func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse 
 	default:
 		return refuse()
 	}
-	rec.Messages = slices.Grow(rec.Messages, len(msgs))
-	for _, m := range msgs {
+	rec.Messages = slices.Grow(rec.Messages, msgs.Len())
+	for m := range msgs.Elems() {
 		if m.Kind != '{' {
 			return refuse()
 		}
 		role := ""
 		if r, ok := m.Get("role"); ok {
-			role, _ = r.String(doc)
+			role, _ = r.String()
 		}
 		c, _ := m.Get("content")
-		blocks, ok := a.content(c)
+		blocks, ok := content(c)
 		if !ok {
 			return refuse()
 		}
@@ -80,18 +79,16 @@ func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse 
 	return &pb.AdaptResponse{Result: &pb.AdaptResponse_Record{Record: rec}}
 }
 
-type adaptation struct{ doc []byte }
-
 // content adapts a content member: a string is one text block; an array is
 // one or more blocks per element; anything else (absent included) does
 // not parse as the format.
-func (a adaptation) content(n sdk.Node) ([]*pb.Block, bool) {
+func content(n sdk.Value) ([]*pb.Block, bool) {
 	switch n.Kind {
 	case '"':
-		return []*pb.Block{a.text("text", n)}, true
+		return []*pb.Block{text("text", n)}, true
 	case '[':
 		var out []*pb.Block
-		ok := a.appendArray(&out, n, "")
+		ok := appendArray(&out, n, "")
 		return out, ok
 	}
 	return nil, false
@@ -102,54 +99,54 @@ func (a adaptation) content(n sdk.Node) ([]*pb.Block, bool) {
 // kind); an element that is not an object fails the array. One slice
 // grows through every level of nesting, so a tool_result nested thousands
 // deep costs its blocks once, not once per level.
-func (a adaptation) appendArray(out *[]*pb.Block, n sdk.Node, kind string) bool {
-	for _, p := range n.Elems {
+func appendArray(out *[]*pb.Block, n sdk.Value, kind string) bool {
+	for p := range n.Elems() {
 		if p.Kind != '{' {
 			return false
 		}
-		a.appendBlocks(out, p, kind)
+		appendBlocks(out, p, kind)
 	}
 	return true
 }
 
-func (a adaptation) str(p sdk.Node, name string) (string, bool) {
+func str(p sdk.Value, name string) (string, bool) {
 	n, ok := p.Get(name)
 	if !ok {
 		return "", false
 	}
-	return n.String(a.doc)
+	return n.String()
 }
 
 // textOf is a member as a text block when it is a string; ok is false
 // otherwise.
-func (a adaptation) textOf(kind string, p sdk.Node, name string) (*pb.Block, bool) {
+func textOf(kind string, p sdk.Value, name string) (*pb.Block, bool) {
 	n, ok := p.Get(name)
 	if !ok || n.Kind != '"' {
 		return nil, false
 	}
-	return a.text(kind, n), true
+	return text(kind, n), true
 }
 
 // appendBlocks appends one block object's blocks: one, or a tool_result's
 // inner blocks (none readable: one non-serialisable block in their place).
-func (a adaptation) appendBlocks(out *[]*pb.Block, p sdk.Node, kind string) {
-	typ, _ := a.str(p, "type")
+func appendBlocks(out *[]*pb.Block, p sdk.Value, kind string) {
+	typ, _ := str(p, "type")
 	if typ == "tool_result" {
 		if kind == "" {
 			kind = typ
 		}
 		c, _ := p.Get("content")
 		if c.Kind == '"' {
-			*out = append(*out, a.text(kind, c))
+			*out = append(*out, text(kind, c))
 			return
 		}
 		before := len(*out)
-		if c.Kind != '[' || !a.appendArray(out, c, kind) || len(*out) == before {
+		if c.Kind != '[' || !appendArray(out, c, kind) || len(*out) == before {
 			*out = append((*out)[:before], nonSerialisable(kind))
 		}
 		return
 	}
-	b := a.blockOf(typ, p)
+	b := blockOf(typ, p)
 	if kind != "" {
 		b.KindRaw = kind
 	}
@@ -157,20 +154,20 @@ func (a adaptation) appendBlocks(out *[]*pb.Block, p sdk.Node, kind string) {
 }
 
 // blockOf is the one block of a block object other than a tool_result.
-func (a adaptation) blockOf(typ string, p sdk.Node) *pb.Block {
+func blockOf(typ string, p sdk.Value) *pb.Block {
 	switch typ {
 	case "text":
-		if b, ok := a.textOf(typ, p, "text"); ok {
+		if b, ok := textOf(typ, p, "text"); ok {
 			return b
 		}
 		return plain(typ, "")
 	case "tool_use", "server_tool_use":
-		name, _ := a.str(p, "name")
-		b := a.canonical(typ, p, "input")
+		name, _ := str(p, "name")
+		b := canonical(typ, p, "input")
 		b.Name, b.HasArgs = name, true
 		return b
 	case "thinking":
-		if b, ok := a.textOf(typ, p, "thinking"); ok {
+		if b, ok := textOf(typ, p, "thinking"); ok {
 			return b
 		}
 		return plain(typ, "")
@@ -178,20 +175,20 @@ func (a adaptation) blockOf(typ string, p sdk.Node) *pb.Block {
 		return nonSerialisable(typ)
 	case "document":
 		src, _ := p.Get("source")
-		if st, _ := a.str(src, "type"); src.Kind == '{' && st == "text" {
-			if b, ok := a.textOf(typ, src, "data"); ok {
+		if st, _ := str(src, "type"); src.Kind == '{' && st == "text" {
+			if b, ok := textOf(typ, src, "data"); ok {
 				return b
 			}
 			return plain(typ, "")
 		}
 		return nonSerialisable(typ)
 	case "search_result":
-		return a.canonical(typ, p, "content")
+		return canonical(typ, p, "content")
 	}
 	if len(typ) > len("_tool_result") && typ[len(typ)-len("_tool_result"):] == "_tool_result" {
-		return a.canonical(typ, p, "content")
+		return canonical(typ, p, "content")
 	}
-	if b, ok := a.textOf(typ, p, "text"); ok {
+	if b, ok := textOf(typ, p, "text"); ok {
 		return b
 	}
 	return nonSerialisable(typ)
@@ -199,11 +196,11 @@ func (a adaptation) blockOf(typ string, p sdk.Node) *pb.Block {
 
 // text is a string node as a block: a span of the record when its
 // contents need no decoding, else the decoded text.
-func (a adaptation) text(kind string, n sdk.Node) *pb.Block {
-	if span, ok := n.TextSpan(a.doc); ok {
+func text(kind string, n sdk.Value) *pb.Block {
+	if span, ok := n.TextSpan(); ok {
 		return &pb.Block{KindRaw: kind, TextSpan: span}
 	}
-	s, _ := n.String(a.doc)
+	s, _ := n.String()
 	return plain(kind, s)
 }
 
@@ -218,15 +215,15 @@ func nonSerialisable(kind string) *pb.Block {
 // canonical is a member's RFC 8785 serialization (the same bytes in every
 // implementation); a missing member is non-serialisable. A member already
 // written in that form is answered as a span of the record.
-func (a adaptation) canonical(kind string, p sdk.Node, member string) *pb.Block {
+func canonical(kind string, p sdk.Value, member string) *pb.Block {
 	n, ok := p.Get(member)
 	if !ok {
 		return nonSerialisable(kind)
 	}
-	if sdk.IsCanonicalJSON(n.Raw(a.doc)) { // canonical JSON is valid UTF-8
+	if sdk.IsCanonicalJSON(n.Raw()) { // canonical JSON is valid UTF-8
 		return &pb.Block{KindRaw: kind, TextSpan: &pb.Span{Offset: uint64(n.Start), Length: uint64(n.End - n.Start)}}
 	}
-	c, err := sdk.Canonicalize(n.Raw(a.doc))
+	c, err := sdk.Canonicalize(n.Raw())
 	if err != nil {
 		return nonSerialisable(kind)
 	}

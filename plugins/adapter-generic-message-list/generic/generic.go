@@ -31,17 +31,20 @@ func refuse() *pb.AdaptResponse {
 type entry struct {
 	Role, Kind, Name, Source *string
 	HasArgs                  *bool
-	Text                     *sdk.Node // nil when missing
+	Text                     *sdk.Value // nil when missing
 	StatedTokens             json.RawMessage
 }
 
 // Adapt turns a record into a SessionRecord. Member names are matched
 // exactly (JSON is case-sensitive; the published envelope names them), and
-// the record is located once (sdk.ParseNodes): texts go back as spans.
+// the record is located once (sdk.Locate): texts go back as spans.
 func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse {
-	doc := req.GetRecord()
-	top, err := sdk.ParseNodes(doc)
-	if err != nil || top.Kind != '{' {
+	doc, err := sdk.Locate(req.GetRecord())
+	if err != nil {
+		return refuse()
+	}
+	top := doc.Root()
+	if top.Kind != '{' {
 		return refuse()
 	}
 	msgs, ok := top.Get("messages")
@@ -51,7 +54,7 @@ func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse 
 	out := &pb.SessionRecord{}
 	var statedTotal json.RawMessage
 	if st, ok := top.Get("stated_total"); ok {
-		statedTotal = st.Raw(doc)
+		statedTotal = st.Raw()
 	}
 	if n, present, ok := statedInt(statedTotal); !ok {
 		return refuse()
@@ -63,15 +66,15 @@ func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse 
 		if ts.Kind != '[' {
 			return refuse()
 		}
-		if len(ts.Elems) > 0 {
+		if ts.Len() > 0 {
 			l2 = true
 			schema := &pb.Message{Schema: true}
-			for _, n := range ts.Elems {
-				e, ok := entryOf(doc, n)
+			for n := range ts.Elems() {
+				e, ok := entryOf(n)
 				if !ok {
 					return refuse()
 				}
-				b, ok := block(doc, e)
+				b, ok := block(e)
 				if !ok {
 					return refuse()
 				}
@@ -81,13 +84,13 @@ func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse 
 			out.Messages = append(out.Messages, schema)
 		}
 	}
-	out.Messages = slices.Grow(out.Messages, len(msgs.Elems))
-	for _, n := range msgs.Elems {
-		e, ok := entryOf(doc, n)
+	out.Messages = slices.Grow(out.Messages, msgs.Len())
+	for n := range msgs.Elems() {
+		e, ok := entryOf(n)
 		if !ok || e.Text == nil {
 			return refuse()
 		}
-		b, ok := block(doc, e)
+		b, ok := block(e)
 		if !ok {
 			return refuse()
 		}
@@ -116,51 +119,62 @@ func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse 
 
 // entryOf reads a message (or schema) object: a string member that is
 // neither a string nor null, or a has_args that is neither a boolean nor
-// null, does not parse as the format; null is absence.
-func entryOf(doc []byte, n sdk.Node) (entry, bool) {
+// null, does not parse as the format; null is absence. The members are
+// read in one pass; of duplicates the last counts (encoding/json's rule),
+// and only it is checked.
+func entryOf(n sdk.Value) (entry, bool) {
 	var e entry
 	if n.Kind != '{' {
 		return e, false
 	}
-	text := func(name string) (*string, bool) {
-		v, ok := n.Get(name)
-		if !ok || v.Kind == 'n' {
-			return nil, true
+	const (
+		role = iota
+		kind
+		name
+		source
+		hasArgs
+		text
+		statedTokens
+		fields
+	)
+	names := [fields]string{"role", "kind", "name", "source", "has_args", "text", "stated_tokens"}
+	var found [fields]sdk.Value // kind 0: absent
+	for k, v := range n.Members() {
+		for i, want := range names {
+			if k.Is(want) {
+				found[i] = v
+				break
+			}
 		}
-		s, ok := v.String(doc)
-		if !ok {
-			return nil, false
-		}
-		return &s, true
 	}
-	var ok bool
-	for _, f := range []struct {
-		name string
-		dst  **string
-	}{{"role", &e.Role}, {"kind", &e.Kind}, {"name", &e.Name}, {"source", &e.Source}} {
-		if *f.dst, ok = text(f.name); !ok {
-			return e, false
+	for i, dst := range [...]**string{role: &e.Role, kind: &e.Kind, name: &e.Name, source: &e.Source} {
+		if v := found[i]; v.Kind != 0 && v.Kind != 'n' {
+			s, ok := v.String()
+			if !ok {
+				return e, false
+			}
+			*dst = &s
 		}
 	}
-	if v, present := n.Get("has_args"); present && v.Kind != 'n' {
+	if v := found[hasArgs]; v.Kind != 0 && v.Kind != 'n' {
 		if v.Kind != 't' && v.Kind != 'f' {
 			return e, false
 		}
 		b := v.Kind == 't'
 		e.HasArgs = &b
 	}
-	if v, present := n.Get("text"); present {
+	if v := found[text]; v.Kind != 0 {
 		e.Text = &v
 	}
-	if v, present := n.Get("stated_tokens"); present {
-		e.StatedTokens = v.Raw(doc)
+	if v := found[statedTokens]; v.Kind != 0 {
+		e.StatedTokens = v.Raw()
 	}
 	return e, true
 }
 
 // block builds one block; ok is false for a text that is neither a string
 // nor null, or a stated count that is not a whole number.
-func block(doc []byte, e entry) (*pb.Block, bool) {
+func block(e entry) (*pb.Block, bool) {
 	b := &pb.Block{}
 	if e.Kind != nil {
 		b.KindRaw = *e.Kind
@@ -178,11 +192,11 @@ func block(doc []byte, e entry) (*pb.Block, bool) {
 	case e.Text == nil || e.Text.Kind == 'n':
 		b.Content = &pb.Block_NonSerialisable{NonSerialisable: true}
 	case e.Text.Kind == '"':
-		if span, ok := e.Text.TextSpan(doc); ok {
+		if span, ok := e.Text.TextSpan(); ok {
 			b.TextSpan = span
 			break
 		}
-		s, ok := e.Text.String(doc)
+		s, ok := e.Text.String()
 		if !ok {
 			return nil, false
 		}

@@ -1,0 +1,199 @@
+package sdk
+
+import (
+	"bytes"
+	"errors"
+	"iter"
+	"math"
+	"unicode/utf8"
+
+	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
+)
+
+// ErrNotJSON is a document that is not one valid JSON value.
+var ErrNotJSON = errors.New("not a JSON document")
+
+// Doc is a JSON document located for walking: adapters read a record as
+// Values, and a string's text can go back to the family as a span
+// (pb.Block.text_span) instead of bytes.
+//
+// Locating records only the document's strings and containers, 12 bytes
+// each, in one flat array filled by the validating scan; numbers and
+// literals are read where they stand, and nothing is decoded until it is
+// asked for. So a value no one reads costs no more than its scan: an
+// array of millions of numbers costs nothing, one of millions of empty
+// objects 12 bytes each (a tree of nodes cost 72 bytes for every value,
+// and 0.5 GB for a 5 MiB array of zeros). A container's entry says where
+// its subtree's entries end, so walking past a value is one step however
+// large it is.
+type Doc struct {
+	src  []byte
+	tape []located
+}
+
+// located is a string or container of a Doc: its bytes, and for a
+// container the tape index after its subtree (a string's is its own
+// index plus one).
+type located struct{ start, end, after uint32 }
+
+// Locate validates doc (as ValidJSON) and locates its strings and
+// containers. doc must not change while the Doc is used.
+func Locate(doc []byte) (*Doc, error) {
+	if len(doc) >= math.MaxUint32 {
+		return nil, ErrNotJSON
+	}
+	d := &Doc{src: doc}
+	i, ok := validValue(doc, skipSpace(doc, 0), 0, &d.tape)
+	if !ok || skipSpace(doc, i) != len(doc) {
+		return nil, ErrNotJSON
+	}
+	return d, nil
+}
+
+// Root is the document's value.
+func (d *Doc) Root() Value { return d.valueAt(skipSpace(d.src, 0), 0) }
+
+// valueAt is the value starting at src[i], whose tape entry (if it has
+// one) is at t.
+func (d *Doc) valueAt(i int, t uint32) Value {
+	v := Value{Kind: d.src[i], Start: i, d: d, t: t}
+	switch v.Kind {
+	case '"', '{', '[':
+		v.End = int(d.tape[t].end)
+	default:
+		if v.Kind == '-' || v.Kind >= '0' && v.Kind <= '9' {
+			v.Kind = '0'
+		}
+		v.End = valueEnd(d.src, i)
+	}
+	return v
+}
+
+// Value is one value of a located document: its kind (the first byte:
+// '{', '[', '"', 'n', 't', 'f', or '0' for a number) and its byte span.
+// The zero Value is no value (kind 0): an absent member.
+type Value struct {
+	Kind       byte
+	Start, End int
+	d          *Doc
+	t          uint32 // tape index of this value, or of the next entry
+}
+
+// next is the tape index after v's subtree.
+func (v Value) next() uint32 {
+	switch v.Kind {
+	case '"', '{', '[':
+		return v.d.tape[v.t].after
+	}
+	return v.t
+}
+
+// children yields a container's children in order: for an object each
+// member's name (a string Value) and value, for an array each element
+// (with a zero name).
+func (v Value) children(yield func(name, value Value) bool) {
+	if v.Kind != '{' && v.Kind != '[' {
+		return
+	}
+	src, object := v.d.src, v.Kind == '{'
+	i, t := skipSpace(src, v.Start+1), v.t+1
+	for i < v.End-1 {
+		var name Value
+		if object {
+			name = v.d.valueAt(i, t)
+			t = name.next()
+			i = skipSpace(src, skipSpace(src, name.End)+1) // past the colon
+		}
+		value := v.d.valueAt(i, t)
+		if !yield(name, value) {
+			return
+		}
+		t = value.next()
+		if i = skipSpace(src, value.End); src[i] == ',' {
+			i = skipSpace(src, i+1)
+		}
+	}
+}
+
+// Elems yields an array's elements in order (nothing for any other kind).
+func (v Value) Elems() iter.Seq[Value] {
+	return func(yield func(Value) bool) {
+		if v.Kind != '[' {
+			return
+		}
+		v.children(func(_, e Value) bool { return yield(e) })
+	}
+}
+
+// Members yields an object's members in order, duplicates included: each
+// name (a string Value: Is compares it, String decodes it) and value.
+func (v Value) Members() iter.Seq2[Value, Value] {
+	return func(yield func(Value, Value) bool) {
+		if v.Kind != '{' {
+			return
+		}
+		v.children(yield)
+	}
+}
+
+// Len is how many elements or members a container has (0 for any other
+// kind).
+func (v Value) Len() int {
+	n := 0
+	v.children(func(_, _ Value) bool { n++; return true })
+	return n
+}
+
+// Get is an object's member (the last of duplicates, as encoding/json).
+func (v Value) Get(name string) (Value, bool) {
+	var found Value
+	ok := false
+	for k, m := range v.Members() {
+		if k.Is(name) {
+			found, ok = m, true
+		}
+	}
+	return found, ok
+}
+
+// Is reports whether v is a string whose text is s.
+func (v Value) Is(s string) bool {
+	if v.Kind != '"' {
+		return false
+	}
+	inner := v.d.src[v.Start+1 : v.End-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return string(inner) == s
+	}
+	t, ok := StringOf(v.d.src[v.Start:v.End])
+	return ok && t == s
+}
+
+// Raw is the value's bytes.
+func (v Value) Raw() []byte {
+	if v.d == nil {
+		return nil
+	}
+	return v.d.src[v.Start:v.End]
+}
+
+// String decodes a string value; ok is false for any other kind.
+func (v Value) String() (string, bool) {
+	if v.Kind != '"' {
+		return "", false
+	}
+	return StringOf(v.d.src[v.Start:v.End])
+}
+
+// TextSpan is a string value's contents as a span of the document when
+// they need no decoding (no escape, valid UTF-8); ok is false otherwise.
+func (v Value) TextSpan() (*pb.Span, bool) {
+	if v.Kind != '"' {
+		return nil, false
+	}
+	inner := v.d.src[v.Start+1 : v.End-1]
+	if bytes.IndexByte(inner, '\\') >= 0 || !utf8.Valid(inner) {
+		return nil, false
+	}
+	return &pb.Span{Offset: uint64(v.Start + 1), Length: uint64(len(inner))}, true
+}

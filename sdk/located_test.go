@@ -1,0 +1,175 @@
+package sdk
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"unsafe"
+
+	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
+)
+
+func TestLocateValues(t *testing.T) {
+	doc := []byte(` {"a": [1, "x\"y", {"b": null}], "s": "plain é", "a": true, "e\u0073c": -2.5e3} `)
+	d, err := Locate(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := d.Root()
+	if root.Kind != '{' || root.Len() != 4 || string(root.Raw()) != string(doc[1:len(doc)-1]) {
+		t.Fatalf("root %c, %d members", root.Kind, root.Len())
+	}
+	if a, _ := root.Get("a"); a.Kind != 't' { // the last duplicate wins
+		t.Errorf("a: %c", a.Kind)
+	}
+	if esc, ok := root.Get("esc"); !ok || esc.Kind != '0' || string(esc.Raw()) != "-2.5e3" {
+		t.Errorf("escaped member name: %v %q", ok, esc.Raw())
+	}
+	var names []string
+	var first Value
+	for k, v := range root.Members() {
+		n, _ := k.String()
+		names = append(names, n)
+		if first.Kind == 0 {
+			first = v
+		}
+	}
+	if strings.Join(names, ",") != "a,s,a,esc" {
+		t.Errorf("members %v", names)
+	}
+	var elems []Value
+	for e := range first.Elems() {
+		elems = append(elems, e)
+	}
+	if first.Kind != '[' || len(elems) != 3 || elems[0].Kind != '0' || string(elems[1].Raw()) != `"x\"y"` || elems[2].Kind != '{' {
+		t.Fatalf("array %c %d", first.Kind, len(elems))
+	}
+	if s, ok := elems[1].String(); !ok || s != `x"y` {
+		t.Errorf("decoded %q", s)
+	}
+	if b, ok := elems[2].Get("b"); !ok || b.Kind != 'n' {
+		t.Errorf("nested null: %v %c", ok, b.Kind)
+	}
+	if _, ok := elems[1].TextSpan(); ok {
+		t.Error("an escaped string has no text span")
+	}
+	s, _ := root.Get("s")
+	span, ok := s.TextSpan()
+	if !ok || string(doc[span.GetOffset():span.GetOffset()+span.GetLength()]) != "plain é" {
+		t.Errorf("span %v", span)
+	}
+	// no value: every reader answers nothing
+	var none Value
+	if _, ok := none.Get("a"); ok || none.Len() != 0 || none.Raw() != nil || none.Is("") {
+		t.Error("the zero value answered")
+	}
+	if _, ok := s.Get("a"); ok || s.Len() != 0 {
+		t.Error("a string has no members")
+	}
+	for _, bad := range []string{`{"a":`, `[1,]`, `{"a" 1}`, `"x`, `1 2`, ``, `[` + strings.Repeat("[", maxDepth) + strings.Repeat("]", maxDepth+1)} {
+		if _, err := Locate([]byte(bad)); err == nil {
+			t.Errorf("invalid JSON %.20q located", bad)
+		}
+	}
+	for _, scalar := range []string{`7`, ` "x" `, `null`} {
+		d, err := Locate([]byte(scalar))
+		if err != nil || string(d.Root().Raw()) != strings.TrimSpace(scalar) {
+			t.Errorf("scalar document %q: %v", scalar, err)
+		}
+	}
+}
+
+// Values walked in and out of large containers and past skipped subtrees
+// land on their own bytes: every string and number of a document of
+// nested arrays and objects is found where it stands.
+func TestLocateWalksPastSubtrees(t *testing.T) {
+	ints := func(n, from int) string {
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = strconv.Itoa(from + i)
+		}
+		return strings.Join(parts, ",")
+	}
+	const n = 50000
+	doc := []byte(`[[` + ints(n, 0) + `],["s",{}],{"a":[` + ints(n, n) + `],"b":{"c":[[],{"d":"e"},` + ints(10, 5*n) + `]},"d":3},[` + ints(n, 9*n) + `]]`)
+	d, err := Locate(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, arr Value, count, from int) {
+		t.Helper()
+		i := 0
+		for e := range arr.Elems() {
+			if got := string(e.Raw()); e.Kind != '0' || got != strconv.Itoa(from+i) {
+				t.Fatalf("%s[%d] = %q (kind %q), want %d", what, i, got, e.Kind, from+i)
+			}
+			i++
+		}
+		if arr.Kind != '[' || i != count {
+			t.Fatalf("%s: kind %q, %d elements, want %d", what, arr.Kind, i, count)
+		}
+	}
+	var top []Value
+	for e := range d.Root().Elems() {
+		top = append(top, e)
+	}
+	if len(top) != 4 {
+		t.Fatalf("%d top elements", len(top))
+	}
+	check("first", top[0], n, 0)
+	var second []string
+	for e := range top[1].Elems() {
+		second = append(second, string(e.Raw()))
+	}
+	if strings.Join(second, " ") != `"s" {}` {
+		t.Errorf("second: %v", second)
+	}
+	a, _ := top[2].Get("a")
+	check("a", a, n, n)
+	b, _ := top[2].Get("b")
+	c, _ := b.Get("c")
+	if c.Len() != 12 {
+		t.Fatalf("c has %d elements", c.Len())
+	}
+	i := 0
+	for e := range c.Elems() {
+		if i == 1 {
+			if v, _ := e.Get("d"); !v.Is("e") {
+				t.Errorf("c[1].d = %q", v.Raw())
+			}
+		}
+		if i >= 2 && string(e.Raw()) != strconv.Itoa(5*n+i-2) {
+			t.Errorf("c[%d] = %q", i, e.Raw())
+		}
+		i++
+	}
+	if v, _ := top[2].Get("d"); string(v.Raw()) != "3" || top[2].Len() != 3 {
+		t.Fatalf("object members %d, d %q", top[2].Len(), v.Raw())
+	}
+	check("last", top[3], n, 9*n)
+	// only strings (member names included) and containers are recorded:
+	// 11 containers and 7 strings
+	if len(d.tape) != 18 {
+		t.Errorf("tape of %d entries, want 18 (the strings and containers)", len(d.tape))
+	}
+}
+
+func TestResolveTextSpansChecksBoundsAndUTF8(t *testing.T) {
+	record := []byte("{\"t\":\"ok text\",\"q\":\"\xe9\xff\"}")
+	block := func(off, n uint64) *pb.SessionRecord {
+		return &pb.SessionRecord{Messages: []*pb.Message{{Blocks: []*pb.Block{{TextSpan: &pb.Span{Offset: off, Length: n}}}}}}
+	}
+	good := block(6, 7)
+	if err := ResolveTextSpans(good, record); err != nil || good.GetMessages()[0].GetBlocks()[0].GetText() != "ok text" {
+		t.Fatalf("%v %v", err, good)
+	}
+	if text := good.GetMessages()[0].GetBlocks()[0].GetText(); unsafe.StringData(text) != &record[6] {
+		t.Error("the text was copied out of the record")
+	}
+	// 20,2 is the invalid UTF-8; the others lie outside the record
+	for _, bad := range []*pb.SessionRecord{block(20, 2), block(20, 100), block(1<<62, 1), block(27, 1)} {
+		if err := ResolveTextSpans(bad, record); err == nil {
+			t.Errorf("span %v resolved", bad.GetMessages()[0].GetBlocks()[0].GetTextSpan())
+		}
+	}
+}
