@@ -12,6 +12,7 @@ package admission
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -35,11 +36,17 @@ type Limits struct {
 	Wait time.Duration
 }
 
+// maxWaitingPerPlace bounds what WaitingBytes adds: each waiter holds a
+// connection and a goroutine too, so a tiny body cap must not make the
+// queue tens of thousands long.
+const maxWaitingPerPlace = 64
+
 // ForBodyCap are the limits for a service whose bodies are at most bodyCap
-// bytes: Waiting raised to WaitingBytes / bodyCap.
+// bytes: Waiting raised to WaitingBytes / bodyCap, up to 64 per working
+// place.
 func (l Limits) ForBodyCap(bodyCap int64) Limits {
 	if l.WaitingBytes > 0 && bodyCap > 0 {
-		l.Waiting = max(l.Waiting, int(l.WaitingBytes/bodyCap))
+		l.Waiting = max(l.Waiting, int(min(l.WaitingBytes/bodyCap, int64(maxWaitingPerPlace*l.Working))))
 	}
 	return l
 }
@@ -70,7 +77,7 @@ func (g *Gate) Enter(ctx context.Context) (leave func(), err error) {
 	}
 	select {
 	case g.places <- struct{}{}:
-		return g.once(), nil
+		return sync.OnceFunc(g.leave), nil
 	default:
 	}
 	if g.waiting.Add(1) > int64(g.limits.Waiting) {
@@ -82,7 +89,7 @@ func (g *Gate) Enter(ctx context.Context) (leave func(), err error) {
 	defer wait.Stop()
 	select {
 	case g.places <- struct{}{}:
-		return g.once(), nil
+		return sync.OnceFunc(g.leave), nil
 	case <-wait.C:
 		return nil, ErrBusy
 	case <-ctx.Done():
@@ -90,16 +97,9 @@ func (g *Gate) Enter(ctx context.Context) (leave func(), err error) {
 	}
 }
 
-// once is the leave of one place: a second call gives nothing back (it
-// would free another request's place).
-func (g *Gate) once() func() {
-	var done atomic.Bool
-	return func() {
-		if done.CompareAndSwap(false, true) {
-			<-g.places
-		}
-	}
-}
+// leave gives one place back; Enter wraps it so that a second call does
+// nothing (it would free another request's place).
+func (g *Gate) leave() { <-g.places }
 
 // Working is how many requests hold a place now.
 func (g *Gate) Working() int {
@@ -117,10 +117,10 @@ func (g *Gate) Waiting() int {
 	return int(g.waiting.Load())
 }
 
-// Limits are the gate's bounds (zero for a nil gate).
-func (g *Gate) Limits() Limits {
+// Wait is the longest a request waits for a place (0 for a nil gate).
+func (g *Gate) Wait() time.Duration {
 	if g == nil {
-		return Limits{}
+		return 0
 	}
-	return g.limits
+	return g.limits.Wait
 }

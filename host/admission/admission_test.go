@@ -30,7 +30,7 @@ func TestNilGateAdmitsEverything(t *testing.T) {
 		}
 		defer leave()
 	}
-	if g.Working() != 0 || g.Waiting() != 0 || g.Limits() != (Limits{}) {
+	if g.Working() != 0 || g.Waiting() != 0 || g.Wait() != 0 {
 		t.Error("a nil gate counts nothing")
 	}
 }
@@ -57,7 +57,7 @@ func TestPlacesThenQueueThenBusy(t *testing.T) {
 			leave, err := g.Enter(ctx)
 			if err != nil {
 				t.Error(err)
-				return
+				leave = func() {}
 			}
 			leaves <- leave
 		}()
@@ -131,9 +131,9 @@ func TestNoQueue(t *testing.T) {
 // The queue of a service of small bodies is longer: WaitingBytes of them.
 func TestWaitingForBodyCap(t *testing.T) {
 	l := Limits{Working: 2, Waiting: 8, WaitingBytes: 64 << 20}
-	for cap, want := range map[int64]int{5 << 20: 12, 256 << 10: 256, 64 << 20: 8, 1 << 30: 8, 0: 8} {
-		if got := l.ForBodyCap(cap).Waiting; got != want {
-			t.Errorf("cap %d: waiting %d, want %d", cap, got, want)
+	for bodyCap, want := range map[int64]int{5 << 20: 12, 256 << 10: 128, 1 << 20: 64, 64 << 20: 8, 1 << 30: 8, 0: 8, 1: 128} {
+		if got := l.ForBodyCap(bodyCap).Waiting; got != want {
+			t.Errorf("cap %d: waiting %d, want %d", bodyCap, got, want)
 		}
 	}
 	if got := (Limits{Working: 1, Waiting: 3}).ForBodyCap(1); got.Waiting != 3 {

@@ -76,7 +76,7 @@ func (c Config) AdmissionLimits(cores int) (admission.Limits, error) {
 		if *a.Working < 1 {
 			return l, errors.New("admission.working: must be at least 1")
 		}
-		l.Working, l.Waiting = *a.Working, 4**a.Working
+		l.Working, l.Waiting = *a.Working, 4 * *a.Working
 	}
 	if a.Waiting != nil {
 		if *a.Waiting < 0 {

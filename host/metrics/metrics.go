@@ -107,14 +107,15 @@ func (m *Metrics) PluginRestarts(service string, count func() int) {
 		func() float64 { return float64(count()) }))
 }
 
-// Admission exposes a service's requests holding a working place and
-// waiting for one.
-func (m *Metrics) Admission(service string, working, waiting func() int) {
+// Admission exposes a service's requests of one kind ("precheck" or "op")
+// holding a working place and waiting for one.
+func (m *Metrics) Admission(service, kind string, working, waiting func() int) {
+	labels := prometheus.Labels{"service": service, "kind": kind}
 	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "assay_requests_working",
-		Help: "Requests holding a working place (in their plugin).", ConstLabels: prometheus.Labels{"service": service}},
+		Help: "Requests holding a working place (in their plugin).", ConstLabels: labels},
 		func() float64 { return float64(working()) }))
 	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "assay_requests_waiting",
-		Help: "Requests waiting for a working place.", ConstLabels: prometheus.Labels{"service": service}},
+		Help: "Requests waiting for a working place.", ConstLabels: labels},
 		func() float64 { return float64(waiting()) }))
 }
 

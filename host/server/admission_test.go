@@ -49,15 +49,34 @@ func until(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func gauge(t *testing.T, h *testhost.Host, name string) string {
+// gauge is the value of an admission gauge of the test family's paid ops
+// (kind "op") or pre-checks.
+func gauge(t *testing.T, h *testhost.Host, name, kind string) string {
 	t.Helper()
 	m := do(t, "GET", h.URL+"/test-family/metrics", nil, nil)
+	prefix := name + `{kind="` + kind + `",service="test-family"} `
 	for _, line := range strings.Split(string(m.raw), "\n") {
-		if strings.HasPrefix(line, name+"{") {
-			return line[strings.LastIndexByte(line, ' ')+1:]
+		if strings.HasPrefix(line, prefix) {
+			return line[len(prefix):]
 		}
 	}
 	return "absent"
+}
+
+// posted POSTs body in the background; the status arrives on the channel
+// (0 when the request failed).
+func posted(url string, body []byte) chan reply {
+	out := make(chan reply, 1)
+	go func() {
+		resp, err := http.Post(url, "application/json", strings.NewReader(string(body)))
+		if err != nil {
+			out <- reply{}
+			return
+		}
+		resp.Body.Close()
+		out <- reply{status: resp.StatusCode}
+	}()
+	return out
 }
 
 // With every working place taken and the queue full, a request is refused
@@ -69,16 +88,15 @@ func TestBusyServiceRefusesPastItsQueue(t *testing.T) {
 	fam := h.Families["test-family"]
 	a := hold(t, url)
 	until(t, "the first request measuring", func() bool { return fam.Measuring() == 1 })
-	queued := make(chan reply, 1)
-	go func() { queued <- post(t, url, []byte(`{}`)) }()
-	until(t, "the second request waiting", func() bool { return gauge(t, h, "assay_requests_waiting") == "1" })
-	if w := gauge(t, h, "assay_requests_working"); w != "1" {
+	queued := posted(url, []byte(`{}`))
+	until(t, "the second request waiting", func() bool { return gauge(t, h, "assay_requests_waiting", "op") == "1" })
+	if w := gauge(t, h, "assay_requests_working", "op"); w != "1" {
 		t.Errorf("working gauge %s, want 1", w)
 	}
 	c := newCanary(t)
 	r := do(t, "POST", url+"?q="+c.value, []byte(`{"pad":"`+c.value+`"}`), map[string]string{"X-Note": c.value})
-	if r.status != 503 || errorCode(r) != "service_busy" || r.header.Get("Retry-After") == "" {
-		t.Fatalf("past the queue: %d %s", r.status, r.raw)
+	if r.status != 503 || errorCode(r) != "service_busy" || r.header.Get("Retry-After") != "60" {
+		t.Fatalf("past the queue: %d %s (Retry-After %q: the wait, 1 min)", r.status, r.raw, r.header.Get("Retry-After"))
 	}
 	verified(t, h, r)
 	c.find(t, "the busy answer", r.raw)
@@ -95,11 +113,11 @@ func TestBusyServiceRefusesPastItsQueue(t *testing.T) {
 	}
 	a.cancel()
 	if q := <-queued; q.status != 200 {
-		t.Fatalf("the queued request: %d %s", q.status, q.raw)
+		t.Fatalf("the queued request: %d", q.status)
 	}
 	<-a.status
 	until(t, "the gauges back to 0", func() bool {
-		return gauge(t, h, "assay_requests_working") == "0" && gauge(t, h, "assay_requests_waiting") == "0"
+		return gauge(t, h, "assay_requests_working", "op") == "0" && gauge(t, h, "assay_requests_waiting", "op") == "0"
 	})
 	m := do(t, "GET", h.URL+"/metrics", nil, nil)
 	if !strings.Contains(string(m.raw), `assay_refusals_total{code="service_busy",service="test-family"} 1`) {
@@ -109,26 +127,27 @@ func TestBusyServiceRefusesPastItsQueue(t *testing.T) {
 	c.find(t, "the host log", []byte(h.Log.String()))
 }
 
-// A queued request whose wait runs out is refused busy; a pre-check waits
-// for the same places as a paid call.
+// A queued request whose wait runs out is refused busy; pre-checks have
+// places of their own, so they are answered while paid ops wait.
 func TestQueuedRequestsWaitRunsOut(t *testing.T) {
 	h := testhost.Start(t, testhost.Options{NoFreeTier: true, Admission: admission.Limits{Working: 1, Waiting: 4, Wait: 100 * time.Millisecond}}, testPkg)
 	fam := h.Families["test-family"]
 	a := hold(t, h.URL+"/test-family/measure")
 	defer a.cancel()
 	until(t, "the first request measuring", func() bool { return fam.Measuring() == 1 })
-	for _, path := range []string{"/test-family/measure", "/test-family/precheck"} {
-		if r := post(t, h.URL+path, []byte(`{}`)); r.status != 503 || errorCode(r) != "service_busy" {
-			t.Errorf("%s while the place is held: %d %s", path, r.status, r.raw)
-		}
+	if r := post(t, h.URL+"/test-family/measure", []byte(`{}`)); r.status != 503 || errorCode(r) != "service_busy" || r.header.Get("Retry-After") != "1" {
+		t.Errorf("an op while the place is held: %d %s", r.status, r.raw)
 	}
-	if g := gauge(t, h, "assay_requests_waiting"); g != "0" {
-		t.Errorf("waiting gauge after the waits ran out: %s", g)
+	if g := gauge(t, h, "assay_requests_waiting", "op"); g != "0" {
+		t.Errorf("waiting gauge after the wait ran out: %s", g)
+	}
+	if r := post(t, h.URL+"/test-family/precheck", []byte(`{}`)); r.status != 200 {
+		t.Errorf("a pre-check while the paid place is held: %d %s", r.status, r.raw)
 	}
 	a.cancel()
 	<-a.status
-	until(t, "the place freed", func() bool { return gauge(t, h, "assay_requests_working") == "0" })
-	if r := post(t, h.URL+"/test-family/precheck", []byte(`{}`)); r.status != 200 {
+	until(t, "the place freed", func() bool { return gauge(t, h, "assay_requests_working", "op") == "0" })
+	if r := post(t, h.URL+"/test-family/measure", []byte(`{}`)); r.status != 200 {
 		t.Errorf("after the place freed: %d %s", r.status, r.raw)
 	}
 }
@@ -166,7 +185,7 @@ func TestBusyRefusalLeavesThePaymentUntouched(t *testing.T) {
 	}
 	cancel()
 	<-gone
-	until(t, "the place freed", func() bool { return gauge(t, h.Host, "assay_requests_working") == "0" })
+	until(t, "the place freed", func() bool { return gauge(t, h.Host, "assay_requests_working", "op") == "0" })
 	var settled int
 	_ = h.Store.DB().QueryRow(`SELECT COUNT(*) FROM settled_tx`).Scan(&settled)
 	if settled != 0 {
@@ -177,5 +196,32 @@ func TestBusyRefusalLeavesThePaymentUntouched(t *testing.T) {
 	}
 	if fam.Measuring() != 0 {
 		t.Errorf("%d measuring at the end", fam.Measuring())
+	}
+}
+
+// A caller that goes away while waiting frees its place in the queue and
+// is counted as never answered (499), not as a 200.
+func TestCallerGoneWhileWaiting(t *testing.T) {
+	h := testhost.Start(t, testhost.Options{NoFreeTier: true, Admission: admission.Limits{Working: 1, Waiting: 1, Wait: time.Minute}}, testPkg)
+	url := h.URL + "/test-family/measure"
+	a := hold(t, url)
+	defer a.cancel()
+	until(t, "the first request measuring", func() bool { return h.Families["test-family"].Measuring() == 1 })
+	b := hold(t, url)
+	until(t, "the second request waiting", func() bool { return gauge(t, h, "assay_requests_waiting", "op") == "1" })
+	b.cancel()
+	<-b.status
+	until(t, "the queue empty", func() bool { return gauge(t, h, "assay_requests_waiting", "op") == "0" })
+	until(t, "the request counted", func() bool {
+		m := do(t, "GET", h.URL+"/metrics", nil, nil)
+		return strings.Contains(string(m.raw), `assay_requests_total{route="measure",service="test-family",status="499"} 1`)
+	})
+	if r := posted(url, []byte(`{}`)); gauge(t, h, "assay_requests_working", "op") != "1" {
+		t.Error("the first request lost its place")
+	} else {
+		a.cancel()
+		if got := <-r; got.status != 200 {
+			t.Errorf("the next request: %d", got.status)
+		}
 	}
 }

@@ -103,7 +103,17 @@ type service struct {
 	Service
 	check *selfcheck.Checker
 	ops   map[string]*pb.Op
-	gate  *admission.Gate
+	// places for pre-checks and for paid ops, apart: a flood of free
+	// pre-checks cannot keep paying callers out
+	prechecks, paid *admission.Gate
+}
+
+// gate is the admission gate of a request to op (nil: the pre-check).
+func (sv *service) gate(op *pb.Op) *admission.Gate {
+	if op == nil {
+		return sv.prechecks
+	}
+	return sv.paid
 }
 
 // New builds the handler.
@@ -125,9 +135,12 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), services: map[string]*service{}}
 	for _, svc := range cfg.Services {
-		sv := &service{Service: svc, check: selfcheck.New(svc.Desc.GetTripwires()), ops: map[string]*pb.Op{}, gate: admission.New(cfg.Admission.ForBodyCap(svc.Desc.GetBodyBytes()))}
-		if sv.gate != nil {
-			cfg.Metrics.Admission(svc.Desc.GetService(), sv.gate.Working, sv.gate.Waiting)
+		limits := cfg.Admission.ForBodyCap(svc.Desc.GetBodyBytes())
+		sv := &service{Service: svc, check: selfcheck.New(svc.Desc.GetTripwires()), ops: map[string]*pb.Op{},
+			prechecks: admission.New(limits), paid: admission.New(limits)}
+		if sv.paid != nil {
+			cfg.Metrics.Admission(svc.Desc.GetService(), "precheck", sv.prechecks.Working, sv.prechecks.Waiting)
+			cfg.Metrics.Admission(svc.Desc.GetService(), "op", sv.paid.Working, sv.paid.Waiting)
 		}
 		for _, op := range svc.Desc.GetOps() {
 			sv.ops[op.GetName()] = op
@@ -183,6 +196,18 @@ func (s *Server) mount(prefix string, sv *service) {
 		s.route("POST "+prefix+"/"+op.GetName(), name, op.GetName(), func(w http.ResponseWriter, r *http.Request) {
 			s.handle(w, r, sv, op)
 		})
+	}
+}
+
+// statusClientGone is what the request counter records for a request whose
+// caller went away before it was answered (nginx's 499): net/http would
+// otherwise count the answer it never sent as a 200.
+const statusClientGone = 499
+
+// clientGone marks w's request as never answered.
+func clientGone(w http.ResponseWriter) {
+	if rec, ok := w.(*statusRecorder); ok {
+		rec.status = statusClientGone
 	}
 }
 
@@ -310,6 +335,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 	}
 	if err != nil {
 		s.cfg.Logger.Warn("request body read failed", "service", sv.Desc.GetService())
+		clientGone(w)
 		return
 	}
 	if int64(len(body)) > limit || shared != nil && shared.Len() > limit {
@@ -318,13 +344,18 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 	}
 	// a place is taken once the body is here, before the plugin or the
 	// payment gate sees the request: a busy refusal charges nothing
-	leave, err := sv.gate.Enter(r.Context())
+	gate := sv.gate(op)
+	leave, err := gate.Enter(r.Context())
 	if err != nil {
 		if errors.Is(err, admission.ErrBusy) {
-			s.cfg.Logger.Debug("service at capacity", "service", sv.Desc.GetService(), "working", sv.gate.Working(), "waiting", sv.gate.Waiting())
-			s.hostRefusal(q, http.StatusServiceUnavailable, codeBusy, nil)
+			s.cfg.Logger.Debug("service at capacity", "service", sv.Desc.GetService(), "op", q.opName(), "working", gate.Working(), "waiting", gate.Waiting())
+			// a place can free no sooner than a wait could have ended
+			after := strconv.Itoa(max(1, int((gate.Wait()+time.Second-1)/time.Second)))
+			s.hostRefusalWith(q, http.StatusServiceUnavailable, codeBusy, nil, nil, map[string]string{"Retry-After": after})
+		} else {
+			clientGone(w)
 		}
-		return // the caller went away while waiting
+		return
 	}
 	defer leave()
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.CallTimeout)
@@ -628,7 +659,7 @@ func (s *Server) hostRefusalWith(q *request, status int, code string, facts, pay
 	for k, v := range header {
 		q.w.Header().Set(k, v)
 	}
-	if status == http.StatusServiceUnavailable {
+	if status == http.StatusServiceUnavailable && q.w.Header().Get("Retry-After") == "" {
 		q.w.Header().Set("Retry-After", "1")
 	}
 	s.cfg.Metrics.Refusal(q.sv.Desc.GetService(), code)

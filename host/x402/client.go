@@ -25,7 +25,8 @@ type Paid struct {
 	Body   []byte
 	// Settlement is the decoded PAYMENT-RESPONSE, when the answer had one.
 	Settlement *SettleResponse
-	// Marker is the delivery marker a 503 carried, when it did.
+	// Marker is the last delivery marker the host gave for this payment:
+	// with a 503, the token to redeem later; with a 200, spent.
 	Marker string
 	// Requirements are what the 402 asked for (nil when none was asked).
 	Requirements *Requirements
@@ -38,8 +39,9 @@ type Paid struct {
 type Payer struct {
 	Client *http.Client
 	Wallet ed25519.PrivateKey
-	// MarkerRetries bounds marker redemptions after a 503 (0 means 3;
-	// negative means none).
+	// MarkerRetries bounds the re-sends after a 503 on a paid request: a
+	// delivery marker's redemptions, or the same payment or marker again
+	// when the host did not get to it (0 means 3; negative means none).
 	MarkerRetries int
 }
 
@@ -57,7 +59,7 @@ func (p *Payer) Call(ctx context.Context, url string, body []byte) (*Paid, error
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusPaymentRequired {
-		return p.finish(ctx, url, body, resp, raw, nil)
+		return p.finish(ctx, url, body, resp, raw, nil, nil)
 	}
 	h := resp.Header.Get(HeaderRequired)
 	if h == "" {
@@ -85,11 +87,12 @@ func (p *Payer) Call(ctx context.Context, url string, body []byte) (*Paid, error
 	if err != nil {
 		return nil, err
 	}
-	resp, raw, err = p.post(ctx, url, body, map[string]string{HeaderSignature: sig})
+	sent := map[string]string{HeaderSignature: sig}
+	resp, raw, err = p.post(ctx, url, body, sent)
 	if err != nil {
 		return nil, err
 	}
-	return p.finish(ctx, url, body, resp, raw, chosen)
+	return p.finish(ctx, url, body, resp, raw, chosen, sent)
 }
 
 // Sign builds and signs the transfer requirements ask for and returns the
@@ -104,9 +107,14 @@ func (p *Payer) Sign(r Requirements, res Resource) (string, error) {
 		Payload: SVMPayload{Transaction: base64.StdEncoding.EncodeToString(tx.Serialize())}})
 }
 
-// finish decodes the answer and, on a 503 with a delivery marker, redeems
-// it (no second payment).
-func (p *Payer) finish(ctx context.Context, url string, body []byte, resp *http.Response, raw []byte, reqs *Requirements) (*Paid, error) {
+// finish decodes the answer and re-sends a paid request the host answered
+// 503: with the delivery marker it carries (the payment was taken, the
+// report not delivered: redeemed, no second payment), or, without one,
+// with what was sent before (a payment or marker the host did not get to,
+// busy or restarting, is still unspent). sent is nil for an unpaid
+// request, which is not re-sent. The last marker seen stays in the answer
+// until a report is delivered.
+func (p *Payer) finish(ctx context.Context, url string, body []byte, resp *http.Response, raw []byte, reqs *Requirements, sent map[string]string) (*Paid, error) {
 	retries := p.MarkerRetries
 	switch {
 	case retries == 0:
@@ -114,8 +122,12 @@ func (p *Payer) finish(ctx context.Context, url string, body []byte, resp *http.
 	case retries < 0:
 		retries = 0
 	}
+	marker := ""
 	for {
-		out := &Paid{Status: resp.StatusCode, Body: raw, Requirements: reqs, Marker: resp.Header.Get(HeaderMarker)}
+		if m := resp.Header.Get(HeaderMarker); m != "" {
+			marker, sent = m, map[string]string{HeaderMarker: m}
+		}
+		out := &Paid{Status: resp.StatusCode, Body: raw, Requirements: reqs, Marker: marker}
 		if h := resp.Header.Get(HeaderResponse); h != "" {
 			if b, err := base64.StdEncoding.DecodeString(h); err == nil {
 				var s SettleResponse
@@ -124,7 +136,7 @@ func (p *Payer) finish(ctx context.Context, url string, body []byte, resp *http.
 				}
 			}
 		}
-		if resp.StatusCode != http.StatusServiceUnavailable || out.Marker == "" || retries == 0 {
+		if resp.StatusCode != http.StatusServiceUnavailable || sent == nil || retries == 0 {
 			return out, nil
 		}
 		retries--
@@ -138,7 +150,7 @@ func (p *Payer) finish(ctx context.Context, url string, body []byte, resp *http.
 		case <-time.After(wait):
 		}
 		var err error
-		resp, raw, err = p.post(ctx, url, body, map[string]string{HeaderMarker: out.Marker})
+		resp, raw, err = p.post(ctx, url, body, sent)
 		if err != nil {
 			return out, err
 		}

@@ -212,14 +212,18 @@ func serve(args []string, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	// the longest a read request takes to answer: a wait for a place, then
+	// the call (settlement included, under the same deadline), the ledger
+	// line and the write, with room; shutdown gives requests in flight as
+	// long
+	answering := limits.Wait + timeout + 30*time.Second
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       time.Minute,
-		// a body's read (ReadTimeout), a wait for a place, the call
-		WriteTimeout: time.Minute + limits.Wait + timeout + 10*time.Second,
-		IdleTimeout:  2 * time.Minute,
-		ErrorLog:     log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
+		WriteTimeout:      time.Minute + answering, // the body's read (ReadTimeout), then the answer
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
 	}
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -240,7 +244,7 @@ func serve(args []string, stderr io.Writer) error {
 			}
 		case <-ctx.Done():
 			log.Info("shutting down")
-			sctx, cancel := context.WithTimeout(context.Background(), timeout+5*time.Second)
+			sctx, cancel := context.WithTimeout(context.Background(), answering)
 			defer cancel()
 			if err := srv.Shutdown(sctx); err != nil {
 				return fmt.Errorf("shutdown: %w", err)

@@ -1,0 +1,115 @@
+package x402
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"github.com/assay-audit/assay/host/solana"
+)
+
+// scripted is a seller that answers the n-th request with the n-th step
+// and records the payment and marker headers each request carried.
+type scripted struct {
+	mu    sync.Mutex
+	steps []func(w http.ResponseWriter)
+	seen  []map[string]string
+}
+
+func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seen = append(s.seen, map[string]string{HeaderSignature: r.Header.Get(HeaderSignature), HeaderMarker: r.Header.Get(HeaderMarker)})
+	step := s.steps[min(len(s.seen), len(s.steps))-1]
+	w.Header().Set("Retry-After", "1")
+	step(w)
+}
+
+func required(t *testing.T) func(w http.ResponseWriter) {
+	key := func() string {
+		pub, _, _ := ed25519.GenerateKey(rand.Reader)
+		return solana.EncodeBase58(pub)
+	}
+	pr := PaymentRequired{X402Version: Version, Resource: Resource{URL: "http://seller/op"}, Accepts: []Requirements{{
+		Scheme: "exact", Network: SolanaDevnet, Amount: "1000", Asset: USDCDevnet, PayTo: key(), MaxTimeoutSeconds: 60,
+		Extra: map[string]any{"feePayer": key(), "recentBlockhash": key()}}}}
+	raw, err := json.Marshal(pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := EncodeHeader(json.RawMessage(raw))
+	return func(w http.ResponseWriter) { w.Header().Set(HeaderRequired, h); w.WriteHeader(402) }
+}
+
+func status(code int, marker string) func(w http.ResponseWriter) {
+	return func(w http.ResponseWriter) {
+		if marker != "" {
+			w.Header().Set(HeaderMarker, marker)
+		}
+		w.WriteHeader(code)
+	}
+}
+
+func payer(t *testing.T) *Payer {
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Payer{Wallet: priv}
+}
+
+// A paid request the host answers 503 without a marker (busy: it never
+// looked at the payment) is sent again with the same payment; a 503 with
+// a marker is redeemed with it, and a busy answer to the redemption keeps
+// the marker and sends it again.
+func TestPayerResendsWhatTheHostDidNotSpend(t *testing.T) {
+	seller := &scripted{steps: []func(http.ResponseWriter){
+		required(t), status(503, ""), status(503, "m1"), status(503, ""), status(200, ""),
+	}}
+	srv := httptest.NewServer(seller)
+	defer srv.Close()
+	paid, err := payer(t).Call(context.Background(), srv.URL, []byte(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if paid.Status != 200 || paid.Marker != "m1" {
+		t.Fatalf("status %d marker %q", paid.Status, paid.Marker)
+	}
+	if len(seller.seen) != 5 {
+		t.Fatalf("%d requests, want 5", len(seller.seen))
+	}
+	sig := seller.seen[1][HeaderSignature]
+	if seller.seen[0][HeaderSignature] != "" || sig == "" || seller.seen[2][HeaderSignature] != sig {
+		t.Error("the payment refused busy was not sent again as it was")
+	}
+	for _, i := range []int{3, 4} {
+		if seller.seen[i][HeaderMarker] != "m1" || seller.seen[i][HeaderSignature] != "" {
+			t.Errorf("request %d: %v, want the marker alone", i+1, seller.seen[i])
+		}
+	}
+}
+
+// Re-sends stop at the bound, and the answer keeps the marker to redeem
+// later; an unpaid request's 503 is not re-sent.
+func TestPayerStopsResending(t *testing.T) {
+	seller := &scripted{steps: []func(http.ResponseWriter){required(t), status(503, "m1"), status(503, "")}}
+	srv := httptest.NewServer(seller)
+	defer srv.Close()
+	p := payer(t)
+	p.MarkerRetries = 1
+	paid, err := p.Call(context.Background(), srv.URL, []byte(`{}`))
+	if err != nil || paid.Status != 503 || paid.Marker != "m1" || len(seller.seen) != 3 {
+		t.Fatalf("%v: status %d marker %q after %d requests", err, paid.Status, paid.Marker, len(seller.seen))
+	}
+	busy := &scripted{steps: []func(http.ResponseWriter){status(503, "")}}
+	srv2 := httptest.NewServer(busy)
+	defer srv2.Close()
+	if paid, err := p.Call(context.Background(), srv2.URL, []byte(`{}`)); err != nil || paid.Status != 503 || len(busy.seen) != 1 {
+		t.Fatalf("unpaid 503: %v %d after %d requests", err, paid.Status, len(busy.seen))
+	}
+}
