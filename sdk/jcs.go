@@ -28,24 +28,48 @@ func DecodeJSON(raw []byte) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("decode: %w", err)
 	}
-	return treeOf(d.Root()), nil
+	return (&decoder{names: map[string]string{}}).treeOf(d.Root()), nil
 }
 
-func treeOf(n Value) any {
+// decoder keeps the member names one decoding has met: a document repeats
+// a handful of names many times over, so each is decoded once.
+type decoder struct{ names map[string]string }
+
+// name decodes a member name, once per distinct spelling for the first
+// few hundred short ones (a map keyed by ids gains nothing from keeping
+// them).
+func (d *decoder) name(k Value) string {
+	raw := k.Raw()
+	if s, ok := d.names[string(raw)]; ok {
+		return s
+	}
+	s, _ := k.String()
+	if len(raw) <= 64 && len(d.names) < 512 {
+		d.names[string(raw)] = s
+	}
+	return s
+}
+
+func (d *decoder) treeOf(n Value) any {
 	switch n.Kind {
 	case '{':
 		m := make(map[string]any, n.Len())
-		for k, v := range n.Members() {
-			name, _ := k.String()
-			m[name] = treeOf(v)
+		for c := n.cursor(); ; {
+			k, v, ok := c.next()
+			if !ok {
+				return m
+			}
+			m[d.name(k)] = d.treeOf(v)
 		}
-		return m
 	case '[':
 		a := make([]any, 0, n.Len())
-		for e := range n.Elems() {
-			a = append(a, treeOf(e))
+		for c := n.cursor(); ; {
+			_, e, ok := c.next()
+			if !ok {
+				return a
+			}
+			a = append(a, d.treeOf(e))
 		}
-		return a
 	case '"':
 		s, _ := n.String()
 		return s

@@ -88,31 +88,41 @@ func (v Value) next() uint32 {
 	return v.t
 }
 
-// children yields a container's children in order: for an object each
-// member's name (a string Value) and value, for an array each element
-// (with a zero name).
-func (v Value) children(yield func(name, value Value) bool) {
+// cursor walks a container's children in order without allocating (the
+// iterators and Get are built on it).
+type cursor struct {
+	d      *Doc
+	i, end int    // the next child's byte, the container's closing byte
+	t      uint32 // the next child's tape index
+	object bool
+}
+
+// cursor starts a walk of v's children (none unless v is a container).
+func (v Value) cursor() cursor {
 	if v.Kind != '{' && v.Kind != '[' {
-		return
+		return cursor{}
 	}
-	src, object := v.d.src, v.Kind == '{'
-	i, t := skipSpace(src, v.Start+1), v.t+1
-	for i < v.End-1 {
-		var name Value
-		if object {
-			name = v.d.valueAt(i, t)
-			t = name.next()
-			i = skipSpace(src, skipSpace(src, name.End)+1) // past the colon
-		}
-		value := v.d.valueAt(i, t)
-		if !yield(name, value) {
-			return
-		}
-		t = value.next()
-		if i = skipSpace(src, value.End); src[i] == ',' {
-			i = skipSpace(src, i+1)
-		}
+	return cursor{d: v.d, i: skipSpace(v.d.src, v.Start+1), end: v.End - 1, t: v.t + 1, object: v.Kind == '{'}
+}
+
+// next is the next child: for an object its name (a string Value) and
+// value, for an array a zero name and the element; ok is false at the end.
+func (c *cursor) next() (name, value Value, ok bool) {
+	if c.i >= c.end {
+		return Value{}, Value{}, false
 	}
+	src := c.d.src
+	if c.object {
+		name = c.d.valueAt(c.i, c.t)
+		c.t = name.next()
+		c.i = skipSpace(src, skipSpace(src, name.End)+1) // past the colon
+	}
+	value = c.d.valueAt(c.i, c.t)
+	c.t = value.next()
+	if c.i = skipSpace(src, value.End); src[c.i] == ',' {
+		c.i = skipSpace(src, c.i+1)
+	}
+	return name, value, true
 }
 
 // Elems yields an array's elements in order (nothing for any other kind).
@@ -121,7 +131,12 @@ func (v Value) Elems() iter.Seq[Value] {
 		if v.Kind != '[' {
 			return
 		}
-		v.children(func(_, e Value) bool { return yield(e) })
+		for c := v.cursor(); ; {
+			_, e, ok := c.next()
+			if !ok || !yield(e) {
+				return
+			}
+		}
 	}
 }
 
@@ -132,7 +147,12 @@ func (v Value) Members() iter.Seq2[Value, Value] {
 		if v.Kind != '{' {
 			return
 		}
-		v.children(yield)
+		for c := v.cursor(); ; {
+			k, m, ok := c.next()
+			if !ok || !yield(k, m) {
+				return
+			}
+		}
 	}
 }
 
@@ -140,20 +160,29 @@ func (v Value) Members() iter.Seq2[Value, Value] {
 // kind).
 func (v Value) Len() int {
 	n := 0
-	v.children(func(_, _ Value) bool { n++; return true })
-	return n
+	for c := v.cursor(); ; n++ {
+		if _, _, ok := c.next(); !ok {
+			return n
+		}
+	}
 }
 
 // Get is an object's member (the last of duplicates, as encoding/json).
 func (v Value) Get(name string) (Value, bool) {
 	var found Value
 	ok := false
-	for k, m := range v.Members() {
+	if v.Kind != '{' {
+		return found, false
+	}
+	for c := v.cursor(); ; {
+		k, m, more := c.next()
+		if !more {
+			return found, ok
+		}
 		if k.Is(name) {
 			found, ok = m, true
 		}
 	}
-	return found, ok
 }
 
 // Is reports whether v is a string whose text is s.
