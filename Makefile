@@ -34,9 +34,15 @@ corpus-test: build
 corpus:
 	node corpus/gen-corpus.mjs
 
+# protoc-free: buf compiles the .proto, the plugins run via go run; keep
+# protoc-gen-go at go.mod's google.golang.org/protobuf version
+BUF           := github.com/bufbuild/buf/cmd/buf@v1.75.0
+GEN_GO        := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
+GEN_GO_GRPC   := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
+PROTO_PLUGIN   = {"local":["$(GO)","run","$(1)"],"out":"sdk/proto/pluginv1","opt":"paths=source_relative"}
 proto:
-	protoc -I sdk/proto --go_out=sdk/proto/pluginv1 --go_opt=paths=source_relative \
-		--go-grpc_out=sdk/proto/pluginv1 --go-grpc_opt=paths=source_relative sdk/proto/plugin.proto
+	$(GO) run $(BUF) generate sdk/proto --template \
+		'{"version":"v2","plugins":[$(call PROTO_PLUGIN,$(GEN_GO)),$(call PROTO_PLUGIN,$(GEN_GO_GRPC))]}'
 
 bench: build
 	ASSAY_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench . -benchmem -count 6 ./... | tee bench.txt
