@@ -73,10 +73,11 @@ func (c Config) AdmissionLimits(cores int) (admission.Limits, error) {
 		return l, nil
 	}
 	if a.Working != nil {
-		if *a.Working < 1 {
+		w := *a.Working
+		if w < 1 {
 			return l, errors.New("admission.working: must be at least 1")
 		}
-		l.Working, l.Waiting = *a.Working, 4 * *a.Working
+		l.Working, l.Waiting = w, 4*w
 	}
 	if a.Waiting != nil {
 		if *a.Waiting < 0 {
