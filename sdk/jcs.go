@@ -21,8 +21,9 @@ import (
 // integer is never rounded through float64 on its way to the signature.
 // It gives encoding/json's tree (the last of duplicate members wins; a
 // string with invalid UTF-8 or a lone surrogate escape decodes as
-// encoding/json decodes it) from one validating scan and one walk over
-// the located values (tested against encoding/json by fuzzing).
+// encoding/json decodes it) from one validating scan and a walk over the
+// located values (tested against encoding/json by fuzzing). A document of
+// 4 GiB or more is refused (Locate).
 func DecodeJSON(raw []byte) (any, error) {
 	d, err := Locate(raw)
 	if err != nil {

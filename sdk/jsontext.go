@@ -2,7 +2,8 @@ package sdk
 
 import (
 	"bytes"
-	"encoding/json"
+	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -80,10 +81,13 @@ func hex4(b []byte, at int) (int, bool) {
 	return v, true
 }
 
-// StringOf decodes a raw JSON value that a json.Unmarshal has already
-// validated: ok is false when it is not a string. A string with no escape
-// and valid UTF-8 is its own bytes, so the common case costs one scan
-// instead of encoding/json's validate-then-decode of every string again.
+// StringOf decodes a raw JSON string value (surrounding whitespace
+// allowed) that its caller has validated as JSON: ok is false when it is
+// not a string, or when an escape in it is malformed. It decodes as
+// encoding/json does (an escaped lone surrogate, and each byte of invalid
+// UTF-8, become U+FFFD; fuzzed against it through DecodeJSON). A string
+// with no escape and valid UTF-8 is its own bytes, so the common case
+// costs one scan and one copy.
 func StringOf(raw []byte) (s string, ok bool) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) < 2 || raw[0] != '"' {
@@ -93,10 +97,70 @@ func StringOf(raw []byte) (s string, ok bool) {
 	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
 		return string(inner), true
 	}
-	if json.Unmarshal(raw, &s) != nil {
+	if end, valid := validString(raw, 0); !valid || end != len(raw) {
 		return "", false
 	}
-	return s, true
+	return string(appendText(make([]byte, 0, len(inner)), inner)), true
+}
+
+// appendText appends the text of a valid JSON string's contents (inner:
+// the bytes between its quotes) to dst, exactly as encoding/json decodes
+// them.
+func appendText(dst, inner []byte) []byte {
+	for i := 0; i < len(inner); {
+		c := inner[i]
+		switch {
+		case c == '\\':
+			e := inner[i+1]
+			i += 2
+			switch e {
+			case 'b':
+				dst = append(dst, '\b')
+			case 'f':
+				dst = append(dst, '\f')
+			case 'n':
+				dst = append(dst, '\n')
+			case 'r':
+				dst = append(dst, '\r')
+			case 't':
+				dst = append(dst, '\t')
+			case 'u':
+				cu, _ := hex4(inner, i)
+				i += 4
+				r := rune(cu)
+				if utf16.IsSurrogate(r) {
+					// a pair only when a second escape follows and completes it
+					lo := rune(-1)
+					if i+6 <= len(inner) && inner[i] == '\\' && inner[i+1] == 'u' {
+						if v, ok := hex4(inner, i+2); ok {
+							lo = rune(v)
+						}
+					}
+					if d := utf16.DecodeRune(r, lo); d != unicode.ReplacementChar {
+						dst = utf8.AppendRune(dst, d)
+						i += 6
+						continue
+					}
+					r = unicode.ReplacementChar
+				}
+				dst = utf8.AppendRune(dst, r)
+			default: // '"', '\\', '/'
+				dst = append(dst, e)
+			}
+		case c < utf8.RuneSelf:
+			dst = append(dst, c)
+			i++
+		default:
+			r, size := utf8.DecodeRune(inner[i:])
+			if r == utf8.RuneError && size == 1 {
+				dst = utf8.AppendRune(dst, utf8.RuneError)
+			} else {
+				dst = append(dst, inner[i:i+size]...)
+			}
+			i += size
+		}
+	}
+	return dst
 }
 
 // Member is one top-level member of a JSON object: its decoded name and

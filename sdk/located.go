@@ -37,9 +37,10 @@ type Doc struct {
 type located struct{ start, end, after uint32 }
 
 // Locate validates doc (as ValidJSON) and locates its strings and
-// containers. doc must not change while the Doc is used.
+// containers. doc must not change while the Doc is used. A document of
+// 4 GiB or more is refused (ErrNotJSON): offsets are 32-bit.
 func Locate(doc []byte) (*Doc, error) {
-	if len(doc) >= math.MaxUint32 {
+	if uint64(len(doc)) >= math.MaxUint32 {
 		return nil, ErrNotJSON
 	}
 	d := &Doc{src: doc}
@@ -71,7 +72,8 @@ func (d *Doc) valueAt(i int, t uint32) Value {
 
 // Value is one value of a located document: its kind (the first byte:
 // '{', '[', '"', 'n', 't', 'f', or '0' for a number) and its byte span.
-// The zero Value is no value (kind 0): an absent member.
+// The zero Value is no value (kind 0): an absent member. Only Values a
+// Doc gave are readable: the methods trust their fields.
 type Value struct {
 	Kind       byte
 	Start, End int
@@ -157,7 +159,7 @@ func (v Value) Members() iter.Seq2[Value, Value] {
 }
 
 // Len is how many elements or members a container has (0 for any other
-// kind).
+// kind). It walks the container each time it is asked.
 func (v Value) Len() int {
 	n := 0
 	for c := v.cursor(); ; n++ {
@@ -185,17 +187,21 @@ func (v Value) Get(name string) (Value, bool) {
 	}
 }
 
-// Is reports whether v is a string whose text is s.
+// Is reports whether v is a string whose text (as String decodes it) is
+// s. It allocates nothing for a name of up to 64 bytes.
 func (v Value) Is(s string) bool {
 	if v.Kind != '"' {
 		return false
 	}
 	inner := v.d.src[v.Start+1 : v.End-1]
-	if bytes.IndexByte(inner, '\\') < 0 {
+	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
 		return string(inner) == s
 	}
-	t, ok := StringOf(v.d.src[v.Start:v.End])
-	return ok && t == s
+	if len(inner) > 6*len(s) { // an escape is at most 6 bytes for 1
+		return false
+	}
+	var buf [64]byte
+	return string(appendText(buf[:0], inner)) == s
 }
 
 // Raw is the value's bytes.

@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
@@ -172,4 +173,46 @@ func TestResolveTextSpansChecksBoundsAndUTF8(t *testing.T) {
 			t.Errorf("span %v resolved", bad.GetMessages()[0].GetBlocks()[0].GetTextSpan())
 		}
 	}
+}
+
+// Is agrees with String on every name: escaped, invalid UTF-8 (decoded to
+// U+FFFD, as encoding/json does), surrogates, long ones.
+func TestIsAgreesWithString(t *testing.T) {
+	long := strings.Repeat(`\u0061`, 40)
+	doc := []byte(`{"plain":1,"r\u006fle":2,"` + "\xff" + `":3,"\ud83d\ude00":4,"\ud800":5,"` + long + `":6}`)
+	d, err := Locate(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"plain", "role", "\ufffd", "😀", "\ufffd", strings.Repeat("a", 40)}
+	i := 0
+	for k := range d.Root().Members() {
+		s, ok := k.String()
+		if !ok || s != want[i] || !k.Is(s) || k.Is(s+"x") || k.Is("\xff") {
+			t.Errorf("name %d: %q %v; Is(own text) %v", i, s, ok, k.Is(s))
+		}
+		i++
+	}
+	if v, ok := d.Root().Get("\ufffd"); !ok || string(v.Raw()) != "5" {
+		t.Errorf("Get by decoded name: %v %q", ok, v.Raw())
+	}
+}
+
+// StringOf decodes every string encoding/json accepts to the same text,
+// and refuses what it refuses.
+func FuzzStringOf(f *testing.F) {
+	for _, s := range []string{`"a"`, `"\u00e9\n"`, `"\ud83d\ude00"`, `"\ud800x"`, `"\udc00\ud800"`, "\"\xff\xfe\"", `"\u"`, `"\q"`, `"a\"b"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !json.Valid(raw) {
+			return // StringOf's callers have validated their JSON
+		}
+		var want string
+		wantOK := json.Unmarshal(raw, &want) == nil
+		got, ok := StringOf(raw)
+		if ok != wantOK || got != want {
+			t.Fatalf("%q: StringOf %q %v, encoding/json %q %v", raw, got, ok, want, wantOK)
+		}
+	})
 }
