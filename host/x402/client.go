@@ -95,6 +95,25 @@ func (p *Payer) Call(ctx context.Context, url string, body []byte) (*Paid, error
 	return p.finish(ctx, url, body, resp, raw, chosen, sent)
 }
 
+// Redeem sends a request with a delivery marker a 503 gave for it (the
+// report paid for and not delivered) instead of a payment, and re-sends
+// as Call does while the host answers 503.
+func (p *Payer) Redeem(ctx context.Context, url string, body []byte, marker string) (*Paid, error) {
+	if p.Client == nil {
+		p.Client = &http.Client{Timeout: 2 * time.Minute}
+	}
+	sent := map[string]string{HeaderMarker: marker}
+	resp, raw, err := p.post(ctx, url, body, sent)
+	if err != nil {
+		return nil, err
+	}
+	paid, err := p.finish(ctx, url, body, resp, raw, nil, sent)
+	if paid != nil && paid.Marker == "" {
+		paid.Marker = marker
+	}
+	return paid, err
+}
+
 // Sign builds and signs the transfer requirements ask for and returns the
 // PAYMENT-SIGNATURE header value. Each call makes a new transaction (a
 // fresh memo nonce), so two payments never collide.

@@ -113,3 +113,20 @@ func TestPayerStopsResending(t *testing.T) {
 		t.Fatalf("unpaid 503: %v %d after %d requests", err, paid.Status, len(busy.seen))
 	}
 }
+
+// Redeem sends the marker instead of a payment, re-sends it past a busy
+// answer, and keeps it in the answer.
+func TestPayerRedeems(t *testing.T) {
+	seller := &scripted{steps: []func(http.ResponseWriter){status(503, ""), status(200, "")}}
+	srv := httptest.NewServer(seller)
+	defer srv.Close()
+	paid, err := payer(t).Redeem(context.Background(), srv.URL, []byte(`{}`), "m7")
+	if err != nil || paid.Status != 200 || paid.Marker != "m7" || len(seller.seen) != 2 {
+		t.Fatalf("%v: status %d marker %q after %d requests", err, paid.Status, paid.Marker, len(seller.seen))
+	}
+	for i, h := range seller.seen {
+		if h[HeaderMarker] != "m7" || h[HeaderSignature] != "" {
+			t.Errorf("request %d: %v", i+1, h)
+		}
+	}
+}

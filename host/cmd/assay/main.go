@@ -512,15 +512,19 @@ func call(args []string, stdout io.Writer) error {
 	walletPath := fs.String("wallet", "", "payer keypair file (assay wallet new)")
 	out := fs.String("out", "report.json", "where to save the signed answer")
 	keysURL := fs.String("keys", "", "JWKS to check the answer against (default: the host's /keys)")
+	marker := fs.String("marker", "", "redeem this delivery marker (a 503 gave it) instead of paying")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() != 2 || *walletPath == "" {
-		return errors.New("call: --wallet FILE <url> <body.json|->")
+	if fs.NArg() != 2 || *walletPath == "" && *marker == "" {
+		return errors.New("call: --wallet FILE | --marker TOKEN <url> <body.json|->")
 	}
-	priv, err := wallet.Load(*walletPath)
-	if err != nil {
-		return err
+	var priv ed25519.PrivateKey
+	var err error
+	if *walletPath != "" {
+		if priv, err = wallet.Load(*walletPath); err != nil {
+			return err
+		}
 	}
 	var body []byte
 	if fs.Arg(1) == "-" {
@@ -537,7 +541,13 @@ func call(args []string, stdout io.Writer) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	res, err := (&x402.Payer{Wallet: priv}).Call(ctx, target.String(), body)
+	payer := &x402.Payer{Wallet: priv}
+	var res *x402.Paid
+	if *marker != "" {
+		res, err = payer.Redeem(ctx, target.String(), body, *marker)
+	} else {
+		res, err = payer.Call(ctx, target.String(), body)
+	}
 	if err != nil {
 		return err
 	}
@@ -546,6 +556,12 @@ func call(args []string, stdout io.Writer) error {
 			Error struct{ Code, Message string } `json:"error"`
 		}
 		_ = json.Unmarshal(res.Body, &a)
+		if res.Marker != "" {
+			// the payment was taken and the report not delivered: the
+			// caller's token for it, to redeem once the host can answer
+			return fmt.Errorf("call: %d %s: %s; redeem later with: assay call --marker %s (same URL and body)",
+				res.Status, a.Error.Code, a.Error.Message, res.Marker)
+		}
 		return fmt.Errorf("call: %d %s: %s", res.Status, a.Error.Code, a.Error.Message)
 	}
 	if *keysURL == "" {

@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/assay-audit/assay/host/signing"
@@ -88,5 +91,37 @@ func TestServeRefusesABadAdmissionBlock(t *testing.T) {
 	err := run([]string{"serve", "--config", cfg, "--data-dir", t.TempDir()}, &out, &out)
 	if err == nil || !strings.Contains(err.Error(), "admission.working") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// A redemption the host cannot deliver yet ends with the marker to try
+// again with, and needs no wallet.
+func TestCallRedeemsAMarker(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Header.Get("ASSAY-DELIVERY-MARKER"))
+		mu.Unlock()
+		w.Header().Set("ASSAY-DELIVERY-MARKER", "m2")
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(503)
+		_, _ = w.Write([]byte(`{"error":{"code":"deadline_exceeded","message":"late"}}`))
+	}))
+	defer srv.Close()
+	body := filepath.Join(t.TempDir(), "body.json")
+	_ = os.WriteFile(body, []byte(`{}`), 0o600)
+	var out bytes.Buffer
+	err := run([]string{"call", "--marker", "m1", srv.URL + "/x/op", body}, &out, &out)
+	if err == nil || !strings.Contains(err.Error(), "503 deadline_exceeded") || !strings.Contains(err.Error(), "--marker m2") {
+		t.Fatalf("err = %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 4 || got[0] != "m1" || got[1] != "m2" || got[3] != "m2" {
+		t.Errorf("markers sent: %v", got)
+	}
+	if err := run([]string{"call", srv.URL, body}, &out, &out); err == nil || !strings.Contains(err.Error(), "--marker TOKEN") {
+		t.Errorf("neither wallet nor marker: %v", err)
 	}
 }
