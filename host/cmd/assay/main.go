@@ -553,14 +553,23 @@ func call(args []string, stdout io.Writer) error {
 	}
 	if res.Status != http.StatusOK {
 		var a struct {
-			Error struct{ Code, Message string } `json:"error"`
+			Error   struct{ Code, Message string } `json:"error"`
+			Payment struct {
+				Marker struct {
+					ExpiresAt string `json:"expires_at"`
+				} `json:"delivery_marker"`
+			} `json:"payment"`
 		}
 		_ = json.Unmarshal(res.Body, &a)
 		if res.Marker != "" {
 			// the payment was taken and the report not delivered: the
 			// caller's token for it, to redeem once the host can answer
-			return fmt.Errorf("call: %d %s: %s; redeem later with: assay call --marker %s (same URL and body)",
-				res.Status, a.Error.Code, a.Error.Message, res.Marker)
+			until := ""
+			if a.Payment.Marker.ExpiresAt != "" {
+				until = ", until " + a.Payment.Marker.ExpiresAt
+			}
+			return fmt.Errorf("call: %d %s: %s; redeem later with: assay call --marker %s (same URL and body%s)",
+				res.Status, a.Error.Code, a.Error.Message, res.Marker, until)
 		}
 		return fmt.Errorf("call: %d %s: %s", res.Status, a.Error.Code, a.Error.Message)
 	}

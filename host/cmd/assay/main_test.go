@@ -106,14 +106,15 @@ func TestCallRedeemsAMarker(t *testing.T) {
 		w.Header().Set("ASSAY-DELIVERY-MARKER", "m2")
 		w.Header().Set("Retry-After", "1")
 		w.WriteHeader(503)
-		_, _ = w.Write([]byte(`{"error":{"code":"deadline_exceeded","message":"late"}}`))
+		_, _ = w.Write([]byte(`{"error":{"code":"deadline_exceeded","message":"late"},"payment":{"delivery_marker":{"token":"m2","expires_at":"2026-11-30T05:00:00Z"}}}`))
 	}))
 	defer srv.Close()
 	body := filepath.Join(t.TempDir(), "body.json")
 	_ = os.WriteFile(body, []byte(`{}`), 0o600)
 	var out bytes.Buffer
 	err := run([]string{"call", "--marker", "m1", srv.URL + "/x/op", body}, &out, &out)
-	if err == nil || !strings.Contains(err.Error(), "503 deadline_exceeded") || !strings.Contains(err.Error(), "--marker m2") {
+	if err == nil || !strings.Contains(err.Error(), "503 deadline_exceeded") || !strings.Contains(err.Error(), "--marker m2") ||
+		!strings.Contains(err.Error(), "until 2026-11-30T05:00:00Z") {
 		t.Fatalf("err = %v", err)
 	}
 	mu.Lock()
