@@ -141,3 +141,24 @@ func TestFreeTierKeysAndCounts(t *testing.T) {
 		}
 	}
 }
+
+// A submission the family refuses is answered with the family's refusal
+// even when its caller is malformed too (context-composition's order puts
+// caller_invalid, R-6, after the family's R-1 to R-5); it still counts,
+// against the client address.
+func TestFamilyRefusalBeforeCallerInvalid(t *testing.T) {
+	clock := &fixedClock{t: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
+	h := testhost.Start(t, testhost.Options{Now: clock.Now}, sdPkg)
+	url := h.URL + "/stream-divergence/precheck"
+	bad := []byte(`{"caller":"not-a-wallet","streamed_capture":{"chunks":["!!"]},"reference_output":{"chunks":[]}}`)
+	if r := post(t, url, bad); r.status != 400 || errorCode(r) != "chunk_not_base64" {
+		t.Fatalf("refused submission, malformed caller: %d %s", r.status, r.raw)
+	}
+	if r := post(t, url, precheckBody("")); r.status != 429 {
+		t.Errorf("the refused pre-check did not count against the address: %d", r.status)
+	}
+	clock.Add(5 * time.Second)
+	if r := post(t, url, precheckBody("not-a-wallet")); r.status != 400 || errorCode(r) != "caller_invalid" {
+		t.Errorf("an accepted submission with a malformed caller: %d %s", r.status, r.raw)
+	}
+}

@@ -514,7 +514,10 @@ func (s *Server) admitFree(q *request, v *pb.Validated) bool {
 		return false
 	}
 	s.cfg.Metrics.Free(d.GetService())
-	if badCaller {
+	// the family's own refusals come before the caller's (context-
+	// composition's precede R-6, caller_invalid): the family
+	// refusal is answered, still counted against the address
+	if badCaller && v.GetOutcome() != pb.Outcome_REFUSED {
 		s.hostRefusal(q, http.StatusBadRequest, codeCaller, nil)
 		return false
 	}
