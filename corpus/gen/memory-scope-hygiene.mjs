@@ -53,6 +53,16 @@ const DEFAULT_KEYS = {
   zep_graphiti: ['group_id', 'graph_id'],
   generic: [],
 };
+// ANNEX A-4: "A declared key named `content`, `content_text`, `content_hash`,
+// `hash`, `source`, `score`, `grade`, `band` or `composite` is dropped: it is
+// never a scope key." Cross-checked against the ANNEX text in selfTest.
+const DROPPED_KEYS = ['content', 'content_text', 'content_hash', 'hash', 'source', 'score', 'grade', 'band', 'composite'];
+// ANNEX A-4: "ASCII letters are compared without case (`Source` and `SCORE`
+// are dropped too ...); every other character exactly (`ſource`, with
+// U+017F, is kept)." Only A-Z is folded to a-z; toLowerCase is not used, as
+// it would fold non-ASCII letters too (and U+212A KELVIN SIGN to k).
+const asciiFold = (s) => s.replace(/[A-Z]/g, (c) => String.fromCharCode(c.charCodeAt(0) + 32));
+const isDroppedKey = (k) => DROPPED_KEYS.includes(asciiFold(k));
 const FACTORS = ['scope_presence', 'unscoped_rate', 'cross_scope_clusters', 'scope_conflicts', 'duplicates'];
 const DEAD_STATES = new Set(['superseded', 'deleted', 'expired']);
 
@@ -202,13 +212,23 @@ export function build({ criteria, annexText }) {
     const gScopes = new Set(M.global_scopes), gKeys = new Set(M.global_content_keys);
     const gIds = new Set(M.global_claim_ids), pScopes = new Set(M.private_scopes);
 
-    // A-4 declared keys.
-    let keys = null, keysSource = 'family default';
+    // A-4 declared keys. Duplicates keep the first; then the reserved names
+    // are dropped ("The keys left are the declared keys everywhere
+    // (`coverage.scope_keys`, the gates of A-6 and A-7);
+    // `coverage.scope_keys_dropped` lists the dropped names in declared
+    // order, first occurrences only (`[]` when none)").
+    let keys = null, keysSource = 'family default', keysDropped = [];
     if (!letta) {
+      let declared;
       if (manifest && hasOwn(manifest, 'declared_scope_keys')) {
-        keys = [...new Set(manifest.declared_scope_keys)];
+        declared = [...new Set(manifest.declared_scope_keys)];
         keysSource = 'manifest';
-      } else keys = DEFAULT_KEYS[family];
+      } else declared = DEFAULT_KEYS[family];
+      // Deduped by exact name above; the drop then compares ASCII letters
+      // without case, so `Source` and `source` are two declared keys, both
+      // dropped and both listed, in declared order.
+      keys = declared.filter((k) => !isDroppedKey(k));
+      keysDropped = declared.filter((k) => isDroppedKey(k));
     }
     const noKeys = !letta && keys.length === 0;
 
@@ -217,6 +237,8 @@ export function build({ criteria, annexText }) {
     for (const r of body.records) {
       if (!hasOwn(r, 'supersedes')) continue;
       const t = typeof r.supersedes === 'string' ? [r.supersedes] : Array.isArray(r.supersedes) ? r.supersedes.filter((x) => typeof x === 'string') : [];
+      // "another record's `supersedes` ... names its id (a record whose own
+      // `supersedes` names its own id is not made not-live by it)".
       for (const id of t) if (id !== r.id) supersededIds.add(id);
     }
 
@@ -277,7 +299,6 @@ export function build({ criteria, annexText }) {
       for (const x of recs) {
         for (const k of ['shared', 'origin_claim_id', 'origin_scope']) if (hasOwn(x.r, k) && x.r[k] === null) open.push(`${k} null`);
         if (isPlainObject(x.r.metadata) && x.r.metadata.shared === null) open.push('metadata.shared null');
-        if (hasOwn(x.r, 'supersedes') && (x.r.supersedes === x.r.id || (Array.isArray(x.r.supersedes) && x.r.supersedes.includes(x.r.id)))) open.push('self-supersedes');
       }
       const gl = new Set(recs.filter((x) => x.scope && x.scope.global).map((x) => x.scope.ident));
       if (gl.size > 1) open.push('two different key sets with scope value global');
@@ -292,7 +313,7 @@ export function build({ criteria, annexText }) {
       F.unscoped_rate = { status: NA, reason: R.genericNoKey };
     } else {
       F.scope_presence = eligible.length === 0 ? { status: NA, reason: R.zero }
-        : { status: 'ASSESSABLE', rate: pct(scopedEligible, eligible.length), scoped: scopedEligible, eligible: eligible.length };
+        : { status: 'ASSESSABLE', rate: pct(scopedEligible, eligible.length), scoped: scopedEligible, eligible: eligible.length, distinct_scopes: distinctScopes };
       const multi = manifest && manifest.multi_scope === true;
       let gate = null;
       if (family === 'mem0' && manifest && manifest.scope_filtered === true) gate = R.scopeFiltered;
@@ -492,6 +513,7 @@ export function build({ criteria, annexText }) {
     const coverage = {
       scope_keys: letta ? ['attached_to'] : keys,
       scope_keys_source: keysSource,
+      scope_keys_dropped: keysDropped,
       marked_live: markedLive,
       live_records: live.length,
       marked_share: markedShare,
@@ -778,6 +800,13 @@ export function build({ criteria, annexText }) {
   aud('audit-graphiti-single-group-not-demonstrated',
     'A Graphiti export with a single group and no manifest.multi_scope prints unscoped_rate NOT ASSESSABLE (multi-scope not demonstrated) while clusters and duplicates stay graded.',
     { body: graphitiSingle, expectCode: 'report', check: checkThat((a) => a.factors.unscoped_rate.reason === R.multiScope && a.factors.cross_scope_clusters.status === 'ASSESSABLE', 'gate') });
+  aud('audit-graphiti-one-group-scope-presence-distinct-scopes',
+    'A Graphiti export whose every record is in one group prints scope_presence 100.0% with distinct_scopes 1 while unscoped_rate is NOT ASSESSABLE (multi-scope not demonstrated).',
+    {
+      body: ex('zep_graphiti', 'full_text', [ft('g-1', 'Acme HQ_IN Oslo', { group_id: 'g1' }), ft('g-2', 'Acme CEO Kari', { group_id: 'g1' })]),
+      expectCode: 'report',
+      check: checkThat((a) => deepEqual(a.factors.scope_presence, { status: 'ASSESSABLE', rate: '100.0%', scoped: 2, eligible: 2, distinct_scopes: 1 }) && a.factors.unscoped_rate.reason === R.multiScope, 'one group'),
+    });
   pre('precheck-graphiti-single-group-not-demonstrated',
     'The pre-check resolves unscoped_rate NOT ASSESSABLE (multi-scope not demonstrated) for a single-group Graphiti export without computing any factor.',
     { body: graphitiSingle, expectCode: 'precheck' });
@@ -837,6 +866,82 @@ export function build({ criteria, annexText }) {
   aud('audit-mem0-different-key-sets-are-different-scopes',
     'Records sharing a value under different keys (user_id alice vs agent_id alice) are in different scopes, and a cluster whose copies carry different key sets is N5 ambiguous.',
     { body: ex('mem0', 'full_text', [ft('k-1', 'Timezone is CET', { user_id: 'alice', source: 'profile' }), ft('k-2', 'Timezone is CET', { agent_id: 'alice', source: 'profile' })]), expectCode: 'report', check: checkClusters(R.n5) });
+
+  // A-4 reserved names: content, content_text, content_hash, hash, source,
+  // score, grade, band, composite are dropped from the declared keys.
+  const noScopeKeyPrinted = (k) => (a) => {
+    const f = a.factors.cross_scope_clusters;
+    const scopes = [...(f.clusters || []).flatMap((c) => [...c.members, ...c.global_members]).map((m) => m.scope), ...a.factors.duplicates.clusters.map((c) => c.scope)];
+    return scopes.every((sc) => !isPlainObject(sc) || !hasOwn(sc, k));
+  };
+  aud('audit-generic-declared-keys-source-dropped',
+    'Declared keys ["source","tenant","source"] drop the reserved name source (listed once in coverage.scope_keys_dropped) and grade the scope factors over tenant alone, so a source-only record is unscoped and scopes never print a source.',
+    {
+      body: ex('generic', 'full_text', [
+        ft('k-1', 'Quota is 10 GB', { tenant: 'acme', source: 'billing' }),
+        ft('k-2', 'Quota is 10 GB', { tenant: 'globex', source: 'billing' }),
+        ft('k-3', 'Region is eu-west', { source: 'infra' }),
+        ft('k-4', 'Region is eu-west', { tenant: 'acme', source: 'infra' }),
+        ft('k-5', 'Region is eu-west', { tenant: 'acme', source: 'infra' }),
+      ], { manifest: { declared_scope_keys: ['source', 'tenant', 'source'] } }),
+      expectCode: 'report',
+      check: all(checkClusters('undeclared'), checkThat((a) => deepEqual(a.coverage.scope_keys, ['tenant']) && deepEqual(a.coverage.scope_keys_dropped, ['source']) &&
+        a.coverage.scope_keys_source === 'manifest' && a.factors.scope_presence.rate === '80.0%' && a.factors.unscoped_rate.distinct_scopes === 2 && a.factors.duplicates.excess === 1, 'source dropped'),
+      checkThat(noScopeKeyPrinted('source'), 'no source in a scope')),
+    });
+  aud('audit-mem0-declared-keys-content-text-dropped',
+    'Mem0 declared keys ["user_id","content_text"] drop content_text, so a record without user_id is unscoped rather than scoped by its own text, and no scope prints content.',
+    {
+      body: ex('mem0', 'full_text', [
+        ft('d-1', 'Prefers green tea', { user_id: 'alice' }),
+        ft('d-2', 'Prefers green tea', { user_id: 'bob' }),
+        ft('d-3', 'Prefers black coffee', { agent_id: 'barista' }),
+      ], { manifest: { declared_scope_keys: ['user_id', 'content_text'] } }),
+      expectCode: 'report',
+      check: all(checkClusters('undeclared'), checkThat((a) => deepEqual(a.coverage.scope_keys, ['user_id']) && deepEqual(a.coverage.scope_keys_dropped, ['content_text']) &&
+        a.factors.unscoped_rate.unscoped === 1 && a.factors.scope_presence.distinct_scopes === 2, 'content_text dropped'),
+      checkThat(noScopeKeyPrinted('content_text'), 'no content_text in a scope')),
+    });
+  const genericContentTextOnly = ex('generic', 'full_text', [
+    ft('c-1', 'Uses SSO', { tenant: 'acme' }),
+    ft('c-2', 'Uses SSO', { tenant: 'globex' }),
+    ft('c-3', 'Uses MFA', { tenant: 'acme' }),
+  ], { manifest: { declared_scope_keys: ['content_text'] } });
+  aud('audit-generic-declared-keys-content-text-only-no-key',
+    'A generic export declaring only ["content_text"] declares no scope key once the reserved name is dropped, so scope_presence, unscoped_rate and cross_scope_clusters are NOT ASSESSABLE (no scope key declared).',
+    {
+      body: genericContentTextOnly, expectCode: 'report',
+      check: checkThat((a) => a.factors.scope_presence.reason === R.genericNoKey && a.factors.unscoped_rate.reason === R.genericNoKey && a.factors.cross_scope_clusters.reason === R.genericNoKey &&
+        deepEqual(a.coverage.scope_keys, []) && deepEqual(a.coverage.scope_keys_dropped, ['content_text']) && a.coverage.scope_keys_source === 'manifest' && a.factors.duplicates.excess === 1, 'no key'),
+    });
+  pre('precheck-generic-declared-keys-content-text-only-no-key',
+    'The pre-check of a generic export declaring only ["content_text"] resolves scope_presence and unscoped_rate NOT ASSESSABLE (no scope key declared), the reserved name being dropped.',
+    { body: genericContentTextOnly, expectCode: 'precheck', check: checkThat((a) => a.factors.scope_presence.reason === R.genericNoKey && a.factors.unscoped_rate.reason === R.genericNoKey, 'no key') });
+  // A-4 case rule: ASCII letters compared without case, every other
+  // character exactly. `\u017Fource` (LATIN SMALL LETTER LONG S) is kept.
+  const longSource = '\u017Fource';
+  const orderCaseKeys = ['hash', 'tenant', 'grade', 'SCORE', 'composite', 'grade', 'Source', 'hash', longSource, 'source', 'content_hash', 'Source'];
+  // Expected key lists from this module's own A-4 rule (exact-name dedupe, then drop).
+  const orderCaseDeclared = [...new Set(orderCaseKeys)];
+  const orderCaseKept = orderCaseDeclared.filter((k) => !isDroppedKey(k));
+  const orderCaseDropped = orderCaseDeclared.filter((k) => isDroppedKey(k));
+  assert(deepEqual(orderCaseKept, ['tenant', longSource]) && deepEqual(orderCaseDropped, ['hash', 'grade', 'SCORE', 'composite', 'Source', 'source', 'content_hash']), 'order-and-case key lists');
+  aud('audit-generic-declared-keys-reserved-names-order-and-case',
+    'Reserved names are dropped with ASCII letters compared without case and listed in declared order once each (hash, grade, SCORE, composite, Source, source, content_hash), while "\u017Fource" (U+017F) is not reserved and stays a scope key beside tenant, printed in the scopes of the records that carry it.',
+    {
+      body: ex('generic', 'hash_only', [
+        ho('h-1', 'Plan is Team', { tenant: 't1', [longSource]: 'eu', Source: 'crm', hash: 'h1', grade: 'A', composite: 'x' }),
+        ho('h-2', 'Plan is Team', { tenant: 't2', [longSource]: 'eu', Source: 'crm', SCORE: '9' }),
+        ho('h-3', 'Plan is Free', { Source: 'crm', source: 'crm', SCORE: '7' }),
+        ho('h-4', 'Plan is Free', { [longSource]: 'us', grade: 'A', hash: 'h4', composite: 'y' }),
+        ho('h-5', 'Plan is Team', { tenant: 't1', [longSource]: 'eu', source: 'billing' }),
+      ], { manifest: { declared_scope_keys: orderCaseKeys } }),
+      expectCode: 'report',
+      check: all(checkClusters('undeclared'), checkThat((a) => deepEqual(a.coverage.scope_keys, orderCaseKept) && deepEqual(a.coverage.scope_keys_dropped, orderCaseDropped) &&
+        a.factors.scope_presence.rate === '80.0%' && a.factors.scope_presence.distinct_scopes === 3 && a.factors.duplicates.excess === 1, 'reserved names'),
+      checkThat((a) => a.factors.duplicates.clusters.length === 1 && deepEqual(a.factors.duplicates.clusters[0].scope, { tenant: 't1', [longSource]: 'eu' }), 'long-s key printed'),
+      ...['Source', 'source', 'SCORE', 'hash', 'grade', 'composite'].map((k) => checkThat(noScopeKeyPrinted(k), `no ${k} in a scope`))),
+    });
 
   // ============================================================ markers M1..M4
 
@@ -1076,6 +1181,34 @@ export function build({ criteria, annexText }) {
       expectCode: 'report',
       check: checkThat((a) => deepEqual(a.coverage.contested_heads, { count: 3, record_ids: ['h-2', 'h-3', 'h-5'] }) && a.factors.duplicates.excess === 1 && a.factors.duplicates.live_records === 5, 'contested'),
     });
+  aud('audit-liveness-self-supersede-stays-live',
+    'A record whose own supersedes names its own id (as a string, or inside an array that also names another record) is not made not-live by it, so it stays live and counts in duplicates.',
+    {
+      body: ex('generic', 'full_text', [
+        ft('s1', 'Renewal date is 1 March', { supersedes: 's1' }),
+        ft('s2', 'Renewal date is 1 March'),
+        ft('t0', 'Owner is team-blue'),
+        ft('t1', 'Owner is team-red', { supersedes: ['t1', 't0'] }),
+      ]),
+      expectCode: 'report',
+      check: checkThat((a) => a.live_records === 3 && a.factors.duplicates.excess === 1 && deepEqual(a.factors.duplicates.clusters[0].record_ids, ['s1', 's2']), 'self-supersede live'),
+    });
+  pre('precheck-liveness-self-supersede-stays-live',
+    'The pre-check counts a lone self-superseding record as live.',
+    { body: ex('generic', 'hash_only', [ho('s1', 'Renewal date is 1 March', { supersedes: 's1' })]), expectCode: 'precheck', check: checkThat((a) => a.live_records === 1, 'live') });
+  aud('audit-liveness-self-supersede-and-superseded-by-another',
+    'A self-superseding record that another record also supersedes (string or array form) is not live: only another record\'s supersedes counts, and it does.',
+    {
+      body: ex('mem0', 'full_text', [
+        ft('s1', 'Lives in Lisbon', { user_id: 'u1', supersedes: 's1' }),
+        ft('s1b', 'Lives in Porto', { user_id: 'u1', supersedes: 's1' }),
+        ft('u1', 'Works remotely', { user_id: 'u2', supersedes: ['u1'] }),
+        ft('u2', 'Works from the office', { user_id: 'u2', supersedes: ['x-9', 'u1'] }),
+        ft('v1', 'Lives in Porto', { user_id: 'u1' }),
+      ]),
+      expectCode: 'report',
+      check: checkThat((a) => a.live_records === 3 && a.factors.duplicates.excess === 1 && deepEqual(a.factors.duplicates.clusters[0].record_ids, ['s1b', 'v1']), 'superseded by another'),
+    });
   aud('audit-pending-state-not-contested-outside-generic',
     'state pending is a contested head only in the generic family: a Mem0 record with state pending is an ordinary live record counted in duplicates.',
     { body: ex('mem0', 'full_text', [ft('p-1', 'Owner is team-blue', { user_id: 'u1', state: 'pending' }), ft('p-2', 'Owner is team-blue', { user_id: 'u1' })]), expectCode: 'report', check: checkThat((a) => a.coverage.contested_heads.count === 0 && a.factors.duplicates.excess === 1, 'not contested') });
@@ -1133,6 +1266,17 @@ export function build({ criteria, annexText }) {
     'A Letta attached_to that is a string or holds only empty strings is an empty scope set, so the record is unscoped (an orphan).',
     { body: ex('letta', 'hash_only', [ho('o-1', 'Orphan note', { attached_to: 'agent-a' }), ho('o-2', 'Orphan note', { attached_to: ['', 5] }), ho('o-3', 'Attached note', { attached_to: ['agent-a'] })]), expectCode: 'report', check: checkThat((a) => a.factors.unscoped_rate.unscoped === 2 && a.factors.duplicates.excess === 1, 'orphans') });
   const lettaZero = ex('letta', 'full_text', [ft('tpl-1', 'Persona template', { is_template: true }), ft('sp-1', 'Manual page 3', { file_id: 'f-1' }), ft('sp-2', 'Manual page 3', { source_passage: true })]);
+  aud('audit-letta-scope-presence-distinct-scopes',
+    'Letta scope_presence carries distinct_scopes, the number of different scope sets (set order ignored), the same count unscoped_rate prints.',
+    {
+      body: ex('letta', 'full_text', [
+        ft('blk-1', 'Tone: friendly', { attached_to: ['agent-a'] }), ft('blk-2', 'Plan: Pro', { attached_to: ['agent-b', 'agent-a'] }),
+        ft('blk-3', 'Region: EU', { attached_to: ['agent-a', 'agent-b'] }), ft('blk-4', 'Tone: formal', { attached_to: ['agent-c'] }),
+        ft('psg-1', 'Escalate billing disputes', { archive_id: 'arch-x' }),
+      ]),
+      expectCode: 'report',
+      check: checkThat((a) => a.factors.scope_presence.rate === '80.0%' && a.factors.scope_presence.distinct_scopes === 3 && a.factors.unscoped_rate.distinct_scopes === 3, 'letta distinct'),
+    });
   aud('audit-letta-zero-eligible-zero-denominator',
     'A Letta export of only template blocks and source passages has no eligible record: scope_presence and unscoped_rate are NOT ASSESSABLE (zero denominator), never 0.0%.',
     { body: lettaZero, expectCode: 'report', check: checkThat((a) => a.factors.scope_presence.reason === R.zero && a.verdict_line.includes('unscoped: NOT ASSESSABLE'), 'zero') });
@@ -1428,7 +1572,7 @@ function selfTest({ analyse, verdictLine, validate, annexText, criteria, UNDECLA
   assert(validate(body) === null, 'A-1 body valid');
   const a = analyse(body);
   assert(a.records === 4 && a.liveRecords === 3, 'A-1 counts');
-  assert(deepEqual(a.F.scope_presence, { status: 'ASSESSABLE', rate: '75.0%', scoped: 3, eligible: 4 }), 'A-1 scope_presence');
+  assert(deepEqual(a.F.scope_presence, { status: 'ASSESSABLE', rate: '75.0%', scoped: 3, eligible: 4, distinct_scopes: 2 }), 'A-1 scope_presence');
   assert(deepEqual(a.F.unscoped_rate, { status: 'ASSESSABLE', rate: '25.0%', unscoped: 1, eligible: 4, distinct_scopes: 2 }), 'A-1 unscoped_rate');
   assert(deepEqual(a.F.cross_scope_clusters, {
     status: 'ASSESSABLE', candidates: 1, marked_shared: 0, undeclared: 1, ambiguous: 0, template_lineage: 0,
@@ -1441,7 +1585,7 @@ function selfTest({ analyse, verdictLine, validate, annexText, criteria, UNDECLA
   assert(deepEqual(a.F.scope_conflicts, { status: NA, reason: R.noFields }), 'A-1 conflicts');
   assert(deepEqual(a.F.duplicates, { status: 'ASSESSABLE', excess: 0, live_records: 3, rate: '0.0%', clusters: [] }), 'A-1 duplicates');
   assert(deepEqual(a.coverage, {
-    scope_keys: ['user_id', 'agent_id', 'app_id', 'run_id'], scope_keys_source: 'family default',
+    scope_keys: ['user_id', 'agent_id', 'app_id', 'run_id'], scope_keys_source: 'family default', scope_keys_dropped: [],
     marked_live: 0, live_records: 3, marked_share: '0.0%',
     declared_but_absent: { global_scopes: 0, global_content_keys: 0, global_claim_ids: 0, private_scopes: 0 },
     split_state_anomalies: { count: 0, record_ids: [] }, contested_heads: { count: 0, record_ids: [] },
@@ -1455,6 +1599,29 @@ function selfTest({ analyse, verdictLine, validate, annexText, criteria, UNDECLA
   const n1 = analyse({ family: 'mem0', form: 'full_text', records: [
     { id: 'm1', content_text: 'k', user_id: 'alice', shared: true }, { id: 'm2', content_text: 'k', user_id: 'bob' }] });
   assert(n1.F.cross_scope_clusters.clusters[0].reason === R.n1, 'A-7 example');
+
+  // A-4: the dropped names exactly as the ANNEX lists them, and its examples.
+  const dm = flat.match(/A declared key named ((?:`[a-z_]+`,? (?:or )?)+)is dropped/);
+  assert(dm, 'ANNEX A-4 dropped-key sentence');
+  assert(deepEqual([...dm[1].matchAll(/`([a-z_]+)`/g)].map((m) => m[1]), DROPPED_KEYS), 'ANNEX A-4 dropped-key list');
+  const a4 = analyse({ family: 'generic', form: 'full_text', manifest: { declared_scope_keys: ['source', 'tenant', 'source'] }, records: [{ id: 'x', content_text: 'x', tenant: 't', source: 's' }] });
+  assert(deepEqual(a4.coverage.scope_keys, ['tenant']) && deepEqual(a4.coverage.scope_keys_dropped, ['source']), 'A-4 example dropped source');
+  assert(deepEqual(a4.F.scope_presence, { status: 'ASSESSABLE', rate: '100.0%', scoped: 1, eligible: 1, distinct_scopes: 1 }), 'A-4 example scope');
+  const a4b = analyse({ family: 'generic', form: 'full_text', manifest: { declared_scope_keys: ['content_text'] }, records: [{ id: 'x', content_text: 'x' }] });
+  assert(deepEqual(a4b.coverage.scope_keys, []) && deepEqual(a4b.coverage.scope_keys_dropped, ['content_text']), 'A-4 example content_text');
+  assert(a4b.F.scope_presence.reason === R.genericNoKey && a4b.F.unscoped_rate.reason === R.genericNoKey && a4b.F.cross_scope_clusters.reason === R.genericNoKey, 'A-4 example no key');
+  // A-4 case rule, as the ANNEX words it and with its own examples.
+  assert(flat.includes('ASCII letters are compared without case (`Source` and `SCORE` are dropped too') && flat.includes('every other character exactly (`\u017Fource`, with U+017F, is kept)'), 'ANNEX A-4 case sentence');
+  assert(isDroppedKey('Source') && isDroppedKey('SCORE') && isDroppedKey('Content_Hash') && !isDroppedKey('\u017Fource') && !isDroppedKey('\u017Fcore') && !isDroppedKey('hash ') && !isDroppedKey('HASH\u0130'), 'A-4 ASCII-only fold');
+  assert(!isDroppedKey('s\u212Aore') && asciiFold('\u212A') === '\u212A' && asciiFold('AZaz@[') === 'azaz@[', 'A-4 fold leaves non-ASCII letters');
+  const a4c = analyse({ family: 'generic', form: 'full_text', manifest: { declared_scope_keys: ['Source', 'tenant', 'source', 'SCORE', '\u017Fource', 'Source'] }, records: [{ id: 'x', content_text: 'x', tenant: 't', '\u017Fource': 'u', Source: 's', source: 's', SCORE: '1' }] });
+  assert(deepEqual(a4c.coverage.scope_keys, ['tenant', '\u017Fource']) && deepEqual(a4c.coverage.scope_keys_dropped, ['Source', 'source', 'SCORE']), 'A-4 case example');
+
+  // A-5 example: a self-supersede alone is live; another record's supersedes makes it not live.
+  const s1 = analyse({ family: 'generic', form: 'full_text', records: [{ id: 's1', content_text: 'x', supersedes: 's1' }] });
+  assert(s1.liveRecords === 1 && s1.open.length === 0, 'A-5 example self-supersede live');
+  const s1b = analyse({ family: 'generic', form: 'full_text', records: [{ id: 's1', content_text: 'x', supersedes: 's1' }, { id: 's1b', content_text: 'y', supersedes: 's1' }] });
+  assert(s1b.liveRecords === 1, 'A-5 example superseded by another record');
 
   // Pre-check example: the matrix rows exist for every family/form.
   assert(criteria.assessability_matrix.mem0.full_text.scope_presence.status === 'ASSESSABLE', 'matrix');

@@ -69,6 +69,18 @@ func TestExemptMembersCarrySubmittedLabels(t *testing.T) {
 	}
 }
 
+// Member names match without ASCII case, and through nothing else.
+func TestForbiddenMemberNamesFoldASCIIOnly(t *testing.T) {
+	c := New(&pb.Tripwires{ForbiddenMembers: []string{"score", "Composite"}})
+	for name, trips := range map[string]bool{"score": true, "Score": true, "SCORE": true, "composite": true,
+		"ſcore": false, "compos\u0130te": false, "scores": false} {
+		_, err := c.Check(decode(t, `{"a":{"`+name+`":1}}`))
+		if (err != nil) != trips {
+			t.Errorf("member %q: %v, want tripped %v", name, err, trips)
+		}
+	}
+}
+
 func TestTypographyAndLimited(t *testing.T) {
 	c := everyRule()
 	na := `{"id":"F-5","status":"NOT-ASSESSABLE","reason":"no P-USER message"}`
@@ -229,7 +241,7 @@ func treeWalk(c *Checker, v any, label bool) error {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, child := range x {
-			if c.members[strings.ToLower(k)] {
+			if c.members[asciiLower(k)] {
 				return ErrTripped
 			}
 			if hasName(k, c.t.GetCountNames(), c.t.GetCountSuffixes()) && !number(child) {

@@ -175,7 +175,9 @@ func percent(part, whole int) any {
 
 func (a *audit) presence() map[string]any {
 	eligible, scoped := a.eligible()
-	return map[string]any{"status": "ASSESSABLE", "rate": percent(scoped, eligible), "scoped": scoped, "eligible": eligible}
+	// the rate is read with the distinct-scope count (the criteria's matrix:
+	// it "travels with the rate")
+	return map[string]any{"status": "ASSESSABLE", "rate": percent(scoped, eligible), "scoped": scoped, "eligible": eligible, "distinct_scopes": a.distinct}
 }
 
 func (a *audit) unscoped() (map[string]any, string) {

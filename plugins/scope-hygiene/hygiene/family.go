@@ -54,7 +54,7 @@ func New() (*Family, error) {
 		ForbiddenPhrases: []string{"score", "grade", "band", "verified", "legitimate", "leak detected", "proves", "no leak"},
 		ExemptSentences:  []string{d.ScopeText, d.Honesty, d.Retention, UndeclaredLabel, SharedLabel},
 		ForbiddenMembers: []string{"score", "grade", "band", "composite", "content", "content_text", "content_hash", "hash", "source"},
-		ExemptMembers:    []string{"id", "record_ids", "referred_to_scope_conflicts", "scope", "scope_keys"},
+		ExemptMembers:    []string{"id", "record_ids", "referred_to_scope_conflicts", "scope", "scope_keys", "scope_keys_dropped"},
 	}
 	for _, op := range desc.Ops {
 		op.PriceLabel = d.Price.Label + " (" + d.Price.Status + ")"
@@ -165,8 +165,12 @@ func (a *audit) coverage(b5NotRun []int) map[string]any {
 	if e.KeysFromManifest {
 		source = "manifest"
 	}
+	dropped := e.DroppedKeys
+	if dropped == nil {
+		dropped = []string{}
+	}
 	if e.Family == "letta" {
-		keys = []string{"attached_to"}
+		keys, dropped = []string{"attached_to"}, []string{}
 	}
 	if keys == nil {
 		keys = []string{}
@@ -211,7 +215,7 @@ func (a *audit) coverage(b5NotRun []int) map[string]any {
 		b5NotRun = []int{}
 	}
 	return map[string]any{
-		"scope_keys": keys, "scope_keys_source": source,
+		"scope_keys": keys, "scope_keys_source": source, "scope_keys_dropped": dropped,
 		"marked_live": marked, "live_records": a.live, "marked_share": percent(marked, a.live),
 		"declared_but_absent": map[string]any{
 			"global_scopes":       absent(a.manifest.globalScopes, scopeValues),

@@ -71,7 +71,7 @@ func TestAnnexExample(t *testing.T) {
 		rec{"id": "m3", "content_text": "orphan"},
 		mem("m4", "carol", "old", "replaced_by", "m9"),
 	))
-	if js(factor(m, "scope_presence")) != `{"eligible":4,"rate":"75.0%","scoped":3,"status":"ASSESSABLE"}` {
+	if js(factor(m, "scope_presence")) != `{"distinct_scopes":3,"eligible":4,"rate":"75.0%","scoped":3,"status":"ASSESSABLE"}` {
 		t.Errorf("scope_presence %s", js(factor(m, "scope_presence")))
 	}
 	if js(factor(m, "unscoped_rate")) != `{"distinct_scopes":3,"eligible":4,"rate":"25.0%","status":"ASSESSABLE","unscoped":1}` {
@@ -371,5 +371,54 @@ func BenchmarkAuditAtCap(b *testing.B) {
 		if _, err := c.Measure(context.Background(), time.Now); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// ANNEX A-5: only another record's supersedes ends a record; a record
+// naming itself stays live (as a string or inside an array).
+func TestSelfSupersedeStaysLive(t *testing.T) {
+	m := report(t, export("mem0", "full_text", nil, mem("s1", "u", "a", "supersedes", "s1")))
+	if m["live_records"] != 1.0 {
+		t.Errorf("a lone self-superseding record: live %v", m["live_records"])
+	}
+	m = report(t, export("mem0", "full_text", nil,
+		mem("s1", "u", "a", "supersedes", []string{"s1"}),
+		mem("s2", "u", "b", "supersedes", []string{"s1", "s2"})))
+	if m["live_records"] != 1.0 {
+		t.Errorf("s1 superseded by s2, s2 by itself only: live %v, want 1", m["live_records"])
+	}
+}
+
+// ANNEX A-4: declared keys that would print content, provenance or a
+// forbidden member name are dropped, and listed; none left is no key.
+func TestDroppedScopeKeys(t *testing.T) {
+	m := report(t, export("generic", "full_text", map[string]any{"declared_scope_keys": []string{"source", "tenant", "source"}},
+		rec{"id": "a", "tenant": "t1", "source": "x", "content_text": "same"},
+		rec{"id": "b", "tenant": "t2", "source": "y", "content_text": "same"}))
+	cov := m["coverage"].(map[string]any)
+	if js(cov["scope_keys"]) != `["tenant"]` || js(cov["scope_keys_dropped"]) != `["source"]` || cov["scope_keys_source"] != "manifest" {
+		t.Errorf("coverage keys %s dropped %s", js(cov["scope_keys"]), js(cov["scope_keys_dropped"]))
+	}
+	if c := onlyCluster(t, m); js(c["members"]) != `[{"id":"a","scope":{"tenant":"t1"}},{"id":"b","scope":{"tenant":"t2"}}]` {
+		t.Errorf("cluster %s", js(c["members"]))
+	}
+	m = report(t, export("generic", "full_text", map[string]any{"declared_scope_keys": []string{"content_text"}},
+		rec{"id": "a", "content_text": "same"}, rec{"id": "b", "content_text": "same"}))
+	want := `{"reason":"no scope key declared (generic schema defines none)","status":"NOT ASSESSABLE"}`
+	if js(factor(m, "scope_presence")) != want || js(factor(m, "unscoped_rate")) != want {
+		t.Errorf("content_text alone: %s %s", js(factor(m, "scope_presence")), js(factor(m, "unscoped_rate")))
+	}
+	if strings.Contains(js(m), `"same"`) {
+		t.Error("content reached the report")
+	}
+	m = report(t, export("generic", "full_text", map[string]any{"declared_scope_keys": []string{"SCORE", "ſource", "Source"}},
+		rec{"id": "a", "ſource": "s1", "content_text": "c"}))
+	if cov := m["coverage"].(map[string]any); js(cov["scope_keys"]) != `["ſource"]` || js(cov["scope_keys_dropped"]) != `["SCORE","Source"]` {
+		t.Errorf("case: keys %s dropped %s", js(cov["scope_keys"]), js(cov["scope_keys_dropped"]))
+	}
+	m = report(t, export("letta", "full_text", map[string]any{"declared_scope_keys": []string{"source"}},
+		rec{"id": "a", "attached_to": []string{"x"}, "content_text": "c"}))
+	if cov := m["coverage"].(map[string]any); js(cov["scope_keys_dropped"]) != `[]` {
+		t.Errorf("letta dropped %s", js(cov["scope_keys_dropped"]))
 	}
 }

@@ -139,7 +139,10 @@ type Export struct {
 	Manifest              fields // nil when absent
 	DeclaredKeys          []string
 	KeysFromManifest      bool
-	Records               []*Record
+	// DroppedKeys are declared keys that are never scope keys (ANNEX A-4),
+	// in declared order
+	DroppedKeys []string
+	Records     []*Record
 }
 
 // Record is one record with what the rules read.
@@ -231,6 +234,7 @@ func Parse(body []byte) (*Export, *sdk.Refusal) {
 				return nil, refuse(CodeDeclaredKeys, nil)
 			}
 			e.DeclaredKeys, e.KeysFromManifest = dedupe(keys), true
+			e.DeclaredKeys, e.DroppedKeys = dropKeys(e.DeclaredKeys)
 		}
 	}
 	if !e.KeysFromManifest {
@@ -250,6 +254,38 @@ func Parse(body []byte) (*Export, *sdk.Refusal) {
 var defaultKeys = map[string][]string{
 	"mem0":         {"user_id", "agent_id", "app_id", "run_id"},
 	"zep_graphiti": {"group_id", "graph_id"},
+}
+
+// neverScope are the names a declared key cannot have (ANNEX A-4): a
+// scope prints its keys and values, and these would print content or
+// provenance, or a member name no answer carries.
+var neverScope = []string{"content", "content_text", "content_hash", "hash", "source", "score", "grade", "band", "composite"}
+
+// dropKeys splits deduplicated declared keys into those kept and those
+// dropped (ASCII letters compared without case), each in declared order.
+func dropKeys(keys []string) (kept, dropped []string) {
+	kept, dropped = []string{}, []string{}
+	for _, k := range keys {
+		if contains(neverScope, asciiLower(k)) {
+			dropped = append(dropped, k)
+		} else {
+			kept = append(kept, k)
+		}
+	}
+	return kept, dropped
+}
+
+// asciiLower folds ASCII letters only (as the host's check of member
+// names does): a name is never read as another word through Unicode case
+// mappings.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 func dedupe(keys []string) []string {

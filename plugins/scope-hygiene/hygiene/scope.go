@@ -136,14 +136,18 @@ var deadStates = []string{"superseded", "deleted", "expired"}
 
 // states derives scope and liveness for every record (ANNEX ).
 func (e *Export) states() []state {
+	// only another record's supersedes ends a record (a record naming
+	// itself does not)
 	superseded := map[string]bool{}
 	for _, r := range e.Records {
-		if id, ok := r.f.str("supersedes"); ok {
+		if id, ok := r.f.str("supersedes"); ok && id != r.ID {
 			superseded[id] = true
 		}
 		if ids, _, ok := r.f.strings("supersedes"); ok {
 			for _, id := range ids {
-				superseded[id] = true
+				if id != r.ID {
+					superseded[id] = true
+				}
 			}
 		}
 	}
