@@ -1024,10 +1024,14 @@ export function build({ criteria, annexText }) {
     const validInRange = inRange.some(validHarnessFigure);
     const anyStated = wholeTotal !== null || validInRange || ev.blocks.some((b) => b.stated_tokens && b.stated_tokens.valid);
     const allCovered = perMessage.every((x) => x.covered);
-    let status = null;
-    if (!anyStated) status = 'no stated counts';
-    else if (!allCovered && !wholeTotal) status = 'partial coverage';
-    return { msgs, total, wholeTotal, perMessage, ignored, invalidEntries, allCovered, status };
+    // C-10 (as amended): F-10 is NOT-ASSESSABLE only with `no stated counts`.
+    // "Partial coverage (not every non-schema message covered, and no valid
+    // total) does not make F-10 NOT-ASSESSABLE: M12 computes its aggregates
+    // 'only over covered units', and only its whole-record figure is
+    // NOT-ASSESSABLE (`partial coverage`, C-13)."
+    const status = anyStated ? null : 'no stated counts';
+    const partial = anyStated && !allCovered && !wholeTotal;
+    return { msgs, total, wholeTotal, perMessage, ignored, invalidEntries, allCovered, partial, status };
   }
 
   // C-10: the pre-check's NOT-ASSESSABLE list, register order.
@@ -1041,9 +1045,12 @@ export function build({ criteria, annexText }) {
     const anyUser = msgs.some((m) => m.blocks.length > 0 && classifyP(m.blocks[0], fmt, rec.level).winner === 'P-USER');
     if (!anyUser) out.push({ factor: 'F-5', metric: 'M07', reason: 'no P-USER message' });
     const st = statedInfo(ev);
-    // C-10 / C-13: F-10 with `no stated counts` carries the criteria's M12
-    // label; `partial coverage` carries none.
-    if (st.status) out.push({ factor: 'F-10', metric: 'M12', reason: st.status, ...(st.status === NO_STATED ? { label: NO_STATED_LABEL } : {}) });
+    // C-10 / C-13: F-10 is listed only with `no stated counts`, and then
+    // carries the criteria's M12 label; partial coverage lists nothing.
+    if (st.status) {
+      assert(st.status === NO_STATED, 'F-10 pre-check reason is no stated counts only');
+      out.push({ factor: 'F-10', metric: 'M12', reason: st.status, label: NO_STATED_LABEL });
+    }
     out.push({ factor: 'F-11', metric: null, reason: 'NOT-ASSESSABLE-BY-DESIGN in v1' });
     return out;
   }
@@ -1105,6 +1112,11 @@ export function build({ criteria, annexText }) {
   // stated counts), label NO-STATED-COUNT"); the ANNEX (C-10, C-13) prints it
   // as the member "label" of F-10 with reason `no stated counts` only.
   const NO_STATED = 'no stated counts';
+  // C-13: the whole-record figure's reason at coverage below 100 % with no
+  // valid total (M12's own words).
+  const PARTIAL = 'partial coverage';
+  assert(criteria.metric_register.M12.includes('a whole-record figure at coverage <100% is NOT-ASSESSABLE (partial coverage)'), 'M12 partial coverage sentence');
+  fixed('or, with no valid total and a message uncovered, `NA("partial coverage")`');
   const NO_STATED_LABEL = (() => {
     const m = /NOT-ASSESSABLE \(no stated counts\), label ([A-Z][A-Z-]*[A-Z])/.exec(criteria.metric_register.M12);
     assert(m && m[1] === 'NO-STATED-COUNT', 'M12 label');
@@ -1423,8 +1435,12 @@ export function build({ criteria, annexText }) {
     // ---- F-10 (M12)
     const st = statedInfo(ev);
     let F10;
-    if (st.status) F10 = st.status === NO_STATED ? { ...notAss('F-10', st.status), label: NO_STATED_LABEL } : notAss('F-10', st.status);
-    else {
+    // C-13 (as amended): "F-10 (M12), when assessable (C-10: whenever
+    // anything is stated)"; the only NOT-ASSESSABLE F-10 is `no stated counts`.
+    if (st.status) {
+      assert(st.status === NO_STATED, 'F-10 NOT-ASSESSABLE only for no stated counts');
+      F10 = { ...notAss('F-10', st.status), label: NO_STATED_LABEL };
+    } else {
       // C-14: invalid_entry_count counts harness_stated_counts members only;
       // a carried but out-of-range generic figure states nothing.
       const units = [];
@@ -1435,11 +1451,17 @@ export function build({ criteria, annexText }) {
         sS += u.stated;
         sE += msgs[i].est;
       });
+      // C-13 whole_record: "C for the valid total against T …, or, with no
+      // valid total and every message covered, Σ stated against Σ E over the
+      // messages, or, with no valid total and a message uncovered,
+      // NA("partial coverage") (M12: 'a whole-record figure at coverage <100%
+      // is NOT-ASSESSABLE (partial coverage)'; the units and covered still print)".
       let whole;
       if (st.wholeTotal) whole = comparison(st.wholeTotal.value, T);
+      else if (st.allCovered) whole = comparison(sS, sum(msgs.map((m) => m.est)));
       else {
-        assert(st.allCovered, 'whole record needs a total or full coverage');
-        whole = comparison(sS, sum(msgs.map((m) => m.est)));
+        assert(st.partial, 'an uncovered message with no total is partial coverage');
+        whole = NA(PARTIAL);
       }
       F10 = {
         ...head('F-10'),
@@ -1666,8 +1688,8 @@ export function build({ criteria, annexText }) {
       'The same agent file with only a stated total and no per-message figures has F-10 assessable, since a whole-record total covers the record.',
       { body: letta(left, { harness_stated_counts: { total: 512 } }), expectCode: 'precheck', check: expectNA(['F-11']) });
     pre('precheck-letta-current-shape-per-message-short',
-      'The same agent file with per_message figures for 6 of its 7 measured messages and no total lists F-10 as partial coverage.',
-      { body: letta(left, { harness_stated_counts: { per_message: [900, 60, 10, 22, 8, 30] } }), expectCode: 'precheck', check: expectNA(['F-10:partial coverage', 'F-11']) });
+      'The same agent file with per_message figures for 6 of its 7 measured messages and no total has F-10 assessable (partial coverage leaves only its whole-record figure NOT-ASSESSABLE), so the pre-check lists only F-11.',
+      { body: letta(left, { harness_stated_counts: { per_message: [900, 60, 10, 22, 8, 30] } }), expectCode: 'precheck', check: expectNA(['F-11']) });
   }
   {
     // Older shape: per-message in_context flags; a packed heartbeat under role user.
@@ -1894,11 +1916,11 @@ export function build({ criteria, annexText }) {
       check: expectNA(['F-11']),
     });
   pre('precheck-anthropic-stated-partial',
-    'An anthropic record with a per_message list holding a null for one of its three messages and no total lists F-10 as partial coverage.',
+    'An anthropic record with a per_message list holding a null for one of its three messages and no total states counts, so F-10 is not listed (partial coverage is not a pre-check reason) and the list holds only F-11.',
     {
       body: anth({ messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }, { role: 'user', content: 'c' }] }, { harness_stated_counts: { per_message: [5, null, 7] } }),
       expectCode: 'precheck',
-      check: expectNA(['F-10:partial coverage', 'F-11']),
+      check: expectNA(['F-11']),
     });
   pre('precheck-anthropic-stated-all-null',
     'A per_message list of nulls and no total states no count, so F-10 is listed as no stated counts.',
@@ -1999,11 +2021,11 @@ export function build({ criteria, annexText }) {
       check: (ev, ans) => { assert(ans.declared_format.level === 'L0', 'L0'); expectNA(['F-11'])(ev, ans); },
     });
   pre('precheck-generic-l1-name-and-null-text',
-    'A generic record with name, has_args and source members but no kind is level L1; a null text is a non-serialisable entry; stated_tokens on one of three messages is partial coverage.',
+    'A generic record with name, has_args and source members but no kind is level L1; a null text is a non-serialisable entry; stated_tokens on one of three messages is a stated count, so F-10 is assessable at partial coverage and not listed.',
     {
       body: gen({ messages: [{ role: 'user', text: 'Weather in Oslo?' }, { role: 'assistant', name: 'get_weather', has_args: true, source: 'harness', text: null, stated_tokens: 20 }, { role: 'tool', name: 'get_weather', text: '{"temp_c": -3}' }] }),
       expectCode: 'precheck',
-      check: (ev, ans) => { assert(ans.declared_format.level === 'L1' && ans.entry_count === 3, 'L1'); expectNA(['F-10:partial coverage', 'F-11'])(ev, ans); },
+      check: (ev, ans) => { assert(ans.declared_format.level === 'L1' && ans.entry_count === 3, 'L1'); expectNA(['F-11'])(ev, ans); },
     });
   pre('precheck-generic-empty-kind-and-empty-schemas-stay-l1',
     'An empty-string kind and an empty tool_schemas list do not make a generic record L2; a name member makes it L1.',
@@ -2891,11 +2913,73 @@ export function build({ criteria, annexText }) {
   // ------------------------------------------------------------ M12 (F-10)
 
   const unitsOf = (ans) => F(ans, 'F-10').units.map((u) => [u.message_index, u.stated, u.measured_tokens, u.difference_share, u.stated_relative, u.agreement]);
-  rep('audit-m12-partial-coverage-limited',
-    'Per-message figures for two of three messages and no total print F-10 NOT-ASSESSABLE (partial coverage) and a LIMITED line.',
+  rep('audit-m12-partial-coverage-full',
+    'Per-message figures for two of three messages and no total leave F-10 ASSESSABLE with two units and a covered figure, only its whole-record figure NOT-ASSESSABLE (partial coverage), and a FULL line.',
     {
       body: anth({ messages: [{ role: 'user', content: 'first' }, { role: 'assistant', content: 'second' }, { role: 'user', content: 'third' }] }, { harness_stated_counts: { per_message: [5, null, 7] } }),
-      check: (ev, ans) => assert(deepEqual(F(ans, 'F-10'), { id: 'F-10', metric: 'M12', status: 'NOT-ASSESSABLE', reason: 'partial coverage' }) && isLimited(ans), 'partial'),
+      check: (ev, ans) => {
+        const f10 = F(ans, 'F-10');
+        assert(f10.status === 'ASSESSABLE' && f10.covered_message_count === 2 && deepEqual(f10.units.map((u) => [u.message_index, u.stated]), [[0, 5], [2, 7]]), 'units');
+        assert(f10.covered.stated === 12 && deepEqual(f10.whole_record, { value: 'NOT-ASSESSABLE', reason: 'partial coverage' }) && !isLimited(ans), 'partial');
+      },
+    });
+  {
+    // The ANNEX C-13 worked example: three messages of E 4, 2, 5 with
+    // per_message [4, null, 5] and no total.
+    fixed('Example: three messages of E 4, 2, 5 with `per_message: [4, null, 5]` and no total:');
+    const body = gen({ messages: genMsgs([['user', ofE(4, 'pcx0')], ['assistant', ofE(2, 'pcx1')], ['user', ofE(5, 'pcx2')]]) }, { harness_stated_counts: { per_message: [4, null, 5] } });
+    const naPartial = { value: 'NOT-ASSESSABLE', reason: 'partial coverage' };
+    rep('audit-m12-annex-partial-coverage-example',
+      'The ANNEX C-13 example, three messages of E 4, 2 and 5 with per_message [4, null, 5] and no total, prints F-10 ASSESSABLE with two WITHIN units at 0 %, covered 9 against 9, the whole-record figure NOT-ASSESSABLE (partial coverage) and a FULL line.',
+      {
+        body,
+        check: (ev, ans) => {
+          const f10 = F(ans, 'F-10');
+          assert(f10.status === 'ASSESSABLE' && f10.message_count === 3 && f10.covered_message_count === 2 && f10.ignored_entry_count === 0 && f10.invalid_entry_count === 0, 'counts');
+          assert(deepEqual(unitsOf(ans), [[0, 4, 'est:~4', 'est:~0.00%', 'equal', 'WITHIN'], [2, 5, 'est:~5', 'est:~0.00%', 'equal', 'WITHIN']]), 'units ' + JSON.stringify(unitsOf(ans)));
+          assert(f10.covered.stated === 9 && f10.covered.measured_tokens === 'est:~9' && f10.covered.agreement === 'WITHIN', 'covered');
+          assert(deepEqual(f10.whole_record, naPartial) && !isLimited(ans) && ans.factors.every((f) => f.id === 'F-11' || f.status === 'ASSESSABLE'), 'whole NA, FULL');
+        },
+      });
+    pre('precheck-m12-annex-partial-coverage-example',
+      'The pre-check of the ANNEX C-13 partial-coverage example does not list F-10 (only no stated counts is a pre-check reason for it), so the list holds only F-11.',
+      { body, expectCode: 'precheck', check: expectNA(['F-11']) });
+  }
+  {
+    // Partial coverage through generic stated_tokens (one message is one
+    // block, so a message carrying a valid stated_tokens is covered).
+    const body = gen({ messages: [
+      { role: 'user', text: ofE(7, 'pst0'), stated_tokens: 7 },
+      { role: 'assistant', text: ofE(10, 'pst1') },
+      { role: 'user', text: ofE(3, 'pst2'), stated_tokens: 5 },
+      { role: 'assistant', text: ofE(6, 'pst3'), stated_tokens: -2 },
+    ] });
+    rep('audit-m12-generic-stated-tokens-partial-coverage',
+      'A generic record with valid stated_tokens on two of its four messages (one without, one of -2) and no stated_total prints F-10 ASSESSABLE with those two units and a covered figure over them, the whole-record figure NOT-ASSESSABLE (partial coverage) and a FULL line.',
+      {
+        body,
+        check: (ev, ans) => {
+          const f10 = F(ans, 'F-10');
+          assert(f10.status === 'ASSESSABLE' && f10.message_count === 4 && f10.covered_message_count === 2 && f10.invalid_entry_count === 0, 'counts');
+          assert(deepEqual(unitsOf(ans).map((u) => [u[0], u[1], u[2], u[5]]), [[0, 7, 'est:~7', 'WITHIN'], [2, 5, 'est:~3', 'DISAGREE']]), 'units ' + JSON.stringify(unitsOf(ans)));
+          assert(f10.covered.stated === 12 && f10.covered.measured_tokens === 'est:~10' && f10.covered.agreement === 'DISAGREE', 'covered');
+          assert(deepEqual(f10.whole_record, { value: 'NOT-ASSESSABLE', reason: 'partial coverage' }) && !isLimited(ans), 'whole NA, FULL');
+        },
+      });
+    pre('precheck-m12-generic-stated-tokens-partial-coverage',
+      'The pre-check of a generic record with valid stated_tokens on two of four messages and no stated_total lists only F-11.',
+      { body, expectCode: 'precheck', check: expectNA(['F-11']) });
+  }
+  rep('audit-m12-total-with-partial-per-message',
+    'A valid total with per_message figures for two of three messages prints the two units and their covered figure, and the whole-record figure still compares the total with T, schema block included, under a FULL line.',
+    {
+      body: gen({ messages: genMsgs([['user', ofE(6, 'tpp0')], ['assistant', ofE(3, 'tpp1')], ['user', ofE(8, 'tpp2')]]), tool_schemas: [{ name: 'q', text: ofE(5, 'tpp-s') }] }, { harness_stated_counts: { per_message: [6, null, 9], total: 22 } }),
+      check: (ev, ans) => {
+        const f10 = F(ans, 'F-10');
+        assert(f10.status === 'ASSESSABLE' && f10.covered_message_count === 2 && deepEqual(f10.units.map((u) => [u.message_index, u.stated, u.agreement]), [[0, 6, 'WITHIN'], [2, 9, 'DISAGREE']]), 'units');
+        assert(f10.covered.stated === 15 && f10.covered.measured_tokens === 'est:~14', 'covered');
+        assert(ans.header_facts.M02.tokens === 'est:~22' && f10.whole_record.stated === 22 && f10.whole_record.measured_tokens === 'est:~22' && f10.whole_record.agreement === 'WITHIN' && f10.whole_record.stated_relative === 'equal' && !isLimited(ans), 'whole compares the total');
+      },
     });
   rep('audit-m12-total-only',
     'A stated total alone makes F-10 assessable with no unit, the covered aggregate NOT-ASSESSABLE (no covered message) and the whole-record figure compared with T.',
@@ -3037,8 +3121,8 @@ export function build({ criteria, annexText }) {
     'A generic stated_total alone is a valid total, so the pre-check lists only F-11.',
     { body: gen({ messages: genMsgs([['user', 'a'], ['assistant', 'b']]), stated_total: 2 }), expectCode: 'precheck', check: expectNA(['F-11']) });
   pre('precheck-generic-stated-tokens-negative-partial',
-    'A generic record whose second message carries stated_tokens -1 has one covered message of two and no total, so F-10 is listed as partial coverage.',
-    { body: gen({ messages: [{ role: 'user', text: 'a', stated_tokens: 1 }, { role: 'assistant', text: 'b', stated_tokens: -1 }] }), expectCode: 'precheck', check: expectNA(['F-10:partial coverage', 'F-11']) });
+    'A generic record whose second message carries stated_tokens -1 has one covered message of two and no total, so F-10 is assessable at partial coverage and the pre-check lists only F-11.',
+    { body: gen({ messages: [{ role: 'user', text: 'a', stated_tokens: 1 }, { role: 'assistant', text: 'b', stated_tokens: -1 }] }), expectCode: 'precheck', check: expectNA(['F-11']) });
 
   // ------------------------------------------------------------ M14 (F-9), M15 (F-12)
 

@@ -241,7 +241,7 @@ func (f *Family) precheck(env *Envelope, rec *pb.SessionRecord, c *Classified, s
 	if !user {
 		na = append(na, map[string]any{"factor": "F-5", "metric": "M07", "reason": "no P-USER message"})
 	}
-	if reason := st.Status(c.Messages); reason != "" {
+	if reason := st.Status(); reason != "" {
 		entry := map[string]any{"factor": "F-10", "metric": "M12", "reason": reason}
 		if reason == noStatedCounts {
 			entry["label"] = noStatedLabel

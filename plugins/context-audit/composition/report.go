@@ -28,6 +28,7 @@ const (
 	byDesign        = "NOT-ASSESSABLE-BY-DESIGN in v1"
 	noStatedCounts  = "no stated counts"
 	noStatedLabel   = "NO-STATED-COUNT"
+	partialCoverage = "partial coverage"
 	rawValueCap     = 64
 )
 
@@ -486,7 +487,7 @@ func comparison(stated int64, e int) map[string]any {
 
 func (r *report) f10() map[string]any {
 	c, st := r.c, r.st
-	if reason := st.Status(c.Messages); reason != "" {
+	if reason := st.Status(); reason != "" {
 		f := notAssessable("F-10", "M12", reason)
 		if reason == noStatedCounts {
 			f["label"] = noStatedLabel // the criteria's own M12 label
@@ -523,10 +524,14 @@ func (r *report) f10() map[string]any {
 	} else {
 		f["covered"] = comparison(sumS, sumE)
 	}
-	if st.HasTotal {
+	switch {
+	case st.HasTotal:
 		f["whole_record"] = comparison(st.Total, c.T)
-	} else {
-		f["whole_record"] = comparison(allS, allE) // every message is covered (Status)
+	case st.Partial(c.Messages):
+		// M12: "a whole-record figure at coverage <100% is NOT-ASSESSABLE"
+		f["whole_record"] = na(partialCoverage)
+	default:
+		f["whole_record"] = comparison(allS, allE) // every message is covered
 	}
 	f["convention"], f["note"] = conventionM12, noteM12
 	return f

@@ -136,10 +136,20 @@ func TestStatedVersusMeasured(t *testing.T) {
 	if !strings.Contains(m["measurement_line"].(string), "· FULL —") {
 		t.Errorf("line %s", m["measurement_line"])
 	}
-	// partial coverage without a total
+	// partial coverage without a total (M12): m0 alone is covered (7
+	// against E 7); the aggregates run over it, the whole-record figure is
+	// NOT-ASSESSABLE, and the factor, assessable, adds nothing to LIMITED
 	m = measured(t, workedRecord(), `,"harness_stated_counts":{"per_message":[7]}`)
-	if got := js2(at(t, m, "factors", 10)); got != `{"id":"F-10","metric":"M12","reason":"partial coverage","status":"NOT-ASSESSABLE"}` {
-		t.Errorf("partial %s", got)
+	f = at(t, m, "factors", 10).(map[string]any)
+	within := `{"agreement":"WITHIN","difference_share":"est:~0.00%","difference_tokens":"est:~0","measured_tokens":"est:~7",`
+	if f["status"] != "ASSESSABLE" || f["covered_message_count"] != 1.0 || f["message_count"] != 7.0 ||
+		js2(f["units"]) != `[`+within+`"message_index":0,"stated":7,"stated_relative":"equal"}]` ||
+		js2(f["covered"]) != within+`"stated":7,"stated_relative":"equal"}` ||
+		js2(f["whole_record"]) != `{"reason":"partial coverage","value":"NOT-ASSESSABLE"}` {
+		t.Errorf("partial %s", js2(f))
+	}
+	if !strings.Contains(m["measurement_line"].(string), "· FULL —") {
+		t.Errorf("partial coverage made the line %s", m["measurement_line"])
 	}
 }
 

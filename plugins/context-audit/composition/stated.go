@@ -113,13 +113,17 @@ func (s Stated) CoveredCount() int {
 }
 
 // Status is F-10's assessability (ANNEX C-10): "" when assessable, else
-// the reason.
-func (s Stated) Status(messages int) string {
-	switch {
-	case !s.Any:
+// the reason. Partial coverage leaves it assessable: only the whole-record
+// figure is then NOT-ASSESSABLE (M12; Partial).
+func (s Stated) Status() string {
+	if !s.Any {
 		return noStatedCounts
-	case !s.HasTotal && s.CoveredCount() < messages:
-		return "partial coverage"
 	}
 	return ""
+}
+
+// Partial reports M12's partial coverage: no valid total and a message
+// of the record's messages uncovered, so no whole-record figure.
+func (s Stated) Partial(messages int) bool {
+	return !s.HasTotal && s.CoveredCount() < messages
 }
