@@ -95,3 +95,19 @@ const InstantLayout = "2006-01-02T15:04:05Z"
 func Instant(t time.Time) string {
 	return t.UTC().Truncate(time.Second).Format(InstantLayout)
 }
+
+// FoldASCII folds ASCII letters to lowercase and leaves every other byte
+// as it is. The host matches an answer's member names against a family's
+// forbidden names this way ("Score" is a score), never through Unicode
+// case mappings, which turn other letters into ASCII ones (U+0130
+// lowercases to "i") and would make the rule hard to follow exactly; a
+// family that must keep a name out of its answers folds with it too.
+func FoldASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}

@@ -77,3 +77,11 @@ func TestRefusalShape(t *testing.T) {
 		t.Errorf("got %s", b)
 	}
 }
+
+func TestFoldASCII(t *testing.T) {
+	for in, want := range map[string]string{"Score": "score", "SCORE_x9": "score_x9", "ſcore": "ſcore", "compos\u0130te": "compos\u0130te", "": ""} {
+		if got := FoldASCII(in); got != want {
+			t.Errorf("FoldASCII(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

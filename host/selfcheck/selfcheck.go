@@ -48,7 +48,7 @@ func New(t *pb.Tripwires) *Checker {
 		c.exempt[s] = true
 	}
 	for _, m := range t.GetForbiddenMembers() {
-		c.members[asciiLower(m)] = true
+		c.members[sdk.FoldASCII(m)] = true
 	}
 	for _, m := range t.GetExemptMembers() {
 		c.labels[m] = true
@@ -254,7 +254,7 @@ func (w *walker) object(i int, label bool) (int, facts, error) {
 		if !ok || end >= len(d) || d[end] != ':' {
 			return i, f, errMalformed
 		}
-		if w.c.members[asciiLower(name)] {
+		if w.c.members[sdk.FoldASCII(name)] {
 			return i, f, fmt.Errorf("%w: forbidden member name", ErrTripped)
 		}
 		start, top := end+1, w.depth == 1
@@ -386,18 +386,4 @@ func isEstimate(s string) bool {
 	}
 	tail := rest[digits:]
 	return tail == "" || len(tail) == 4 && tail[0] == '.' && tail[1] >= '0' && tail[1] <= '9' && tail[2] >= '0' && tail[2] <= '9' && tail[3] == '%'
-}
-
-// asciiLower folds ASCII letters only: member names are matched without
-// case ("Score" is a score), but never through Unicode case mappings,
-// which turn other letters into ASCII ones (U+0130 lowercases to "i") and
-// would make the rule hard for a family or its corpus to follow exactly.
-func asciiLower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if c >= 'A' && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
 }

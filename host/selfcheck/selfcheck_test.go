@@ -241,7 +241,7 @@ func treeWalk(c *Checker, v any, label bool) error {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, child := range x {
-			if c.members[asciiLower(k)] {
+			if c.members[sdk.FoldASCII(k)] {
 				return ErrTripped
 			}
 			if hasName(k, c.t.GetCountNames(), c.t.GetCountSuffixes()) && !number(child) {

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -45,26 +44,7 @@ func BenchmarkServeBurst(b *testing.B) {
 			if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
 				b.Fatal(err)
 			}
-			addr := freePortB(b)
-			cmd := exec.Command(dir+"/assay", "serve", "--config", cfg, "--listen", addr, "--data-dir", b.TempDir(), "--payments", "off")
-			var logs bytes.Buffer
-			cmd.Stderr = &logs
-			group := newMemGroup(b)
-			if err := group.start(cmd); err != nil {
-				b.Fatal(err)
-			}
-			defer func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() }()
-			url := "http://" + addr
-			for i := 0; ; i++ {
-				if r, err := http.Get(url + "/healthz"); err == nil {
-					r.Body.Close()
-					break
-				}
-				if i == 300 {
-					b.Fatalf("host did not start:\n%s", logs.String())
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
+			url, _, group := serveInGroup(b, dir, nil, "--config", cfg, "--payments", "off")
 			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: callers}}
 			post := func() (int, time.Duration) {
 				start := time.Now()

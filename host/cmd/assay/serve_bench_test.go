@@ -45,29 +45,9 @@ func BenchmarkServeMaxContextRecord(b *testing.B) {
 		b.Skip("needs ASSAY_BIN (make bench builds the binaries)")
 	}
 	body := compositiontest.MaxRecord(b)
-	addr := freePortB(b)
-	cmd := exec.Command(dir+"/assay", "serve", "--listen", addr, "--data-dir", b.TempDir(), "--payments", "off")
 	// BENCH_ENV (e.g. "GOGC=200 GOMEMLIMIT=64MiB") reaches the host and, through it, the
 	// plugins: the memory-for-time trade is measured, not guessed
-	cmd.Env = append(os.Environ(), strings.Fields(os.Getenv("BENCH_ENV"))...)
-	var logs bytes.Buffer
-	cmd.Stderr = &logs
-	group := newMemGroup(b)
-	if err := group.start(cmd); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() }()
-	url := "http://" + addr
-	for i := 0; ; i++ {
-		if r, err := http.Get(url + "/healthz"); err == nil {
-			r.Body.Close()
-			break
-		}
-		if i == 300 {
-			b.Fatalf("host did not start:\n%s", logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	url, cmd, group := serveInGroup(b, dir, strings.Fields(os.Getenv("BENCH_ENV")), "--payments", "off")
 	post := func() time.Duration {
 		start := time.Now()
 		r, err := http.Post(url+"/context-audit/audit", "application/json", bytes.NewReader(body))
@@ -153,6 +133,35 @@ func BenchmarkServeMaxContextRecord(b *testing.B) {
 		b.ReportMetric(float64(peak-groupIdle)/(1<<20), "together-growth-MiB")
 		b.ReportMetric(float64(peak-groupIdle)/float64(len(body)), "together-growth-x-body")
 		b.ReportMetric(float64(peak)/(1<<20), "together-peak-MiB")
+	}
+}
+
+// serveInGroup starts `assay serve` from dir with args in a memory cgroup
+// of its own (nil where none can be made), waits until it answers, and
+// stops it when the benchmark ends. env is added to the host's
+// environment (it passes the Go runtime's knobs on to the plugins).
+func serveInGroup(b *testing.B, dir string, env []string, args ...string) (url string, cmd *exec.Cmd, group *memGroup) {
+	b.Helper()
+	addr := freePortB(b)
+	cmd = exec.Command(dir+"/assay", append([]string{"serve", "--listen", addr, "--data-dir", b.TempDir()}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	var logs bytes.Buffer
+	cmd.Stderr = &logs
+	group = newMemGroup(b)
+	if err := group.start(cmd); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() })
+	url = "http://" + addr
+	for i := 0; ; i++ {
+		if r, err := http.Get(url + "/healthz"); err == nil {
+			r.Body.Close()
+			return url, cmd, group
+		}
+		if i == 300 {
+			b.Fatalf("host did not start:\n%s", logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

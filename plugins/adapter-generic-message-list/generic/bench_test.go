@@ -6,21 +6,13 @@ import (
 	"testing"
 
 	"github.com/assay-audit/assay/plugins/context-audit/compositiontest"
-	"github.com/assay-audit/assay/sdk"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 )
 
 // BenchmarkAdaptMaxRecord adapts the record of a max-size context audit
 // in this format (5 MiB, 10,000 blocks), as the adapter plugin does.
 func BenchmarkAdaptMaxRecord(b *testing.B) {
-	body := compositiontest.MaxRecordOf(b, "generic-message-list")
-	members, _ := sdk.TopLevel(body)
-	var rec []byte
-	for _, m := range members {
-		if m.Name == "record" {
-			rec = body[m.Start:m.End]
-		}
-	}
+	rec := compositiontest.MaxRecordMember(b, "generic-message-list")
 	b.SetBytes(int64(len(rec)))
 	b.ReportAllocs()
 	for b.Loop() {

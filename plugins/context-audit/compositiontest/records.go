@@ -16,6 +16,17 @@ var Formats = []string{"anthropic-messages", "generic-message-list", "letta-af"}
 // MaxRecord is MaxRecordOf("anthropic-messages").
 func MaxRecord(tb testing.TB) []byte { return MaxRecordOf(tb, "anthropic-messages") }
 
+// MaxRecordMember is the record member of MaxRecordOf(format): the bytes
+// an adapter is handed.
+func MaxRecordMember(tb testing.TB, format string) []byte {
+	body := MaxRecordOf(tb, format)
+	var env struct{ Record json.RawMessage }
+	if err := json.Unmarshal(body, &env); err != nil || len(env.Record) == 0 {
+		tb.Fatalf("max record: no record member (%v)", err)
+	}
+	return env.Record
+}
+
 // MaxRecordOf is a max-size audit in one format: 10,000 blocks (one per
 // message) of varied prose, tool calls with JSON arguments and tool
 // results, one block in 25 a near copy of an earlier one, filled to just

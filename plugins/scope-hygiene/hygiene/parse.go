@@ -266,26 +266,13 @@ var neverScope = []string{"content", "content_text", "content_hash", "hash", "so
 func dropKeys(keys []string) (kept, dropped []string) {
 	kept, dropped = []string{}, []string{}
 	for _, k := range keys {
-		if contains(neverScope, asciiLower(k)) {
+		if contains(neverScope, sdk.FoldASCII(k)) {
 			dropped = append(dropped, k)
 		} else {
 			kept = append(kept, k)
 		}
 	}
 	return kept, dropped
-}
-
-// asciiLower folds ASCII letters only (as the host's check of member
-// names does): a name is never read as another word through Unicode case
-// mappings.
-func asciiLower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if c >= 'A' && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
 }
 
 func dedupe(keys []string) []string {
