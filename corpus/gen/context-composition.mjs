@@ -1065,15 +1065,19 @@ export function build({ criteria, annexText }) {
       declared_format: { id: fmt, accepted: true, level: rec.level, version_supplied: typeof env.declared_format_version === 'string' },
       unknown_top_level_members: unknown,
     };
-    if (!cnm) {
-      a.entry_count = blocks.length;
-      a.total = { bytes: sizes.reduce((k, s) => k + s.bytes, 0), tokens: est(T) };
-      if (rec.level === 'L2') {
-        const tres = blocks.reduce((k, b, i) => k + (classifyP(b, fmt, rec.level).winner === 'P-TRES' ? sizes[i].E : 0), 0);
-        a.headline = { tool_output_share: shareText(tres, T) };
-      } else {
-        a.headline = { tool_output_share: { value: 'NOT-ASSESSABLE', reason: 'not identifiable at this level' } };
-      }
+    // C-6 (as amended): the figures stay when a could-not-measure kind
+    // applies ("every other member stays, the figures included"), computed by
+    // the same rules: the criteria's free_precheck returns the entry count,
+    // the total size and the headline share for every submission it accepts.
+    // An oversize entry still counts its bytes and E in the totals; a zero T
+    // at L2 makes the headline a zero-denominator NOT-ASSESSABLE (C-3).
+    a.entry_count = blocks.length;
+    a.total = { bytes: sizes.reduce((k, s) => k + s.bytes, 0), tokens: est(T) };
+    if (rec.level === 'L2') {
+      const tres = blocks.reduce((k, b, i) => k + (classifyP(b, fmt, rec.level).winner === 'P-TRES' ? sizes[i].E : 0), 0);
+      a.headline = { tool_output_share: shareText(tres, T) };
+    } else {
+      a.headline = { tool_output_share: { value: 'NOT-ASSESSABLE', reason: 'not identifiable at this level' } };
     }
     a.not_assessable = notAssessable(ev);
     a.never_assessable = [...NEVER];
@@ -1107,6 +1111,8 @@ export function build({ criteria, annexText }) {
     f11: fixed('NOT-ASSESSABLE-BY-DESIGN in v1'),
     notIdent: fixed(NOT_IDENT),
   };
+  // C-6 (as amended): a could-not-measure pre-check keeps its figures.
+  fixed('(the pre-check still answers 200); every other member stays, the figures included');
   assert(criteria.metric_register.M12.includes('not an error by either side') && criteria.assessability_matrix.F11.startsWith(S.f11), 'criteria sentences');
   // The F-10 label comes from M12's own text ("... = NOT-ASSESSABLE (no
   // stated counts), label NO-STATED-COUNT"); the ANNEX (C-10, C-13) prints it
@@ -1631,6 +1637,19 @@ export function build({ criteria, annexText }) {
     return x.factor + (x.factor === 'F-10' ? ':' + x.reason : '');
   });
   const expectNA = (list) => (ev, ans) => assert(deepEqual(naOf(ans), list), 'not_assessable ' + JSON.stringify(naOf(ans)));
+  // C-6 (as amended): the figures of a pre-check, could-not-measure or not,
+  // checked against hand-computed values; headline 'L0' is the not-identifiable
+  // object, 'ZERO' the zero-denominator object, else the share string.
+  const HEAD_L0 = { value: 'NOT-ASSESSABLE', reason: 'not identifiable at this level' };
+  const HEAD_ZERO = { value: 'NOT-ASSESSABLE', reason: 'zero denominator' };
+  const expectFigures = (entryCount, bytes, tokens, headline, kind) => (ev, ans) => {
+    assert(ans.entry_count === entryCount, 'entry_count ' + ans.entry_count);
+    assert(deepEqual(ans.total, { bytes, tokens }), 'total ' + JSON.stringify(ans.total));
+    const h = headline === 'L0' ? HEAD_L0 : headline === 'ZERO' ? HEAD_ZERO : headline;
+    assert(deepEqual(ans.headline, { tool_output_share: h }), 'headline ' + JSON.stringify(ans.headline));
+    assert(kind === null ? ans.could_not_measure === null : ans.could_not_measure && ans.could_not_measure.kind === kind, 'could_not_measure kind');
+  };
+  const both = (...checks) => (ev, ans) => { for (const c of checks) c(ev, ans); };
 
   // The real Letta fixtures are not embedded: they stay in shared/ (never
   // copied into the project), and the criteria's corpus is synthetic only.
@@ -1786,8 +1805,8 @@ export function build({ criteria, annexText }) {
     'A string holding a string holding an agent file is unwrapped once only and refused record_does_not_parse_as_declared_format.',
     { body: letta(JSON.stringify(JSON.stringify({ messages: [{ role: 'user', content: [textPart('hi')] }] }))), expectCode: 'record_does_not_parse_as_declared_format' });
   pre('precheck-letta-zero-entries',
-    'An older-shape record with no messages and no tools has zero entries, disclosed on the pre-check as the zero_entries kind.',
-    { body: letta({ messages: [], tools: [] }), expectCode: 'zero_entries', check: expectNA(['F-3', 'F-5', 'F-10:no stated counts', 'F-11']) });
+    'An older-shape record with no messages and no tools has zero entries, disclosed on the pre-check as the zero_entries kind with entry_count 0, a zero total and, at L2, a zero-denominator headline.',
+    { body: letta({ messages: [], tools: [] }), expectCode: 'zero_entries', check: both(expectNA(['F-3', 'F-5', 'F-10:no stated counts', 'F-11']), expectFigures(0, 0, 'est:~0', 'ZERO', 'zero_entries')) });
   aud('audit-letta-nothing-assessable',
     'A letta-af record whose only blocks are image parts carries no textual payload and answers 422 nothing_assessable, unpaid.',
     {
@@ -1980,11 +1999,11 @@ export function build({ criteria, annexText }) {
     'An anthropic-messages object whose messages member is an object is refused record_does_not_parse_as_declared_format.',
     { body: anth({ messages: { role: 'user', content: 'hi' } }), expectCode: 'record_does_not_parse_as_declared_format' });
   pre('precheck-anthropic-nothing-assessable',
-    'An anthropic record of only image and redacted_thinking blocks and an empty tool_result has no textual payload, disclosed as nothing_assessable on the pre-check with F-3 listed since no message has a sized block.',
+    'An anthropic record of only image and redacted_thinking blocks and an empty tool_result has no textual payload, disclosed as nothing_assessable on the pre-check with its 3 entries, a zero total and F-3 listed since no message has a sized block.',
     {
       body: anth({ messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'https://example.invalid/x.png' } }, { type: 'tool_result', tool_use_id: 't' }] }, { role: 'assistant', content: [{ type: 'redacted_thinking', data: 'EmwKAhgB' }] }] }),
       expectCode: 'nothing_assessable',
-      check: expectNA(['F-3', 'F-10:no stated counts', 'F-11']),
+      check: both(expectNA(['F-3', 'F-10:no stated counts', 'F-11']), expectFigures(3, 0, 'est:~0', 'L0', 'nothing_assessable')),
     });
   aud('audit-anthropic-zero-entries',
     'An anthropic record with an empty messages list and no system answers 422 zero_entries, unpaid.',
@@ -2000,15 +2019,21 @@ export function build({ criteria, annexText }) {
     const rec = '{"messages":[{"role":"user","content":"List the values."},{"role":"assistant","content":[{"type":"text","text":"Here they are."},'
       + '{"type":"tool_use","id":"toolu_big","name":"emit","input":{"values":[' + new Array(nums).fill('1e20').join(',') + '],"pad":"' + pad + '"}}]}]}';
     pre(name,
-      'A tool_use whose input is small as submitted but whose RFC 8785 serialization is 1,048,577 bytes is disclosed as entry_too_large with entry_index 2.',
-      { body_text: envText('precheck', name, [...head('anthropic-messages'), ['record', rec]]), expectCode: 'entry_too_large', check: (ev, ans) => assert(ans.could_not_measure.entry_index === 2, 'index 2') });
+      'A tool_use whose input is small as submitted but whose RFC 8785 serialization is 1,048,577 bytes is disclosed as entry_too_large with entry_index 2, the pre-check still counting the oversize entry in its 3 entries and its total.',
+      {
+        body_text: envText('precheck', name, [...head('anthropic-messages'), ['record', rec]]),
+        expectCode: 'entry_too_large',
+        // "List the values." 16 B / E 4, "Here they are." 14 B / E 4, the
+        // ASCII JCS text 1,048,577 B / E ceil(1048577 / 4) = 262145.
+        check: both((ev, ans) => assert(ans.could_not_measure.entry_index === 2, 'index 2'), expectFigures(3, 16 + 14 + CAP.entry + 1, est(4 + 4 + 262145), 'L0', 'entry_too_large')),
+      });
   }
   {
     const name = 'precheck-anthropic-too-many-entries-before-nothing-assessable';
     const rec = '{"messages":[{"role":"user","content":[' + new Array(CAP.entries + 1).fill('{"type":"x"}').join(',') + ']}]}';
     pre(name,
-      'A message of 10,001 blocks, none textual, is disclosed as too_many_entries (R-7 is tried before R-9) with the cap and the entry count.',
-      { body_text: envText('precheck', name, [...head('anthropic-messages'), ['record', rec]]), expectCode: 'too_many_entries', check: (ev, ans) => { assert(ans.could_not_measure.entries === 10001, '10001'); expectNA(['F-3', 'F-10:no stated counts', 'F-11'])(ev, ans); } });
+      'A message of 10,001 blocks, none textual, is disclosed as too_many_entries (R-7 is tried before R-9) with the cap and the entry count, the pre-check still answering entry_count 10,001 and a zero total.',
+      { body_text: envText('precheck', name, [...head('anthropic-messages'), ['record', rec]]), expectCode: 'too_many_entries', check: (ev, ans) => { assert(ans.could_not_measure.entries === 10001, '10001'); expectNA(['F-3', 'F-10:no stated counts', 'F-11'])(ev, ans); expectFigures(10001, 0, 'est:~0', 'L0', 'too_many_entries')(ev, ans); } });
   }
 
   // ------------------------------------------------------------ generic-message-list
@@ -2100,14 +2125,34 @@ export function build({ criteria, annexText }) {
     'A generic record whose every text is null has no textual payload and answers 422 nothing_assessable, unpaid.',
     { body: gen({ messages: [{ role: 'user', text: null }, { role: 'assistant', text: null }] }), expectCode: 'nothing_assessable' });
   pre('precheck-generic-nothing-assessable-empty-texts',
-    'A generic record whose every text is the empty string has T = 0 and is disclosed as nothing_assessable (ANNEX C-11).',
-    { body: gen({ messages: [{ role: 'user', text: '' }, { role: 'assistant', text: '' }] }), expectCode: 'nothing_assessable', check: expectNA(['F-10:no stated counts', 'F-11']) });
+    'A generic record whose every text is the empty string has T = 0 and is disclosed as nothing_assessable (ANNEX C-11) with entry_count 2 and a zero total.',
+    { body: gen({ messages: [{ role: 'user', text: '' }, { role: 'assistant', text: '' }] }), expectCode: 'nothing_assessable', check: both(expectNA(['F-10:no stated counts', 'F-11']), expectFigures(2, 0, 'est:~0', 'L0', 'nothing_assessable')) });
+  pre('precheck-generic-l2-empty-texts-nothing-assessable-zero-denominator',
+    'A generic L2 record whose every block, a tool result and an empty tool schema included, is empty text is disclosed as nothing_assessable with its 4 entries, a zero total and a zero-denominator headline, never 0%.',
+    {
+      body: gen({ messages: [{ role: 'user', text: '' }, { role: 'assistant', kind: 'tool_call', name: 'f', has_args: true, text: '' }, { role: 'tool', kind: 'tool_result', name: 'f', text: '' }], tool_schemas: [{ name: 'f', text: '' }] }),
+      expectCode: 'nothing_assessable',
+      check: both(
+        (ev) => assert(ev.rec.level === 'L2' && ev.blocks.every((b) => b.text === ''), 'L2, every block empty text'),
+        expectNA(['F-10:no stated counts', 'F-11']),
+        expectFigures(4, 0, 'est:~0', 'ZERO', 'nothing_assessable')),
+    });
   pre('precheck-generic-whitespace-only-is-measured',
     'A whitespace-only text is not empty, so a record of one whitespace-only message is measured with one estimated token.',
     { body: gen({ messages: [{ role: 'user', text: ' \n\t ' }] }), expectCode: 'precheck', check: (ev, ans) => assert(ans.total.tokens === 'est:~1' && ans.total.bytes === 4, 'ws') });
   pre('precheck-generic-zero-entries',
-    'A generic record with an empty messages list and no tool schemas is disclosed as zero_entries on the pre-check.',
-    { body: gen({ messages: [] }), expectCode: 'zero_entries', check: expectNA(['F-3', 'F-5', 'F-10:no stated counts', 'F-11']) });
+    'A generic record with an empty messages list and no tool schemas (L0) is disclosed as zero_entries on the pre-check with entry_count 0, total 0 bytes and est:~0, and the not-identifiable headline, as ANNEX C-6\'s example.',
+    {
+      body: gen({ messages: [] }),
+      expectCode: 'zero_entries',
+      check: both(expectNA(['F-3', 'F-5', 'F-10:no stated counts', 'F-11']), (ev, ans) => {
+        // ANNEX C-6's example, member by member.
+        assert(ans.declared_format.level === 'L0', 'L0');
+        assert(deepEqual(ans.entry_count, 0) && deepEqual(ans.total, { bytes: 0, tokens: 'est:~0' }), 'figures');
+        assert(deepEqual(ans.headline, { tool_output_share: { value: 'NOT-ASSESSABLE', reason: 'not identifiable at this level' } }), 'headline');
+        assert(deepEqual(ans.could_not_measure, { kind: 'zero_entries' }), 'kind');
+      }),
+    });
   {
     const big = '\u00e9'.repeat(CAP.entry / 2);
     assert(utf8Length(big) === CAP.entry, 'exactly the entry cap');
@@ -3363,8 +3408,8 @@ export function build({ criteria, annexText }) {
       });
     const only = cur({ in_context_message_ids: ['z0', 'z1'], messages: [{ id: 'z0', message_type: 'stop_reason', stop_reason: 'end_turn' }, { id: 'z1', message_type: 'ping_message', content: [] }] }, []);
     pre('precheck-letta-api-view-blockless-only-zero-entries',
-      'A letta-af record whose only messages are unknown API-view types without content has two messages but no block, disclosed as zero_entries with F-3 and F-5 listed.',
-      { body: letta(only), expectCode: 'zero_entries', check: expectNA(['F-3', 'F-5', 'F-10:no stated counts', 'F-11']) });
+      'A letta-af record whose only messages are unknown API-view types without content has two messages but no block, disclosed as zero_entries with F-3 and F-5 listed, entry_count 0, a zero total and a zero-denominator headline.',
+      { body: letta(only), expectCode: 'zero_entries', check: both(expectNA(['F-3', 'F-5', 'F-10:no stated counts', 'F-11']), expectFigures(0, 0, 'est:~0', 'ZERO', 'zero_entries')) });
     aud('audit-letta-api-view-blockless-only-zero-entries',
       'On the paid route a letta-af record of blockless API-view messages answers 422 zero_entries, unpaid.',
       { body: letta(only), expectCode: 'zero_entries' });

@@ -257,13 +257,12 @@ func (f *Family) precheck(env *Envelope, rec *pb.SessionRecord, c *Classified, s
 		"could_not_measure":         nil,
 		"price":                     f.price,
 	}
-	if kind != "" { // the other figures are absent (ANNEX C-6)
+	if kind != "" { // the figures stay (ANNEX C-6)
 		cnm := map[string]any{"kind": kind}
 		for k, v := range facts {
 			cnm[k] = v
 		}
 		out["could_not_measure"] = cnm
-		return out
 	}
 	out["entry_count"] = len(c.Blocks)
 	out["total"] = map[string]any{"bytes": c.Bytes, "tokens": sdk.Estimate(int64(c.T))}

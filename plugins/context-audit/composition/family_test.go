@@ -135,3 +135,20 @@ func BenchmarkNFCAndEM1(b *testing.B) {
 		}
 	}
 }
+
+// A pre-check that discloses a could-not-measure kind still returns the
+// entry count, the total size and the headline (the criteria's pre-check;
+// ANNEX C-6's example).
+func TestPrecheckFiguresWithCouldNotMeasure(t *testing.T) {
+	m := precheck(t, "", &pb.SessionRecord{Level: "L0"})
+	if m["entry_count"] != 0.0 || js(m["total"]) != `{"bytes":0,"tokens":"est:~0"}` ||
+		js(m["headline"]) != `{"tool_output_share":{"reason":"not identifiable at this level","value":"NOT-ASSESSABLE"}}` ||
+		js(m["could_not_measure"]) != `{"kind":"zero_entries"}` {
+		t.Errorf("zero entries: %v %s %s %s", m["entry_count"], js(m["total"]), js(m["headline"]), js(m["could_not_measure"]))
+	}
+	m = precheck(t, "", &pb.SessionRecord{Level: "L2", Messages: []*pb.Message{{RoleRaw: "user", Blocks: []*pb.Block{txt("", "", "")}}}})
+	if m["entry_count"] != 1.0 || js(m["headline"]) != `{"tool_output_share":{"reason":"zero denominator","value":"NOT-ASSESSABLE"}}` ||
+		js(m["could_not_measure"]) != `{"kind":"nothing_assessable"}` {
+		t.Errorf("nothing assessable: %v %s %s", m["entry_count"], js(m["headline"]), js(m["could_not_measure"]))
+	}
+}
