@@ -3,15 +3,17 @@
 //
 // Written from criteria/settlement-evidence/criteria.json and
 // criteria/settlement-evidence/ANNEX.md alone: this module implements the
-// strict timestamp grammar (ANNEX A-2) with exact BigInt nanosecond instants,
+// strict timestamp grammar (ANNEX A-2) with exact BigInt nanosecond instants
+// confined to years 0000-9999 UTC,
 // the body refusals in their order (A-3), line validity with first-valid-
 // occurrence duplicates (A-4), classification at T and the usage / rail
 // computability rules (criteria classification_rule, computability_rule,
 // A-5), the expiry-window buckets and factors with exact decimal arithmetic
-// (criteria distribution_rule, A-6), the answer shapes (A-1) and the verdict
-// line (criteria verdict_grammar, A-7) on its own. It never calls the Go engine.
+// (criteria distribution_rule, A-6), the answer shapes (A-1, per-rail groups
+// named by first_line, never by label: A-8) and the verdict line (criteria
+// verdict_grammar, A-7) on its own. It never calls the Go engine.
 
-import { utf8, utf8Length, makeRng, assert, deepEqual, commonMembers } from './lib.mjs';
+import { utf8, utf8Length, makeRng, assert, deepEqual, commonMembers, base58 } from './lib.mjs';
 
 export const criteriaName = 'settlement-evidence';
 
@@ -75,8 +77,15 @@ function civilFromDays(z) {
   return [yoe + era * 400 + (m <= 2 ? 1 : 0), m, d];
 }
 
+// ANNEX A-2: the instant itself must lie in years 0000-9999 UTC, from
+// 0000-01-01T00:00:00Z to 9999-12-31T23:59:59.999999999Z (both included).
+const MIN_INSTANT = BigInt(daysFromCivil(0, 1, 1) * 86400) * NS_PER_S;
+const MAX_INSTANT = BigInt(daysFromCivil(10000, 1, 1) * 86400) * NS_PER_S - 1n;
+
 // A parseable timestamp string -> its instant as BigInt nanoseconds since
-// 1970-01-01T00:00:00Z (negative before); anything else -> null.
+// 1970-01-01T00:00:00Z (negative before); anything else -> null. A string of
+// the A-2 form whose offset carries its instant outside years 0000-9999 UTC
+// is not parseable (as_of_invalid for as_of, a malformed line otherwise).
 export function parseTimestamp(v) {
   if (typeof v !== 'string') return null;
   const m = TS_RE.exec(v);
@@ -93,7 +102,9 @@ export function parseTimestamp(v) {
   }
   const localSeconds = daysFromCivil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second;
   const frac = m[7] === undefined ? 0n : BigInt(m[7].padEnd(9, '0'));
-  return BigInt(localSeconds - offsetSeconds) * NS_PER_S + frac;
+  const instant = BigInt(localSeconds - offsetSeconds) * NS_PER_S + frac;
+  if (instant < MIN_INSTANT || instant > MAX_INSTANT) return null;
+  return instant;
 }
 
 const floorDiv = (a, b) => { const q = a / b; return (a % b !== 0n && (a < 0n) !== (b < 0n)) ? q - 1n : q; };
@@ -212,13 +223,13 @@ export function build({ criteria, annexText }) {
     if (log.length === 0) return { error: { code: 'log_empty' } };
     const seen = new Set();
     const valid = [];
-    for (const line of log) {
+    log.forEach((line, index) => {
       const f = lineFacts(line);
-      if (f === null) continue;
-      if (seen.has(f.id)) continue; // rule 7: duplicates an earlier valid line
+      if (f === null) return;
+      if (seen.has(f.id)) return; // rule 7: duplicates an earlier valid line
       seen.add(f.id);
-      valid.push(f);
-    }
+      valid.push({ ...f, index }); // index: 0-based position in the submitted log, malformed lines counted
+    });
     const lines = { submitted: log.length, valid: valid.length, malformed: log.length - valid.length };
     if (valid.length === 0) {
       return { error: { code: 'no_valid_lines', facts: { lines_submitted: lines.submitted, malformed_lines: lines.malformed } } };
@@ -295,17 +306,19 @@ export function build({ criteria, annexText }) {
     if (!railComputable) {
       perRail = notComputable(REASON_RAIL);
     } else {
-      const groups = new Map();
+      // A-1 / A-8: one group per distinct rail value (exact string
+      // equality), named by first_line, the log position of the first valid
+      // line carrying the value, and ordered by it; the label is never printed.
+      const groups = new Map(); // label -> { first_line, lines }
       let absent = 0;
       for (const f of valid) {
         if (!f.hasRail) { absent++; continue; }
-        if (!groups.has(f.rail)) groups.set(f.rail, []);
-        groups.get(f.rail).push(f);
+        if (!groups.has(f.rail)) groups.set(f.rail, { first_line: f.index, lines: [] });
+        groups.get(f.rail).lines.push(f);
       }
-      // JavaScript's default sort: UTF-16 code units.
-      const labels = [...groups.keys()].sort();
+      const ordered = [...groups.values()].sort((a, b) => a.first_line - b.first_line);
       perRail = {
-        groups: labels.map((rail) => ({ rail, ...census(groups.get(rail), T, usageComputable) })),
+        groups: ordered.map((g) => ({ first_line: g.first_line, ...census(g.lines, T, usageComputable) })),
         rail_absent_lines: absent,
       };
     }
@@ -390,12 +403,41 @@ export function build({ criteria, annexText }) {
     const exp = expectedFor(path, bytes);
     const got = exp.answer ? (exp.answer.error ? exp.answer.error.code : exp.answer.kind) : exp.body_text;
     assert(got === req.expectCode, `case ${name}: intended ${req.expectCode}, model gives ${got}`);
+    if (exp.answer) custodyCheck(exp.answer, bytes, name);
     if (req.check) req.check(exp.answer, name);
     const expect = { status: exp.status };
     if (exp.body_text !== undefined) expect.body_text = exp.body_text;
     else expect.answer = exp.answer;
     cases.push({ name, provenance: 'synthetic', description, request, expect });
     tally[category] = (tally[category] || 0) + 1;
+  }
+  // A-8 / A-10 on every answer: no rail label or challenge id of the
+  // submitted log is any string of the answer, and per-rail groups carry
+  // exactly first_line and the four counts.
+  function custodyCheck(answer, bytes, name) {
+    let body = null;
+    try { body = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes)); } catch { /* not JSON */ }
+    const submitted = new Set();
+    if (isPlainObject(body) && Array.isArray(body.log)) {
+      for (const line of body.log) {
+        if (!isPlainObject(line)) continue;
+        for (const k of ['rail', 'challenge_id']) if (typeof line[k] === 'string' && line[k] !== '') submitted.add(line[k]);
+      }
+    }
+    const walk = (v) => {
+      if (typeof v === 'string') assert(!submitted.has(v), `case ${name}: answer carries a submitted rail label or id`);
+      else if (Array.isArray(v)) v.forEach(walk);
+      else if (isPlainObject(v)) Object.values(v).forEach(walk);
+    };
+    walk(answer);
+    if (answer.kind === 'report' && !hasOwn(answer.per_rail, 'value')) {
+      let prev = -1;
+      for (const g of answer.per_rail.groups) {
+        assert(deepEqual(Object.keys(g).sort(), ['expired_unused', 'first_line', 'issued', 'pending', 'used']), `case ${name}: group members`);
+        assert(Number.isInteger(g.first_line) && g.first_line > prev, `case ${name}: groups ordered by first_line`);
+        prev = g.first_line;
+      }
+    }
   }
   const pre = (cat, name, description, req) => addCase('precheck', cat, name, description, req);
   const ana = (cat, name, description, req) => addCase(OP, cat, name, description, req);
@@ -419,9 +461,17 @@ export function build({ criteria, annexText }) {
   };
   const expectUsageNC = (a, n) => assert(a.census.used.value === NC_TOKEN, `case ${n}: usage should be NOT-COMPUTABLE`);
   const expectRailNC = (a, n) => assert(a.per_rail.value === NC_TOKEN, `case ${n}: per_rail should be NOT-COMPUTABLE`);
-  const expectRails = (labels, absent) => (a, n) => {
-    assert(deepEqual(a.per_rail.groups.map((g) => g.rail), labels) && a.per_rail.rail_absent_lines === absent,
+  // A-1 / A-8: groups named by first_line (log positions, malformed lines
+  // counted), in that order, with exactly the census members and no label.
+  const expectRails = (firstLines, absent) => (a, n) => {
+    assert(deepEqual(a.per_rail.groups.map((g) => g.first_line), firstLines) && a.per_rail.rail_absent_lines === absent,
       `case ${n}: rails ${JSON.stringify(a.per_rail)}`);
+  };
+  const expectGroupSizes = (sizes) => (a, n) => {
+    assert(deepEqual(a.per_rail.groups.map((g) => g.issued), sizes), `case ${n}: group sizes ${JSON.stringify(a.per_rail)}`);
+  };
+  const expectNoText = (text) => (a, n) => {
+    assert(!JSON.stringify(a).includes(text) && !JSON.stringify(a).includes(JSON.stringify(text).slice(1, -1)), `case ${n}: answer carries ${text}`);
   };
   const expectInstant = (text, source) => (a, n) => {
     assert(a.evaluation_instant === text && a.evaluation_instant_source === source, `case ${n}: instant ${a.evaluation_instant}`);
@@ -444,19 +494,23 @@ export function build({ criteria, annexText }) {
 
   // ------------------------------------------------------------ the ANNEX A-1 example
 
+  // Line order fits the A-1 groups: first_line 0 (usdc, two lines) and
+  // first_line 2 (card, one line), the malformed card line at position 1
+  // counted in the positions but naming nothing.
+  const annexMalformed = L('c-5', '2026-11-29T11:00:00Z', '2026-11-29T10:00:00Z', { rail: 'card' });
   const annexLog = [
-    L('c-1', '2026-11-29T11:00:00Z', '2026-11-29T11:01:00Z', { used_at: '2026-11-29T11:00:30Z', rail: 'card' }),
     L('c-2', '2026-11-29T10:00:00Z', '2026-11-29T10:01:40Z', { used_at: '2026-11-29T10:00:50Z', rail: 'usdc' }),
+    annexMalformed,
+    L('c-1', '2026-11-29T11:00:00Z', '2026-11-29T11:01:00Z', { used_at: '2026-11-29T11:00:30Z', rail: 'card' }),
     L('c-3', '2026-11-29T09:00:00Z', '2026-11-29T09:04:20Z', { used_at: null, rail: 'usdc' }),
     L('c-4', '2026-11-29T11:30:00Z', '2026-11-29T12:30:00Z'),
-    L('c-5', '2026-11-29T11:00:00Z', '2026-11-29T10:00:00Z', { rail: 'card' }),
   ];
   pre('annex', 'precheck-annex-a1-example',
     'The ANNEX A-1 log (five lines, one malformed) is assessable and the pre-check reports only the line counts and the three fixed sentences.',
     { body: at(annexLog), expectCode: 'precheck', check: expectLines(5, 4) });
   ana('annex', 'analyse-annex-a1-example',
-    'The ANNEX A-1 log at as_of 2026-11-29T12:00:00Z gives exactly the ANNEX report: census 4/2/1/1, windows 60, 100, 260 and 3600 seconds, two rail groups and one rail-absent line.',
-    { body: at(annexLog), expectCode: 'report', check: expectAll(expectCensus(2, 1, 1), expectFactors('60', '3600', '1005.000')) });
+    'The ANNEX A-1 log at as_of 2026-11-29T12:00:00Z gives exactly the ANNEX report: census 4/2/1/1, windows 60, 100, 260 and 3600 seconds, rail groups named first_line 0 and 2 (the malformed line 1 counted in the positions) and one rail-absent line.',
+    { body: at(annexLog), expectCode: 'report', check: expectAll(expectCensus(2, 1, 1), expectFactors('60', '3600', '1005.000'), expectRails([0, 2], 1)) });
 
   // ------------------------------------------------------------ offsets
 
@@ -599,17 +653,24 @@ export function build({ criteria, annexText }) {
       });
   }
   ana('windows', 'analyse-window-over-292-years',
-    'Windows longer than 2^63 nanoseconds (1700 to 2000, and year 0000 at +23:59 to year 9999 at -23:59) are exact in gt_3600 with exact min, max and mean.',
+    'Windows longer than 2^63 nanoseconds (1700 to 2000, and the whole range from 0000-01-01T23:59:00+23:59 to 9999-12-31T00:00:59.999999999-23:59) are exact in gt_3600, while local year 0000 at +23:59 to local year 9999 at -23:59 falls outside years 0000-9999 UTC and is malformed.',
     {
       body: at([
         L('g-1', '1700-01-01T00:00:00Z', '2000-01-01T00:00:00Z', { used_at: null }),
-        L('g-2', '0000-01-01T00:00:00+23:59', '9999-12-31T23:59:59.999999999-23:59', { used_at: null }),
+        L('g-2', '0000-01-01T23:59:00+23:59', '9999-12-31T00:00:59.999999999-23:59', { used_at: null }),
         L('g-3', '1999-12-31T23:00:00Z', '2000-01-01T00:00:00Z', { used_at: '1999-12-31T23:30:00.000000001Z' }),
+        L('g-4', '0000-01-01T00:00:00+23:59', '9999-12-31T23:59:59.999999999-23:59', { used_at: null }),
       ]),
       expectCode: 'report',
       check: (a, n) => {
+        expectLines(4, 3)(a, n);
         expectCensus(1, 1, 1)(a, n);
         expectWindows([0, 0, 0, 1, 2])(a, n);
+        // Max: 10000 Gregorian years (3652425 days) less one nanosecond. Mean:
+        // (3600 + 300 years of 109572 days + that max) / 3, rounded half up.
+        const max = 3652425n * 86400n * NS_PER_S - 1n;
+        const sum = S(3600) + 109572n * 86400n * NS_PER_S + max;
+        expectFactors('3600', '315569519999.999999999', meanSeconds3(sum, 3))(a, n);
         assert(parseTimestamp('2000-01-01T00:00:00Z') - parseTimestamp('1700-01-01T00:00:00Z') > 2n ** 63n, 'over 2^63');
       },
     });
@@ -734,7 +795,7 @@ export function build({ criteria, annexText }) {
         L('nr-4', '2026-11-29T11:00:00Z', '2026-11-29T11:00:30Z'),
       ]),
       expectCode: 'report',
-      check: expectAll(expectUsageNC, expectRails(['card', 'usdc'], 1)),
+      check: expectAll(expectUsageNC, expectRails([0, 1], 1), expectGroupSizes([2, 1])),
     });
   ana('used-at', 'analyse-used-at-only-on-malformed-lines-not-computable',
     'A used_at carried only by malformed lines (outside the window, or a number) does not make usage computable.',
@@ -817,17 +878,19 @@ export function build({ criteria, annexText }) {
         L('rs-4', '2026-11-29T11:00:00Z', '2026-11-29T12:05:00Z', { rail: 'usdc' }),
       ]),
       expectCode: 'report',
-      check: expectAll(expectCensus(1, 1, 2), expectRails(['usdc'], 2)),
+      check: expectAll(expectCensus(1, 1, 2), expectRails([0], 2)),
     });
   {
-    const rails = ['usdc', 'é', 'a', 'Z', 'USDC', '\u{1F600}', '\uFF21', ' ', 'e\u0301', 'card ', 'card'];
-    ana('rail', 'analyse-rail-groups-utf16-order',
-      'Rail groups are ordered by UTF-16 code units (space, "USDC", "Z", "a", "card", "card ", "e"+U+0301, "usdc", "é", U+1F600 before U+FF21), each distinct label one group.',
+    // Eleven labels distinct only by exact string equality, then the
+    // precomposed "é" and "card" again: thirteen lines, eleven groups.
+    const rails = ['usdc', 'é', 'a', 'Z', 'USDC', '\u{1F600}', '\uFF21', ' ', 'e\u0301', 'card ', 'card', 'é', 'card'];
+    ana('rail', 'analyse-rail-groups-exact-label-equality-log-order',
+      'Eleven distinct labels, some differing only by case, a trailing space or Unicode normalisation, are eleven groups named first_line 0 to 10 in log order (not label order), and repeats of "é" and "card" join the groups of lines 1 and 10.',
       {
         body: at(rails.map((r, i) => L(`ro-${i}`, '2026-11-29T11:00:00Z', i % 2 ? '2026-11-29T11:05:00Z' : '2026-11-29T12:05:00Z',
           i % 3 ? { used_at: null, rail: r } : { used_at: '2026-11-29T11:02:00Z', rail: r }))),
         expectCode: 'report',
-        check: expectRails([' ', 'USDC', 'Z', 'a', 'card', 'card ', 'e\u0301', 'usdc', 'é', '\u{1F600}', '\uFF21'], 0),
+        check: expectAll(expectRails([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 0), expectGroupSizes([1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 2])),
       });
   }
   pre('rail', 'precheck-rail-null-empty-and-non-string-malformed',
@@ -854,7 +917,7 @@ export function build({ criteria, annexText }) {
         L('re-4', '2026-11-29T11:00:00Z', '2026-11-29T12:05:00Z', { used_at: null }),
       ]),
       expectCode: 'report',
-      check: expectAll(expectLines(4, 2), expectRails(['usdc'], 1)),
+      check: expectAll(expectLines(4, 2), expectRails([2], 1)),
     });
   ana('rail', 'analyse-rail-group-without-used-at-member',
     'With usage computable for the log, a rail group none of whose lines carries used_at is counted as not used by expiry, like every valid line without a used_at instant.',
@@ -865,8 +928,72 @@ export function build({ criteria, annexText }) {
         L('rg-3', '2026-11-29T11:00:00Z', '2026-11-29T12:05:00Z', { rail: 'card' }),
       ]),
       expectCode: 'report',
-      check: expectAll(expectCensus(1, 1, 1), expectRails(['card', 'usdc'], 0)),
+      check: expectAll(expectCensus(1, 1, 1), expectRails([0, 1], 0), expectGroupSizes([1, 2])),
     });
+
+  // ------------------------------------------------------------ rail groups by first_line (A-1, A-8)
+
+  ana('rail-groups', 'analyse-rail-annex-a8-example',
+    'The ANNEX A-8 example: lines 0 and 3 carry "usdc" and line 1 "card" (line 2 malformed), giving the groups first_line 0 with two lines then first_line 1 with one line, and no label anywhere.',
+    {
+      body: at([
+        L('a8-0', '2026-11-29T11:00:00Z', '2026-11-29T11:05:00Z', { used_at: '2026-11-29T11:01:00Z', rail: 'usdc' }),
+        L('a8-1', '2026-11-29T11:00:00Z', '2026-11-29T12:05:00Z', { used_at: null, rail: 'card' }),
+        L('a8-2', '2026-11-29T11:00:00Z', '2026-11-29T11:05:00Z', { used_at: null, rail: 'usdc', issued_at: 'yesterday' }),
+        L('a8-3', '2026-11-29T11:00:00Z', '2026-11-29T11:05:00Z', { used_at: null, rail: 'usdc' }),
+      ]),
+      expectCode: 'report',
+      check: expectAll(expectLines(4, 3), expectRails([0, 1], 0), expectGroupSizes([2, 1]), expectNoText('usdc'), expectNoText('card')),
+    });
+  ana('rail-groups', 'analyse-rail-groups-first-line-out-of-label-order-after-malformed',
+    'After a malformed line 0 carrying "ach", groups are named by the first valid line of each value, usdc at 1, card at 3 and ach at 5 (a null line 4 also counted), and ordered by that position, the reverse of label order.',
+    {
+      body: at([
+        L('fl-0', '2026-11-29 11:00:00Z', '2026-11-29T11:05:00Z', { used_at: null, rail: 'ach' }),
+        L('fl-1', '2026-11-29T11:00:00Z', '2026-11-29T11:05:00Z', { used_at: '2026-11-29T11:01:00Z', rail: 'usdc' }),
+        L('fl-2', '2026-11-29T11:00:00Z', '2026-11-29T11:05:00Z', { used_at: null }),
+        L('fl-3', '2026-11-29T11:00:00Z', '2026-11-29T11:05:00Z', { used_at: null, rail: 'card' }),
+        null,
+        L('fl-5', '2026-11-29T11:00:00Z', '2026-11-29T12:05:00Z', { used_at: null, rail: 'ach' }),
+        L('fl-6', '2026-11-29T11:00:00Z', '2026-11-29T11:05:00Z', { rail: 'usdc' }),
+        L('fl-7', '2026-11-29T11:00:00Z', '2026-11-29T12:05:00Z', { rail: 'card' }),
+      ]),
+      expectCode: 'report',
+      check: expectAll(expectLines(8, 6), expectCensus(1, 3, 2), expectRails([1, 3, 5], 1), expectGroupSizes([2, 2, 1])),
+    });
+  ana('rail-groups', 'analyse-rail-group-named-by-valid-line-not-duplicate',
+    'With id "dd" malformed at line 0 (expiry before issue, rail card), valid at line 1 (rail usdc) and a malformed duplicate at line 2 (rail card), the card group is named by line 3, the first valid card line, and usdc by line 1.',
+    {
+      body: at([
+        L('dd', '2026-11-29T11:05:00Z', '2026-11-29T11:00:00Z', { used_at: null, rail: 'card' }),
+        L('dd', '2026-11-29T11:00:00Z', '2026-11-29T11:05:00Z', { used_at: '2026-11-29T11:02:00Z', rail: 'usdc' }),
+        L('dd', '2026-11-29T11:00:00Z', '2026-11-29T12:05:00Z', { used_at: null, rail: 'card' }),
+        L('de', '2026-11-29T11:00:00Z', '2026-11-29T12:05:00Z', { used_at: null, rail: 'card' }),
+        L('df', '2026-11-29T11:00:00Z', '2026-11-29T11:05:00Z', { used_at: null, rail: 'usdc' }),
+      ]),
+      expectCode: 'report',
+      check: expectAll(expectLines(5, 3), expectCensus(1, 1, 1), expectRails([1, 3], 0), expectGroupSizes([2, 1])),
+    });
+  {
+    const walletLabel = base58(makeRng('lifecycle-analytics-corpus/v1 wallet-like rail').bytes(32));
+    assert(walletLabel.length >= 43 && walletLabel.length <= 44, 'wallet-like label length');
+    const walletLog = [
+      L('wl-0', '2026-11-29T11:00:00Z', '2026-11-29T11:05:00Z', { used_at: '2026-11-29T11:03:00Z', rail: walletLabel }),
+      L('wl-1', '2026-11-29T11:00:00Z', '2026-11-29T12:05:00Z', { used_at: null, rail: 'card' }),
+      L('wl-2', '2026-11-29T11:00:00Z', '2026-11-29T11:05:00Z', { used_at: null, rail: walletLabel, payer: walletLabel }),
+      L('wl-3', '2026-11-29T11:00:00Z', '2026-11-29T11:05:00Z', { used_at: null }),
+    ];
+    ana('rail-groups', 'analyse-rail-label-wallet-address-not-printed',
+      'A rail label that looks like a base58 wallet address groups its two lines under first_line 0 and appears nowhere in the report, like every rail label.',
+      {
+        body: at(walletLog),
+        expectCode: 'report',
+        check: expectAll(expectLines(4, 4), expectRails([0, 1], 1), expectGroupSizes([2, 1]), expectNoText(walletLabel), expectNoText('card')),
+      });
+    pre('rail-groups', 'precheck-rail-label-wallet-address-not-printed',
+      'The same log with a wallet-like rail label on the pre-check reports only line counts and carries no label.',
+      { body: at(walletLog), expectCode: 'precheck', check: expectAll(expectLines(4, 4), expectNoText(walletLabel)) });
+  }
 
   // ------------------------------------------------------------ duplicates
 
@@ -890,7 +1017,7 @@ export function build({ criteria, annexText }) {
         L('other', '2026-11-29T11:00:00Z', '2026-11-29T11:10:00Z', { used_at: null }),
       ]),
       expectCode: 'report',
-      check: expectAll(expectLines(3, 2), expectCensus(1, 1, 0), expectRails(['card'], 1), expectWindows([1, 0, 1, 0, 0])),
+      check: expectAll(expectLines(3, 2), expectCensus(1, 1, 0), expectRails([0], 1), expectWindows([1, 0, 1, 0, 0])),
     });
   ana('duplicates', 'analyse-duplicate-behind-malformed-lines-reserves-nothing',
     'Two malformed lines carrying id "k" (bad timestamp, rail null) reserve nothing, so the third "k" is valid and the fourth is a malformed duplicate.',
@@ -966,7 +1093,7 @@ export function build({ criteria, annexText }) {
         L('bf-3', '2026-11-29T11:00:00Z', '2026-11-29T11:05:00Z', { buyer: ['x'], email: 42, wallet: '' }),
       ]),
       expectCode: 'report',
-      check: expectAll(expectLines(3, 3), expectCensus(1, 1, 1), expectRails(['card'], 2)),
+      check: expectAll(expectLines(3, 3), expectCensus(1, 1, 1), expectRails([1], 2)),
     });
   ana('ignored', 'analyse-unknown-body-members-and-caller-ignored',
     'Unknown top-level members and a caller member on the paid route are ignored.',
@@ -1102,7 +1229,7 @@ export function build({ criteria, annexText }) {
         L('t-lt', '2026-11-29T11:00:00Z', '2026-11-29T11:59:59.999999999Z', { rail: 'usdc' }),
       ]),
       expectCode: 'report',
-      check: expectAll(expectCensus(0, 2, 1), expectRails(['usdc'], 0)),
+      check: expectAll(expectCensus(0, 2, 1), expectRails([0], 0)),
     });
   const clockLog = [
     L('sc-1', '2000-01-01T00:00:00Z', '2000-01-01T00:05:00Z', { used_at: null, rail: 'usdc' }),
@@ -1143,6 +1270,104 @@ export function build({ criteria, annexText }) {
   asOfInvalid('precheck', 'precheck-as-of-number-invalid', 'An as_of given as an epoch number is refused as_of_invalid on the pre-check.', 1764417600);
   asOfInvalid(OP, 'analyse-as-of-boolean-invalid', 'An as_of of false is refused as_of_invalid.', false);
 
+  // ------------------------------------------------------------ timestamp range: years 0000-9999 UTC (A-2)
+
+  const lowLog = [
+    L('lo-1', '0000-01-01T00:00:00Z', '0000-01-01T00:01:00Z', { used_at: '0000-01-01T00:00:00Z' }),
+    L('lo-2', '0000-01-01T23:59:00+23:59', '0000-01-01T00:00:00.000000001Z', { used_at: null }),
+    L('lo-3', '2026-11-29T11:00:00Z', '2026-11-29T11:05:00Z', { used_at: null }),
+  ];
+  const highLog = [
+    L('hi-1', '9999-12-31T23:00:00Z', '9999-12-31T00:00:59.999999999-23:59', { used_at: null }),
+    L('hi-2', '9999-12-31T23:00:00Z', '9999-12-31T23:59:00Z', { used_at: null }),
+    L('hi-3', '9999-12-31T23:00:00Z', '9999-12-31T23:59:00.000000001Z', { used_at: null }),
+    L('hi-4', '9999-12-31T23:00:00Z', '9999-12-31T23:59:30Z', { used_at: '9999-12-31T23:30:00-00:29' }),
+    L('hi-5', '2026-11-29T11:00:00Z', '2026-11-29T11:05:00Z', { used_at: null }),
+  ];
+  const asOfInRange = (route, name, description, log, as_of, printed, counts) => {
+    assert(parseTimestamp(as_of) !== null && formatInstant(parseTimestamp(as_of)) === printed, 'as_of in range ' + as_of);
+    if (route === 'precheck') {
+      pre('range', name, description, { body: { log, as_of }, expectCode: 'precheck', check: expectLines(log.length, log.length) });
+    } else {
+      ana('range', name, description, { body: { log, as_of }, expectCode: 'report', check: expectAll(expectInstant(printed, 'as_of'), expectCensus(...counts)) });
+    }
+  };
+  const asOfOutOfRange = (route, name, description, as_of) => {
+    assert(TS_RE.test(as_of) && parseTimestamp(as_of) === null, 'as_of of the A-2 form, outside the range ' + as_of);
+    addCase(route, 'range', name, description, { body: { log: lowLog, as_of }, expectCode: 'as_of_invalid' });
+  };
+  asOfInRange(OP, 'analyse-as-of-lower-end-exact-z',
+    'An as_of of exactly 0000-01-01T00:00:00Z, the first instant of the range, is accepted and printed, and lines expiring after it are PENDING.',
+    lowLog, '0000-01-01T00:00:00Z', '0000-01-01T00:00:00Z', [1, 0, 2]);
+  asOfInRange(OP, 'analyse-as-of-lower-end-exact-plus-2359',
+    'An as_of of 0000-01-01T23:59:00+23:59 is exactly the instant 0000-01-01T00:00:00Z, inside the range, and prints as such.',
+    lowLog, '0000-01-01T23:59:00+23:59', '0000-01-01T00:00:00Z', [1, 0, 2]);
+  asOfInRange('precheck', 'precheck-as-of-lower-end-exact-plus-0100',
+    'An as_of of 0000-01-01T01:00:00+01:00, exactly the first instant of year 0000, is accepted on the pre-check.',
+    lowLog, '0000-01-01T01:00:00+01:00', '0000-01-01T00:00:00Z');
+  asOfInRange(OP, 'analyse-as-of-year-0000-minus-offset-inside',
+    'A local time of 0000-01-01T00:00:00 at the negative offset -23:59 is the later instant 0000-01-01T23:59:00Z, inside the range.',
+    lowLog, '0000-01-01T00:00:00-23:59', '0000-01-01T23:59:00Z', [1, 1, 1]);
+  asOfOutOfRange(OP, 'analyse-as-of-before-year-0000-annex-example-invalid',
+    'The ANNEX A-2 example 0000-01-01T00:30:00+01:00 is the instant half an hour before year 0000, not parseable, and refused as_of_invalid.',
+    '0000-01-01T00:30:00+01:00');
+  asOfOutOfRange('precheck', 'precheck-as-of-before-year-0000-annex-example-invalid',
+    'The ANNEX A-2 example 0000-01-01T00:30:00+01:00 as as_of is refused as_of_invalid on the pre-check too.',
+    '0000-01-01T00:30:00+01:00');
+  asOfOutOfRange(OP, 'analyse-as-of-one-nanosecond-before-year-0000-invalid',
+    'An as_of of 0000-01-01T23:58:59.999999999+23:59 is one nanosecond before year 0000 UTC and is refused as_of_invalid.',
+    '0000-01-01T23:58:59.999999999+23:59');
+  asOfInRange(OP, 'analyse-as-of-upper-end-exact-z',
+    'An as_of of exactly 9999-12-31T23:59:59.999999999Z, the last instant of the range, is accepted, and a line expiring at that instant is EXPIRED-UNUSED.',
+    highLog, '9999-12-31T23:59:59.999999999Z', '9999-12-31T23:59:59.999999999Z', [1, 4, 0]);
+  asOfInRange(OP, 'analyse-as-of-upper-end-exact-minus-2359',
+    'An as_of of 9999-12-31T00:00:59.999999999-23:59 is exactly the last instant 9999-12-31T23:59:59.999999999Z and prints as such.',
+    highLog, '9999-12-31T00:00:59.999999999-23:59', '9999-12-31T23:59:59.999999999Z', [1, 4, 0]);
+  asOfInRange('precheck', 'precheck-as-of-upper-end-exact-minus-0100',
+    'An as_of of 9999-12-31T22:59:59.999999999-01:00, exactly the last instant of year 9999, is accepted on the pre-check.',
+    highLog, '9999-12-31T22:59:59.999999999-01:00', '9999-12-31T23:59:59.999999999Z');
+  asOfInRange(OP, 'analyse-as-of-annex-example-9999-minus-0029',
+    'The ANNEX A-2 example 9999-12-31T23:30:00-00:29 is the instant 9999-12-31T23:59:00Z, so an expiry at it is EXPIRED-UNUSED and one nanosecond later PENDING.',
+    highLog, '9999-12-31T23:30:00-00:29', '9999-12-31T23:59:00Z', [1, 2, 2]);
+  asOfInRange(OP, 'analyse-as-of-year-9999-plus-offset-inside',
+    'A local time of 9999-12-31T23:59:59.999999999 at the positive offset +23:59 is the earlier instant 9999-12-31T00:00:59.999999999Z, inside the range.',
+    highLog, '9999-12-31T23:59:59.999999999+23:59', '9999-12-31T00:00:59.999999999Z', [1, 1, 3]);
+  asOfOutOfRange(OP, 'analyse-as-of-one-nanosecond-after-year-9999-invalid',
+    'An as_of of 9999-12-31T23:00:00-01:00 is the instant one nanosecond after 9999-12-31T23:59:59.999999999Z and is refused as_of_invalid.',
+    '9999-12-31T23:00:00-01:00');
+  asOfOutOfRange('precheck', 'precheck-as-of-one-nanosecond-after-year-9999-invalid',
+    'An as_of of 9999-12-31T00:01:00-23:59, one nanosecond after year 9999 UTC, is refused as_of_invalid on the pre-check.',
+    '9999-12-31T00:01:00-23:59');
+  {
+    const rangeLog = [
+      L('yr-0', '0000-01-01T00:30:00+01:00', '0000-01-01T02:00:00Z', { used_at: null, rail: 'usdc' }),
+      L('yr-1', '0000-01-01T23:58:59.999999999+23:59', '0000-01-01T00:01:00Z', { used_at: null }),
+      L('yr-2', '0000-01-01T23:59:00+23:59', '0000-01-01T00:01:00Z', { used_at: null, rail: 'usdc' }),
+      L('yr-3', '9999-12-31T22:00:00Z', '9999-12-31T23:00:00-01:00', { used_at: null, rail: 'card' }),
+      L('yr-4', '9999-12-31T22:00:00Z', '9999-12-31T00:00:59.999999999-23:59', { used_at: '9999-12-31T23:30:00-00:29', rail: 'card' }),
+      L('yr-5', '2026-11-29T11:00:00Z', '2026-11-29T11:05:00Z', { used_at: '0000-01-01T00:30:00+01:00' }),
+    ];
+    ana('range', 'analyse-line-timestamps-outside-years-0000-9999-malformed',
+      'Lines whose issued_at offset carries it before year 0000 (the ANNEX example, or by one nanosecond), whose expires_at lies one nanosecond after year 9999, or whose used_at is before year 0000 are malformed, so the usdc group is named by line 2 and card by line 4.',
+      {
+        body: at(rangeLog),
+        expectCode: 'report',
+        check: expectAll(expectLines(6, 2), expectCensus(1, 1, 0), expectRails([2, 4], 0), expectGroupSizes([1, 1])),
+      });
+    pre('range', 'precheck-line-timestamps-outside-years-0000-9999-malformed',
+      'The same log on the pre-check counts the four lines with an instant outside years 0000-9999 UTC as malformed.',
+      { body: at(rangeLog), expectCode: 'precheck', check: expectLines(6, 2) });
+    addCase(OP, 'range', 'analyse-only-line-before-year-0000-no-valid-lines',
+      'A log whose only line has issued_at 0000-01-01T00:30:00+01:00 (before year 0000 UTC) has no valid line and is refused no_valid_lines.',
+      { body: at([rangeLog[0]]), expectCode: 'no_valid_lines' });
+  }
+  tsForm('precheck-timestamp-issued-at-offset-before-year-0000-malformed',
+    'An issued_at of 0000-01-01T00:30:00+01:00, whose offset carries it before year 0000 UTC, is not parseable and the line is malformed.',
+    '0000-01-01T00:30:00+01:00');
+  tsForm('precheck-timestamp-expires-at-offset-after-year-9999-malformed',
+    'An expires_at of 9999-12-31T23:00:00-01:00, whose offset carries it past year 9999 UTC, is not parseable and the line is malformed.',
+    '9999-12-31T23:00:00-01:00', 'expires_at');
+
   // ------------------------------------------------------------ refusals (A-3)
 
   const refuse = (route, name, description, req) => addCase(route, 'refusals', name, description, req);
@@ -1163,7 +1388,7 @@ export function build({ criteria, annexText }) {
   refuse(OP, 'analyse-log-empty', 'An empty log is refused log_empty.', { body: { log: [], as_of: T0 }, expectCode: 'log_empty' });
   refuse('precheck', 'precheck-log-empty', 'An empty log is refused log_empty on the pre-check.', { body: { log: [] }, expectCode: 'log_empty' });
   refuse(OP, 'analyse-no-valid-lines', 'A log whose every line is malformed is refused no_valid_lines with the submitted and malformed line counts.',
-    { body: at([null, L('nv', '2026-11-29', '2026-11-29T11:05:00Z'), annexLog[4]]), expectCode: 'no_valid_lines' });
+    { body: at([null, L('nv', '2026-11-29', '2026-11-29T11:05:00Z'), annexMalformed]), expectCode: 'no_valid_lines' });
   refuse('precheck', 'precheck-no-valid-lines',
     'A log of one non-object line and two lines sharing an id whose expiry is not after issue or unparseable is refused no_valid_lines with its counts on the pre-check.',
     { body: { log: ['x', L('q', '2026-11-29T11:00:00Z', '2026-11-29T11:00:00Z'), L('q', '2026-11-29T11:00:00Z', 'soon')] }, expectCode: 'no_valid_lines' });
@@ -1288,6 +1513,18 @@ function selfTest({ validate, report, precheck, verdictLine, criteria, annexText
   }
   assert(parseTimestamp('2024-02-29T00:00:00Z') !== null && parseTimestamp('2000-02-29T00:00:00Z') !== null, 'leap years');
   assert(parseTimestamp('0000-01-01T00:00:00Z') === BigInt(Date.parse('0000-01-01T00:00:00Z')) * 1_000_000n, 'year 0000');
+  // A-2 range: the instant itself lies in years 0000-9999 UTC; the ANNEX's
+  // own examples, checked as printed in the ANNEX text.
+  for (const ex of ['`0000-01-01T00:00:00Z`', '`9999-12-31T23:59:59.999999999Z`', '`0000-01-01T00:30:00+01:00`',
+    '`9999-12-31T23:30:00-00:29`', '`9999-12-31T23:59:00Z`']) assert(annexText.includes(ex), 'A-2 range example in the ANNEX ' + ex);
+  assert(parseTimestamp('0000-01-01T00:30:00+01:00') === null, 'A-2 range example before year 0000');
+  assert(parseTimestamp('9999-12-31T23:30:00-00:29') === parseTimestamp('9999-12-31T23:59:00Z'), 'A-2 range example 9999');
+  assert(parseTimestamp('9999-12-31T23:59:59.999999999Z') === BigInt(Date.parse('9999-12-31T23:59:59.999Z')) * 1_000_000n + 999_999n, 'A-2 upper end');
+  assert(parseTimestamp('0000-01-01T23:59:00+23:59') === parseTimestamp('0000-01-01T00:00:00Z'), 'A-2 lower end at +23:59');
+  assert(parseTimestamp('0000-01-01T23:58:59.999999999+23:59') === null, 'A-2 one nanosecond before year 0000');
+  assert(parseTimestamp('9999-12-31T00:00:59.999999999-23:59') === parseTimestamp('9999-12-31T23:59:59.999999999Z'), 'A-2 upper end at -23:59');
+  assert(parseTimestamp('9999-12-31T23:00:00-01:00') === null, 'A-2 one nanosecond after year 9999');
+  assert(parseTimestamp('0000-01-01T00:00:00-23:59') !== null && parseTimestamp('9999-12-31T23:59:59.999999999+23:59') !== null, 'A-2 inward offsets');
   // Against node's Date at millisecond precision, years 0000-9999, all offsets.
   const rng = makeRng('settlement-evidence selftest');
   for (let i = 0; i < 20000; i++) {
@@ -1311,11 +1548,11 @@ function selfTest({ validate, report, precheck, verdictLine, criteria, annexText
 
   // A-1: the pre-check and report examples, member for member.
   const annexLog = [
-    { challenge_id: 'c-1', issued_at: '2026-11-29T11:00:00Z', expires_at: '2026-11-29T11:01:00Z', used_at: '2026-11-29T11:00:30Z', rail: 'card' },
     { challenge_id: 'c-2', issued_at: '2026-11-29T10:00:00Z', expires_at: '2026-11-29T10:01:40Z', used_at: '2026-11-29T10:00:50Z', rail: 'usdc' },
+    { challenge_id: 'c-5', issued_at: '2026-11-29T11:00:00Z', expires_at: '2026-11-29T10:00:00Z', rail: 'card' },
+    { challenge_id: 'c-1', issued_at: '2026-11-29T11:00:00Z', expires_at: '2026-11-29T11:01:00Z', used_at: '2026-11-29T11:00:30Z', rail: 'card' },
     { challenge_id: 'c-3', issued_at: '2026-11-29T09:00:00Z', expires_at: '2026-11-29T09:04:20Z', used_at: null, rail: 'usdc' },
     { challenge_id: 'c-4', issued_at: '2026-11-29T11:30:00Z', expires_at: '2026-11-29T12:30:00Z' },
-    { challenge_id: 'c-5', issued_at: '2026-11-29T11:00:00Z', expires_at: '2026-11-29T10:00:00Z', rail: 'card' },
   ];
   const v = validate({ log: annexLog, as_of: '2026-11-29T12:00:00Z' });
   const blocks = [...annexText.matchAll(/```json\n([\s\S]*?)\n```/g)].map((m) => m[1]);
@@ -1327,6 +1564,22 @@ function selfTest({ validate, report, precheck, verdictLine, criteria, annexText
     .replace('"<criteria reasons_line>"', JSON.stringify(criteria.reasons_line)));
   assert(deepEqual(precheck(v), fillSentences(blocks[0])), 'ANNEX A-1 pre-check example');
   assert(JSON.stringify(report(v)) === JSON.stringify(fillSentences(blocks[1])), 'ANNEX A-1 report example (members and order)');
+
+  // A-8 example: lines 0 and 3 usdc, line 1 card -> first_line 0 (two
+  // lines) then first_line 1 (one line); line 2 (here rail-absent, then
+  // malformed) names nothing either way. No label is printed.
+  assert(annexText.replace(/\s+/g, ' ').includes('lines 0 and 3 carry `"rail": "usdc"` and line 1 `"rail": "card"` prints two groups, `first_line` 0 (two lines) then `first_line` 1 (one line)'),
+    'A-8 example as printed in the ANNEX');
+  for (const line2 of [{ challenge_id: 'a8-2', issued_at: '2026-11-29T11:00:00Z', expires_at: '2026-11-29T11:05:00Z' }, null]) {
+    const a8 = report(validate({ as_of: '2026-11-29T12:00:00Z', log: [
+      { challenge_id: 'a8-0', issued_at: '2026-11-29T11:00:00Z', expires_at: '2026-11-29T11:05:00Z', rail: 'usdc' },
+      { challenge_id: 'a8-1', issued_at: '2026-11-29T11:00:00Z', expires_at: '2026-11-29T11:05:00Z', rail: 'card' },
+      line2,
+      { challenge_id: 'a8-3', issued_at: '2026-11-29T11:00:00Z', expires_at: '2026-11-29T11:05:00Z', rail: 'usdc' },
+    ] }));
+    assert(deepEqual(a8.per_rail.groups.map((g) => [g.first_line, g.issued]), [[0, 2], [1, 1]]), 'A-8 example groups');
+    assert(!/usdc|card/.test(JSON.stringify(a8)), 'A-8 example prints no label');
+  }
 
   // A-4 example.
   const a4 = validate({ log: [

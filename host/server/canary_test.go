@@ -216,12 +216,15 @@ func canaryRun(t *testing.T, kind string) {
 		}
 		c.find(t, "GET "+path, m.raw)
 	}
-	// a rail label may name its group in the paid report (ANNEX A-8) and
-	// nowhere else: not in the pre-check, the log, the store or metrics
+	// a rail label is a log fragment: it groups the per-rail split, which
+	// names each group by its first line, and is printed nowhere, the paid
+	// report included (ANNEX A-8)
 	rail := newCanary(t)
 	railBody := []byte(`{"as_of":"2026-11-29T12:00:00Z","log":[{"challenge_id":"a","issued_at":"2026-11-29T10:00:00Z","expires_at":"2026-11-29T10:05:00Z","rail":"` + rail.value + `"}]}`)
-	if r := post(t, h.URL+"/lifecycle-analytics/analyse", railBody); r.status != 200 || !strings.Contains(string(r.raw), `"rail":"`+rail.value+`"`) {
-		t.Errorf("the paid report does not name the rail group: %d", r.status)
+	if r := post(t, h.URL+"/lifecycle-analytics/analyse", railBody); r.status != 200 || !strings.Contains(string(r.raw), `"first_line":0`) {
+		t.Errorf("the paid report has no rail group: %d", r.status)
+	} else {
+		rail.find(t, "the lifecycle report", r.raw)
 	}
 	if r := post(t, h.URL+"/lifecycle-analytics/precheck", railBody); r.status != 200 {
 		t.Errorf("rail precheck: %d", r.status)

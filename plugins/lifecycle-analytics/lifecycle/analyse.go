@@ -4,7 +4,6 @@ import (
 	"math/big"
 	"slices"
 	"strings"
-	"unicode/utf16"
 
 	"github.com/assay-audit/assay/sdk"
 )
@@ -29,7 +28,9 @@ type Census struct {
 
 // Group is one rail's census.
 type Group struct {
-	Rail string
+	// FirstLine names the group (ANNEX A-8): the log position of the first
+	// valid line carrying its rail value, which is never printed.
+	FirstLine int
 	Census
 }
 
@@ -61,7 +62,7 @@ func Analyse(l *Log, t Instant, fromAsOf bool) *Analysis {
 		if line.HasRail {
 			g := groups[line.Rail]
 			if g == nil {
-				g = &Group{Rail: line.Rail}
+				g = &Group{FirstLine: line.Index}
 				groups[line.Rail] = g
 			}
 			classify(&g.Census, line, t)
@@ -81,7 +82,7 @@ func Analyse(l *Log, t Instant, fromAsOf bool) *Analysis {
 	for _, g := range groups {
 		a.Groups = append(a.Groups, *g)
 	}
-	slices.SortFunc(a.Groups, func(x, y Group) int { return compareUTF16(x.Rail, y.Rail) })
+	slices.SortFunc(a.Groups, func(x, y Group) int { return x.FirstLine - y.FirstLine })
 	return a
 }
 
@@ -104,11 +105,6 @@ func bucketOf(ns *big.Int) int {
 		}
 	}
 	return len(bucketEdges)
-}
-
-// compareUTF16 is JavaScript's default string order: by UTF-16 code units.
-func compareUTF16(a, b string) int {
-	return slices.Compare(utf16.Encode([]rune(a)), utf16.Encode([]rune(b)))
 }
 
 // Seconds prints a nanosecond count as exact decimal seconds (ANNEX A-6).

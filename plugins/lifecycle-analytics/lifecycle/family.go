@@ -49,7 +49,6 @@ func New() (*Family, error) {
 		ForbiddenPhrases: []string{"score", "grade", "band", "because", "likely", "probably", "abandoned", "intended", "estimated"},
 		ExemptSentences:  []string{s.Disclosure, s.Honesty, s.Retention, s.Reasons},
 		ForbiddenMembers: []string{"score", "grade", "band", "composite", "challenge_id", "payer", "wallet", "customer", "buyer"},
-		ExemptMembers:    []string{"rail"},
 	}
 	return &Family{desc: desc, fixed: s}, nil
 }
@@ -126,7 +125,7 @@ func (f *Family) Render(a *Analysis, checkEnd time.Time) sdk.Report {
 		groups := make([]map[string]any, 0, len(a.Groups))
 		for _, g := range a.Groups {
 			row := census(g.Census, a.UsageComputable)
-			row["rail"] = g.Rail
+			row["first_line"] = g.FirstLine
 			groups = append(groups, row)
 		}
 		perRail = map[string]any{"groups": groups, "rail_absent_lines": a.RailAbsent}

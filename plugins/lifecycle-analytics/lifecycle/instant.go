@@ -85,8 +85,19 @@ func ParseInstant(s string) (Instant, bool) {
 		nsec, _ = strconv.ParseInt(f+strings.Repeat("0", 9-len(f)), 10, 64)
 	}
 	unix := time.Date(year, time.Month(month), day, hour, min, sec, 0, time.UTC).Unix() - offset
+	if unix < firstSecond || unix > lastSecond {
+		// an offset carried the instant outside 0000–9999: no printed
+		// instant could name it (ANNEX A-2)
+		return Instant{}, false
+	}
 	return Instant{Sec: unix, Nsec: nsec}, true
 }
+
+// firstSecond and lastSecond bound the instants a timestamp may name.
+var (
+	firstSecond = time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
+	lastSecond  = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC).Unix()
+)
 
 func daysIn(year, month int) int {
 	switch month {

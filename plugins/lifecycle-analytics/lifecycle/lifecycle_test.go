@@ -87,10 +87,11 @@ func TestAnnexExample(t *testing.T) {
 		line("e", "2026-11-29T11:30:00Z", "2026-11-29T11:00:00Z", ""),
 	))
 	want := map[string]string{
-		"lines":                     `{"malformed":1,"submitted":5,"valid":4}`,
-		"census":                    `{"expired_unused":1,"issued":4,"pending":1,"used":2}`,
-		"expiry_windows":            `{"301_900":0,"61_300":2,"901_3600":1,"gt_3600":0,"le_60":1}`,
-		"per_rail":                  `{"groups":[{"expired_unused":0,"issued":1,"pending":0,"rail":"card","used":1},{"expired_unused":1,"issued":2,"pending":0,"rail":"usdc","used":1}],"rail_absent_lines":1}`,
+		"lines":          `{"malformed":1,"submitted":5,"valid":4}`,
+		"census":         `{"expired_unused":1,"issued":4,"pending":1,"used":2}`,
+		"expiry_windows": `{"301_900":0,"61_300":2,"901_3600":1,"gt_3600":0,"le_60":1}`,
+		// card first at line 0, usdc at line 1 (A-8: named by position)
+		"per_rail":                  `{"groups":[{"expired_unused":0,"first_line":0,"issued":1,"pending":0,"used":1},{"expired_unused":1,"first_line":1,"issued":2,"pending":0,"used":1}],"rail_absent_lines":1}`,
 		"factors":                   `{"expiry_window_max_seconds":"3600","expiry_window_mean_seconds":"1005.000","expiry_window_min_seconds":"60","malformed_lines":1}`,
 		"verdict_line":              `"CHALLENGE LIFECYCLE — issued: 4 · used: 2 · expired-unused: 1 · pending: 1 — 2026-11-29T12:00:00Z"`,
 		"evaluation_instant_source": `"as_of"`,
@@ -103,6 +104,9 @@ func TestAnnexExample(t *testing.T) {
 	}
 	if strings.Contains(js(m), "WALLET") {
 		t.Error("a buyer field reached the report")
+	}
+	if strings.Contains(js(m), "card") || strings.Contains(js(m), "usdc") {
+		t.Error("a rail label reached the report")
 	}
 }
 
@@ -126,7 +130,7 @@ func TestNotComputableBothWays(t *testing.T) {
 	}
 	// rail recorded, usage not: groups carry the usage token
 	m = render(t, body("2026-11-29T12:00:00Z", line("a", "2026-11-29T10:00:00Z", "2026-11-29T10:01:00Z", `"rail":"x"`)))
-	if got := js(m["per_rail"]); got != `{"groups":[{"expired_unused":`+nc+`,"issued":1,"pending":`+nc+`,"rail":"x","used":`+nc+`}],"rail_absent_lines":0}` {
+	if got := js(m["per_rail"]); got != `{"groups":[{"expired_unused":`+nc+`,"first_line":0,"issued":1,"pending":`+nc+`,"used":`+nc+`}],"rail_absent_lines":0}` {
 		t.Errorf("groups %s", got)
 	}
 }
@@ -299,4 +303,29 @@ func BenchmarkAnalyseAtCap(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "lines/s")
+}
+
+// ANNEX A-8: groups are named and ordered by the position of their first
+// valid line, malformed lines counted; A-2: an offset may not carry an
+// instant outside 0000–9999.
+func TestRailGroupsByFirstLineAndInstantRange(t *testing.T) {
+	m := render(t, body("2026-11-29T12:00:00Z",
+		`"not a line"`,
+		line("a", "2026-11-29T10:00:00Z", "2026-11-29T10:01:00Z", `"rail":"zeta"`),
+		line("b", "2026-11-29T10:00:00Z", "2026-11-29T10:01:00Z", `"rail":"alpha"`),
+		line("c", "2026-11-29T10:00:00Z", "2026-11-29T10:01:00Z", `"rail":"zeta"`),
+	))
+	groups := m["per_rail"].(map[string]any)["groups"].([]any)
+	if len(groups) != 2 || js(groups[0].(map[string]any)["first_line"]) != "1" || js(groups[0].(map[string]any)["issued"]) != "2" ||
+		js(groups[1].(map[string]any)["first_line"]) != "2" {
+		t.Errorf("groups %s", js(groups))
+	}
+	for s, ok := range map[string]bool{
+		"0000-01-01T00:30:00+01:00": false, "0000-01-01T00:30:00-01:00": true,
+		"9999-12-31T23:30:00-01:00": false, "9999-12-31T23:30:00-00:29": true, "9999-12-31T23:59:59.999999999Z": true,
+	} {
+		if _, got := ParseInstant(s); got != ok {
+			t.Errorf("ParseInstant(%s): %v, want %v", s, got, ok)
+		}
+	}
 }

@@ -30,6 +30,9 @@ func refuse(code string, facts map[string]any) *sdk.Refusal {
 
 // Line is a valid line: only what the rules read.
 type Line struct {
+	// Index is the line's position in the submitted log (0-based,
+	// malformed lines counted).
+	Index           int
 	Issued, Expires Instant
 	// HasUsedAt: the line carries the used_at member (null included);
 	// Used: it carries a used_at instant.
@@ -76,12 +79,13 @@ func Parse(body []byte) (*Log, *sdk.Refusal) {
 		return nil, refuse(CodeLogEmpty, nil)
 	}
 	seen := make(map[string]bool, len(lines))
-	for _, raw := range lines {
+	for i, raw := range lines {
 		id, line, ok := parseLine(raw)
 		if !ok || seen[id] {
 			continue
 		}
 		seen[id] = true
+		line.Index = i
 		out.Valid = append(out.Valid, line)
 	}
 	if len(out.Valid) == 0 {
