@@ -25,8 +25,10 @@ type Paid struct {
 	Body   []byte
 	// Settlement is the decoded PAYMENT-RESPONSE, when the answer had one.
 	Settlement *SettleResponse
-	// Marker is the last delivery marker the host gave for this payment:
-	// with a 503, the token to redeem later; with a 200, spent.
+	// Marker is the delivery marker still redeemable for this payment:
+	// set only while the answer is a 503 (the report paid for and not yet
+	// delivered), the last one the host gave; empty once an answer is
+	// delivered or refused (the marker is then spent, expired or invalid).
 	Marker string
 	// Requirements are what the 402 asked for (nil when none was asked).
 	Requirements *Requirements
@@ -108,8 +110,8 @@ func (p *Payer) Redeem(ctx context.Context, url string, body []byte, marker stri
 		return nil, err
 	}
 	paid, err := p.finish(ctx, url, body, resp, raw, nil, sent)
-	if paid != nil && paid.Marker == "" {
-		paid.Marker = marker
+	if paid != nil && paid.Status == http.StatusServiceUnavailable && paid.Marker == "" {
+		paid.Marker = marker // a 503 without a new one left this one unspent
 	}
 	return paid, err
 }
@@ -155,7 +157,11 @@ func (p *Payer) finish(ctx context.Context, url string, body []byte, resp *http.
 				}
 			}
 		}
-		if resp.StatusCode != http.StatusServiceUnavailable || sent == nil || retries == 0 {
+		if resp.StatusCode != http.StatusServiceUnavailable {
+			out.Marker = "" // delivered or refused: nothing left to redeem
+			return out, nil
+		}
+		if sent == nil || retries == 0 {
 			return out, nil
 		}
 		retries--

@@ -77,8 +77,8 @@ func TestPayerResendsWhatTheHostDidNotSpend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if paid.Status != 200 || paid.Marker != "m1" {
-		t.Fatalf("status %d marker %q", paid.Status, paid.Marker)
+	if paid.Status != 200 || paid.Marker != "" {
+		t.Fatalf("status %d marker %q (a delivered answer leaves nothing to redeem)", paid.Status, paid.Marker)
 	}
 	if len(seller.seen) != 5 {
 		t.Fatalf("%d requests, want 5", len(seller.seen))
@@ -121,12 +121,31 @@ func TestPayerRedeems(t *testing.T) {
 	srv := httptest.NewServer(seller)
 	defer srv.Close()
 	paid, err := payer(t).Redeem(context.Background(), srv.URL, []byte(`{}`), "m7")
-	if err != nil || paid.Status != 200 || paid.Marker != "m7" || len(seller.seen) != 2 {
-		t.Fatalf("%v: status %d marker %q after %d requests", err, paid.Status, paid.Marker, len(seller.seen))
+	if err != nil || paid == nil || paid.Status != 200 || paid.Marker != "" || len(seller.seen) != 2 {
+		t.Fatalf("%v: %+v after %d requests", err, paid, len(seller.seen))
 	}
 	for i, h := range seller.seen {
 		if h[HeaderMarker] != "m7" || h[HeaderSignature] != "" {
 			t.Errorf("request %d: %v", i+1, h)
 		}
+	}
+}
+
+// A redemption that stays busy keeps the marker it sent; one the host
+// refuses (spent, expired, invalid) leaves no marker to try again.
+func TestRedeemKeepsOnlyARedeemableMarker(t *testing.T) {
+	busy := &scripted{steps: []func(http.ResponseWriter){status(503, "")}}
+	srv := httptest.NewServer(busy)
+	defer srv.Close()
+	p := payer(t)
+	p.MarkerRetries = 1
+	if paid, err := p.Redeem(context.Background(), srv.URL, []byte(`{}`), "m7"); err != nil || paid == nil || paid.Status != 503 || paid.Marker != "m7" {
+		t.Fatalf("busy: %v %+v", err, paid)
+	}
+	spent := &scripted{steps: []func(http.ResponseWriter){status(400, "")}}
+	srv2 := httptest.NewServer(spent)
+	defer srv2.Close()
+	if paid, err := p.Redeem(context.Background(), srv2.URL, []byte(`{}`), "m7"); err != nil || paid == nil || paid.Status != 400 || paid.Marker != "" {
+		t.Fatalf("spent: %v %+v", err, paid)
 	}
 }

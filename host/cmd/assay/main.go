@@ -549,6 +549,11 @@ func call(args []string, stdout io.Writer) error {
 		res, err = payer.Call(ctx, target.String(), body)
 	}
 	if err != nil {
+		if res != nil && res.Marker != "" {
+			// a re-send failed after the host took the payment: the token
+			// for it must not be lost with the error
+			return fmt.Errorf("%w; redeem later with: assay call --marker %s (same URL and body)", err, res.Marker)
+		}
 		return err
 	}
 	if res.Status != http.StatusOK {

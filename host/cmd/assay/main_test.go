@@ -126,3 +126,41 @@ func TestCallRedeemsAMarker(t *testing.T) {
 		t.Errorf("neither wallet nor marker: %v", err)
 	}
 }
+
+// A refused redemption prints no marker to retry; a re-send that fails in
+// transit after the host took the payment still prints the marker.
+func TestCallPrintsOnlyARedeemableMarker(t *testing.T) {
+	body := filepath.Join(t.TempDir(), "body.json")
+	_ = os.WriteFile(body, []byte(`{}`), 0o600)
+	spent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(400)
+		_, _ = w.Write([]byte(`{"error":{"code":"marker_spent","message":"spent"}}`))
+	}))
+	defer spent.Close()
+	var out bytes.Buffer
+	err := run([]string{"call", "--marker", "m1", spent.URL + "/x/op", body}, &out, &out)
+	if err == nil || !strings.Contains(err.Error(), "400 marker_spent") || strings.Contains(err.Error(), "--marker") {
+		t.Errorf("spent marker: %v", err)
+	}
+	var mu sync.Mutex
+	calls := 0
+	gone := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls++
+		n := calls
+		mu.Unlock()
+		if n > 1 { // the host went away before answering the re-send
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close()
+			return
+		}
+		w.Header().Set("ASSAY-DELIVERY-MARKER", "m2")
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(503)
+	}))
+	defer gone.Close()
+	err = run([]string{"call", "--marker", "m1", gone.URL + "/x/op", body}, &out, &out)
+	if err == nil || !strings.Contains(err.Error(), "--marker m2") {
+		t.Errorf("re-send lost in transit: %v", err)
+	}
+}
