@@ -9,5 +9,5 @@ import (
 // The served document is the published one with only the corpus pin
 // changed, and that pin is the shipped corpus's.
 func TestServedDocumentIsThePublishedOneRepinned(t *testing.T) {
-	criteriatest.Repinned(t, Document, "../../../shared/criteria/memory-scope-hygiene-v1.json", "../../corpus/memory-scope-hygiene/corpus.json")
+	criteriatest.Repinned(t, Document, "criteria/memory-scope-hygiene-v1.json", "../../corpus/memory-scope-hygiene/corpus.json")
 }

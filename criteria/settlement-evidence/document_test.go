@@ -9,5 +9,5 @@ import (
 // The served document is the published one with only the corpus pin
 // changed, and that pin is the shipped corpus's.
 func TestServedDocumentIsThePublishedOneRepinned(t *testing.T) {
-	criteriatest.Repinned(t, Document, "../../../shared/criteria/settlement-evidence-v1.json", "../../corpus/settlement-evidence/corpus.json")
+	criteriatest.Repinned(t, Document, "criteria/settlement-evidence-v1.json", "../../corpus/settlement-evidence/corpus.json")
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/assay-audit/assay/host/internal/testhost"
+	"github.com/assay-audit/assay/sdk/sharedtest"
 )
 
 const caPkg = "plugins/context-audit"
@@ -29,10 +29,7 @@ func TestContextAuditPrecheckThroughAdapters(t *testing.T) {
 	h := testhost.Start(t, testhost.Options{Adapters: caAdapters, Now: clock.Now}, caPkg)
 	pre := h.URL + "/context-audit/precheck"
 
-	raw, err := os.ReadFile("../../../shared/fixtures/letta/loop.af")
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := sharedtest.Read(t, "fixtures/letta/loop.af")
 	r := post(t, pre, envelope("letta-af", json.RawMessage(raw)))
 	if r.status != 200 || r.json["kind"] != "precheck" || r.json["entry_count"] != float64(12) {
 		t.Fatalf("loop.af pre-check: %d %.400s", r.status, r.raw)
@@ -225,10 +222,7 @@ func TestContextAuditPaidThroughX402(t *testing.T) {
 // is inline, and the four must still agree.
 func TestSharedAndInlineBodiesAgree(t *testing.T) {
 	linux := runtime.GOOS == "linux"
-	raw, err := os.ReadFile("../../../shared/fixtures/letta/loop.af")
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := sharedtest.Read(t, "fixtures/letta/loop.af")
 	var msgs []any
 	for i := range 300 {
 		msgs = append(msgs, map[string]any{"role": "user", "content": fmt.Sprintf("question %d about the ledger and its rows", i)},

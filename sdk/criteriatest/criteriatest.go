@@ -8,26 +8,26 @@ import (
 	"encoding/json"
 	"os"
 	"testing"
+
+	"github.com/assay-audit/assay/sdk/sharedtest"
 )
 
-// Repinned checks served against the published document at publishedPath
-// and the corpus at corpusPath.
-func Repinned(t *testing.T, served []byte, publishedPath, corpusPath string) {
+// Repinned checks served against the published document (shared/<published>,
+// e.g. "criteria/stream-divergence-v1.json"; skipped where a clone has no
+// shared/) and the corpus at corpusPath.
+func Repinned(t *testing.T, served []byte, published, corpusPath string) {
 	t.Helper()
-	published, err := os.ReadFile(publishedPath)
-	if err != nil {
-		t.Fatalf("the published criteria document (shared/ beside the checkout): %v", err)
-	}
+	doc := sharedtest.Read(t, published)
 	var pub, srv struct {
 		Corpus struct{ SHA256 string } `json:"corpus"`
 	}
-	if err := json.Unmarshal(published, &pub); err != nil {
+	if err := json.Unmarshal(doc, &pub); err != nil {
 		t.Fatal(err)
 	}
 	if err := json.Unmarshal(served, &srv); err != nil {
 		t.Fatal(err)
 	}
-	want := bytes.Replace(published, []byte(pub.Corpus.SHA256), []byte(srv.Corpus.SHA256), 1)
+	want := bytes.Replace(doc, []byte(pub.Corpus.SHA256), []byte(srv.Corpus.SHA256), 1)
 	if !bytes.Equal(want, served) {
 		t.Error("the served criteria differ from the published document beyond the corpus pin")
 	}
