@@ -245,6 +245,8 @@ const (
 	codeFreeDown    = "free_tier_unavailable"
 	codePaymentDown = "payment_unavailable"
 	codeBusy        = "service_busy"
+	codeBodyTimeout = "body_read_timeout"
+	codeBodyBroken  = "body_incomplete"
 )
 
 var hostMessages = map[string]string{
@@ -259,6 +261,8 @@ var hostMessages = map[string]string{
 	codeFreeDown:    "the free tier's store is unavailable; try again",
 	codePaymentDown: "the payment could not be completed; nothing was charged; try again",
 	codeBusy:        "the service is at capacity; nothing was charged; send it again after Retry-After",
+	codeBodyTimeout: "the request body did not arrive within the host's read timeout; nothing was read as a request",
+	codeBodyBroken:  "the request body ended before its declared length or its stream broke; nothing was read as a request",
 }
 
 // readBody reads at most limit+1 bytes of the body (one more than the cap,
@@ -289,6 +293,22 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 		}
 	}
 	return body, nil
+}
+
+// bodyReadFailure answers a body that did not arrive whole: never a 200
+// (net/http would send one for a handler that writes nothing). A read that
+// ran into the server's read timeout is a 408; any other broken stream a
+// 400. Both close the connection, whose request stream is now unusable; a
+// client already gone sees neither.
+func (s *Server) bodyReadFailure(q *request, err error) {
+	code, status := codeBodyBroken, http.StatusBadRequest
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		code, status = codeBodyTimeout, http.StatusRequestTimeout
+	}
+	s.cfg.Logger.Warn("request body read failed", "service", q.sv.Desc.GetService(), "status", status)
+	q.w.Header().Set("Connection", "close")
+	s.hostRefusal(q, status, code, nil)
 }
 
 // request is one request's state as the handler moves it along.
@@ -334,8 +354,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 		return
 	}
 	if err != nil {
-		s.cfg.Logger.Warn("request body read failed", "service", sv.Desc.GetService())
-		clientGone(w)
+		s.bodyReadFailure(q, err)
 		return
 	}
 	if int64(len(body)) > limit || shared != nil && shared.Len() > limit {

@@ -17,11 +17,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx"
 	_ "modernc.org/sqlite"             // registers "sqlite"
 )
@@ -106,7 +108,8 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 }
 
 // OpenPostgres connects to PostgreSQL. A search_path parameter in the URL
-// selects the schema (created when missing).
+// selects the schema: its first entry is created when missing, so an
+// operator can point a new deployment at a schema of its own.
 func OpenPostgres(ctx context.Context, url string) (*Store, error) {
 	db, err := sql.Open("pgx", url)
 	if err != nil {
@@ -114,12 +117,33 @@ func OpenPostgres(ctx context.Context, url string) (*Store, error) {
 	}
 	db.SetMaxOpenConns(16)
 	db.SetConnMaxIdleTime(time.Minute)
+	if schema := searchPathSchema(url); schema != "" {
+		if _, err := db.ExecContext(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{schema}.Sanitize()); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("store: create the search_path schema (the URL's user needs CREATE on the database, or create it first): %w", err)
+		}
+	}
 	s := &Store{db: db, d: postgresDialect, desc: "postgres"}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// searchPathSchema is the first schema a postgres URL's search_path names
+// ("" when none, or when it is $user).
+func searchPathSchema(raw string) string {
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	first, _, _ := strings.Cut(u.Query().Get("search_path"), ",")
+	first = strings.Trim(strings.TrimSpace(first), `"`)
+	if first == "$user" {
+		return ""
+	}
+	return first
 }
 
 // Dialect is "sqlite" or "postgres".

@@ -2,7 +2,10 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -10,6 +13,7 @@ import (
 
 	"github.com/assay-audit/assay/host/internal/storetest"
 	"github.com/assay-audit/assay/host/store"
+	_ "github.com/jackc/pgx/v5/stdlib"
 )
 
 var ctx = context.Background()
@@ -180,4 +184,30 @@ func TestLedgerIsAppendOnly(t *testing.T) {
 			t.Fatalf("amendments %+v %v", am, err)
 		}
 	})
+}
+
+// A search_path naming a schema that does not exist yet: the store creates
+// it (and the tables in it), instead of failing with SQLSTATE 3F000.
+func TestPostgresCreatesAMissingSearchPathSchema(t *testing.T) {
+	base := storetest.PostgresBase()
+	schema := "assay_new_" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	sep := "?"
+	if strings.Contains(base, "?") {
+		sep = "&"
+	}
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	t.Cleanup(func() { _, _ = admin.Exec(`DROP SCHEMA IF EXISTS ` + schema + ` CASCADE`) })
+	s, err := store.Open(ctx, base+sep+"search_path="+schema, t.TempDir())
+	if err != nil {
+		t.Fatalf("open with a new schema: %v", err)
+	}
+	defer s.Close()
+	var n int
+	if err := admin.QueryRow(`SELECT count(*) FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'ledger'`, schema).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("ledger table in %s: %d (%v)", schema, n, err)
+	}
 }
