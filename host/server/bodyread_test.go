@@ -62,7 +62,7 @@ func TestABodyThatDoesNotArriveIsNeverA200(t *testing.T) {
 		}
 	})
 	var a struct {
-		Kind  string `json:"kind"`
+		Kind  string                `json:"kind"`
 		Error struct{ Code string } `json:"error"`
 	}
 	if err := json.Unmarshal(body, &a); err != nil || !strings.HasPrefix(status, "408") || a.Error.Code != "body_read_timeout" || a.Kind != "refusal" {
