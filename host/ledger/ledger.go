@@ -200,8 +200,18 @@ type Entry struct {
 	Fields string
 }
 
-// Append writes one line.
+// Append writes one line (a paid answer with no claim: payments off).
 func (w *Writer) Append(ctx context.Context, e Entry) (int64, error) {
+	return w.Store.AppendLine(ctx, w.line(e))
+}
+
+// Deliver writes the line of a delivered report and moves its payment's
+// claim to delivered, in one transaction (store.DeliverClaim).
+func (w *Writer) Deliver(ctx context.Context, e Entry, paymentID, owner string) (int64, error) {
+	return w.Store.DeliverClaim(ctx, paymentID, owner, w.line(e), e.At)
+}
+
+func (w *Writer) line(e Entry) store.Line {
 	l := store.Line{
 		Service:          e.Desc.GetService(),
 		CriteriaID:       e.Desc.GetCriteriaId(),
@@ -219,7 +229,7 @@ func (w *Writer) Append(ctx context.Context, e Entry) (int64, error) {
 	if e.TxID != "" {
 		l.TxID = &e.TxID
 	}
-	return w.Store.AppendLine(ctx, l)
+	return l
 }
 
 // FillFMV writes an fmv amendment for every line still cad_pending (and not

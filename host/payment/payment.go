@@ -54,6 +54,17 @@ type Receipt struct {
 	// Facts are the answer's payment members; Header the response headers.
 	Facts  map[string]any
 	Header map[string]string
+	// Claim is the store's hold on this payment until its report is
+	// delivered (nil when nothing was paid): the server writes the answer,
+	// then commits the ledger line and the claim's move to delivered in
+	// one transaction.
+	Claim *Claim
+}
+
+// Claim names a payment's claim and the lease holder that may move it.
+type Claim struct {
+	PaymentID string
+	Owner     string
 }
 
 // Gate takes payment for paid routes.
@@ -67,6 +78,10 @@ type Gate interface {
 	// Undelivered is called when a report could not be delivered after
 	// Admit: its facts and headers go into the 503 (a delivery marker).
 	Undelivered(ctx context.Context, req Request, a *Admission) (facts map[string]any, header map[string]string)
+	// Release is called when a settled report could not be written: the
+	// claim stays undelivered and its lease ends, so a re-send of the same
+	// payment delivers it.
+	Release(ctx context.Context, r *Receipt)
 	// UnchargedFacts are the payment members of an answer refused before
 	// the payment was looked at.
 	UnchargedFacts() map[string]any
@@ -90,6 +105,9 @@ func (Off) Settle(context.Context, Request, *Admission) (*Receipt, *Demand, erro
 func (Off) Undelivered(context.Context, Request, *Admission) (map[string]any, map[string]string) {
 	return map[string]any{"mode": "off"}, nil
 }
+
+// Release has nothing to release.
+func (Off) Release(context.Context, *Receipt) {}
 
 // UnchargedFacts says payments are off.
 func (Off) UnchargedFacts() map[string]any { return map[string]any{"mode": "off"} }

@@ -142,9 +142,9 @@ func TestContextAuditSelfCheckWithholdsForgedReports(t *testing.T) {
 	if r := send("", full); r.status != 200 || !strings.Contains(r.json["measurement_line"].(string), "· FULL —") {
 		t.Fatalf("genuine FULL report: %d %.300s", r.status, r.raw)
 	}
-	lines, err := h.Store.Lines(context.Background())
-	if err != nil || len(lines) != 2 {
-		t.Fatalf("ledger: %d lines, %v; want the two genuine reports only", len(lines), err)
+	lines := h.Lines(t, 2)
+	if len(lines) != 2 {
+		t.Fatalf("ledger: %d lines; want the two genuine reports only", len(lines))
 	}
 	var fields map[string]any
 	_ = json.Unmarshal([]byte(lines[1].FamilyFields), &fields)
@@ -179,9 +179,9 @@ func TestContextAuditPaidThroughX402(t *testing.T) {
 	if pay, _ := rep.json["payment"].(map[string]any); pay["charged"] != true || pay["price_usdc_units"] != float64(50000) || pay["payer"] != addr {
 		t.Errorf("payment member %v", pay)
 	}
-	lines, err := h.Store.Lines(context.Background())
-	if err != nil || len(lines) != 1 {
-		t.Fatalf("ledger: %d lines %v", len(lines), err)
+	lines := h.Lines(t, 1)
+	if len(lines) != 1 {
+		t.Fatalf("ledger: %d lines", len(lines))
 	}
 	var fields map[string]any
 	if err := json.Unmarshal([]byte(lines[0].FamilyFields), &fields); err != nil {
@@ -208,7 +208,7 @@ func TestContextAuditPaidThroughX402(t *testing.T) {
 	if pay, _ := cnm.json["payment"].(map[string]any); pay["charged"] != false {
 		t.Errorf("could-not-measure payment member %v", pay)
 	}
-	if lines, _ := h.Store.Lines(context.Background()); len(lines) != 1 {
+	if lines := h.Lines(t, 1); len(lines) != 1 {
 		t.Errorf("a could-not-measure answer wrote a ledger line")
 	}
 }

@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -390,9 +389,9 @@ func TestLedgerLineBreakingTheClosedListIsNeverWritten(t *testing.T) {
 	if r := post(t, h.URL+"/test-family/measure", []byte(`{}`)); r.status != 200 {
 		t.Fatalf("good report: %d", r.status)
 	}
-	lines, err := h.Store.Lines(context.Background())
-	if err != nil || len(lines) != 1 || lines[0].FamilyFields != `{"op":"measure"}` || !lines[0].House || lines[0].PriceUSDCUnits != 0 {
-		t.Fatalf("ledger %+v %v: want exactly the good report's line", lines, err)
+	lines := h.Lines(t, 1)
+	if len(lines) != 1 || lines[0].FamilyFields != `{"op":"measure"}` || !lines[0].House || lines[0].PriceUSDCUnits != 0 {
+		t.Fatalf("ledger %+v: want exactly the good report's line", lines)
 	}
 	m := do(t, "GET", h.URL+"/test-family/metrics", nil, nil)
 	for _, want := range []string{

@@ -115,9 +115,9 @@ func TestOfficialClientPays(t *testing.T) {
 	if res.Status != 200 || res.Body["byte_equal"] != true || res.PaymentResponse["success"] != true {
 		t.Fatalf("official client's paid call: %s", out)
 	}
-	lines, err := h.Store.Lines(context.Background())
-	if err != nil || len(lines) != 1 || *lines[0].TxID != res.PaymentResponse["transaction"] || *lines[0].Payer != res.PaymentResponse["payer"] {
-		t.Fatalf("ledger after the official client paid: %+v %v", lines, err)
+	lines := h.Lines(t, 1)
+	if len(lines) != 1 || *lines[0].TxID != res.PaymentResponse["transaction"] || *lines[0].Payer != res.PaymentResponse["payer"] {
+		t.Fatalf("ledger after the official client paid: %+v", lines)
 	}
 	// what the official client needed from Solana RPC: the mint's account
 	// only (the 402 carries a recentBlockhash, so no getLatestBlockhash)

@@ -27,6 +27,18 @@ type paidHost struct {
 	payTo    string
 	feePayer string
 	clock    *fixedClock
+	fac      *x402.Local
+}
+
+// gate is another host's gate on this host's store (the same facilitator,
+// seller and clock), as a second host on one database would have.
+func (h *paidHost) gate(t testing.TB, hostID string) *x402.Gate {
+	g, err := x402.NewGate(context.Background(), x402.Config{Facilitator: h.fac, Store: h.Store, Network: x402.SolanaDevnet,
+		Asset: x402.USDCDevnet, PayTo: h.payTo, Now: h.clock.Now, HostID: hostID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
 }
 
 func startPaid(t *testing.T, pkgs ...string) *paidHost { return startPaidB(t, pkgs...) }
@@ -49,7 +61,7 @@ func startPaidWith(t testing.TB, opts testhost.Options, pkgs ...string) *paidHos
 	}
 	ph.payTo = solana.EncodeBase58(seller.Public().(ed25519.PublicKey))
 	fac := x402.NewLocal(fee, x402.SolanaDevnet)
-	ph.feePayer = fac.FeePayer()
+	ph.feePayer, ph.fac = fac.FeePayer(), fac
 	opts.Now, opts.CallTimeout = ph.clock.Now, 10*time.Second
 	opts.Gate = func(tb testing.TB, st *store.Store) payment.Gate {
 		g, err := x402.NewGate(context.Background(), x402.Config{Facilitator: fac, Store: st, Network: x402.SolanaDevnet,
@@ -126,9 +138,9 @@ func TestPaidCallEndToEnd(t *testing.T) {
 	}
 
 	// the ledger line: payer, tx, price, fee (2 signatures × 5,000 + ceil(1 µlamport × 20,000 CU)), house (local facilitator)
-	lines, err := h.Store.Lines(context.Background())
-	if err != nil || len(lines) != 1 {
-		t.Fatalf("ledger: %d lines %v", len(lines), err)
+	lines := h.Lines(t, 1)
+	if len(lines) != 1 {
+		t.Fatalf("ledger: %d lines", len(lines))
 	}
 	l := lines[0]
 	if *l.Payer != addr || *l.TxID != res.Settlement.Transaction || l.PriceUSDCUnits != 50000 || l.FeeLamports == nil || *l.FeeLamports != 10001 || !l.House ||
@@ -197,7 +209,7 @@ func TestRefusedSubmissionNeverTouchesThePayment(t *testing.T) {
 	if r.status != 402 || errorCode(r) != "payment_invalid" || pr.Error != "no_matching_payment_requirements" {
 		t.Errorf("mismatched requirements: %d %s / %q", r.status, r.raw, pr.Error)
 	}
-	lines, _ := h.Store.Lines(context.Background())
+	lines := h.Lines(t, 2)
 	if len(lines) != 2 {
 		t.Errorf("ledger lines %d, want 2", len(lines))
 	}
@@ -252,12 +264,12 @@ func TestDeliveryMarkerRedeemsOncePaymentOnce(t *testing.T) {
 	if !settle.Success || settle.Payer != addr {
 		t.Errorf("settlement %+v", settle)
 	}
-	lines, _ = h.Store.Lines(context.Background())
+	lines = h.Lines(t, 1)
 	if len(lines) != 1 || *lines[0].Payer != addr || *lines[0].TxID != settle.Transaction {
 		t.Fatalf("ledger after redeeming: %+v", lines)
 	}
 	var settled int
-	_ = h.Store.DB().QueryRow(`SELECT COUNT(*) FROM settled_tx`).Scan(&settled)
+	_ = h.Store.DB().QueryRow(`SELECT COUNT(*) FROM payment_claims WHERE state <> 'settling'`).Scan(&settled)
 	if settled != 1 {
 		t.Errorf("%d settlements, want exactly 1", settled)
 	}

@@ -180,6 +180,9 @@ func (r *statusRecorder) WriteHeader(code int) {
 	r.ResponseWriter.WriteHeader(code)
 }
 
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
 func (s *Server) mount(prefix string, sv *service) {
 	name := sv.Desc.GetService()
 	s.route("GET "+prefix+"/criteria", name, "criteria", func(w http.ResponseWriter, r *http.Request) {
@@ -455,14 +458,23 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 	answer["payment"] = receipt.Facts
 	signed, ok := s.sign(q, answer)
 	if !ok {
+		s.cfg.Payments.Release(context.Background(), receipt)
+		return
+	}
+	for k, v := range receipt.Header {
+		w.Header().Set(k, v)
+	}
+	// the answer goes out first, then its ledger line and the claim's move
+	// to delivered commit together: a crash between the two leaves a
+	// delivered report whose claim a re-send can still redeem (a second
+	// report for one charge), never a charge with nothing to redeem
+	if err := s.write(q, http.StatusOK, signed); err != nil {
+		s.cfg.Logger.Warn("paid answer not written; its payment stays redeemable", "service", sv.Desc.GetService(), "tx", receipt.TransactionID)
+		s.cfg.Payments.Release(context.Background(), receipt)
 		return
 	}
 	s.writeLedger(q, receipt, fields, s.cfg.Now())
 	s.cfg.Metrics.Paid(sv.Desc.GetService())
-	for k, v := range receipt.Header {
-		w.Header().Set(k, v)
-	}
-	s.write(q, http.StatusOK, signed)
 }
 
 // sendDemand answers with the payment gate's own refusal.
@@ -484,9 +496,11 @@ func (s *Server) sendDemand(q *request, d *payment.Demand) {
 	s.send(q, d.Status, answer)
 }
 
-// writeLedger appends the answer's line. The report is already settled and
-// signed, so a store failure does not withhold it: it is logged (with the
-// transaction id, never the submission) and counted for the operator.
+// writeLedger appends the delivered answer's line, and with a claim moves
+// it to delivered in the same transaction. The report is already written,
+// so a store failure is logged (with the transaction id, never the
+// submission) and counted for the operator; the claim then stays
+// undelivered and a re-send of its payment delivers again.
 func (s *Server) writeLedger(q *request, r *payment.Receipt, fields string, at time.Time) {
 	if s.cfg.Ledger == nil {
 		return
@@ -495,7 +509,13 @@ func (s *Server) writeLedger(q *request, r *payment.Receipt, fields string, at t
 		FeeLamports: r.FeeLamports, House: r.House, Fields: fields}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := s.cfg.Ledger.Append(ctx, e); err != nil {
+	var err error
+	if r.Claim != nil {
+		_, err = s.cfg.Ledger.Deliver(ctx, e, r.Claim.PaymentID, r.Claim.Owner)
+	} else {
+		_, err = s.cfg.Ledger.Append(ctx, e)
+	}
+	if err != nil {
 		s.cfg.Metrics.LedgerWriteFailed(q.sv.Desc.GetService())
 		s.cfg.Logger.Error("ledger line not written", "service", q.sv.Desc.GetService(), "tx", r.TransactionID, "error", err)
 	}
@@ -717,7 +737,7 @@ func (s *Server) selfCheckFailure(q *request, err error) {
 
 func (s *Server) send(q *request, status int, answer map[string]any) {
 	if signed, ok := s.sign(q, answer); ok {
-		s.write(q, status, signed)
+		_ = s.write(q, status, signed)
 	}
 }
 
@@ -731,12 +751,18 @@ func (s *Server) sign(q *request, answer map[string]any) ([]byte, bool) {
 	return signed, true
 }
 
-func (s *Server) write(q *request, status int, signed []byte) {
+// write sends a signed answer and pushes it to the connection: an error
+// means the answer did not leave the host.
+func (s *Server) write(q *request, status int, signed []byte) error {
 	h := q.w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(signed)))
 	h.Set("Cache-Control", "no-store")
 	q.w.WriteHeader(status)
-	_, _ = q.w.Write(signed)
+	_, err := q.w.Write(signed)
+	if err == nil {
+		err = http.NewResponseController(q.w).Flush()
+	}
 	s.cfg.Logger.Debug("answered", "service", q.sv.Desc.GetService(), "op", q.opName(), "status", status, "bytes", len(signed), "ms", time.Since(q.began).Milliseconds())
+	return err
 }

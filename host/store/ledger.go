@@ -53,11 +53,20 @@ var ErrDuplicateTx = errors.New("store: transaction already has a ledger line")
 
 // AppendLine writes a line; the table refuses updates and deletes.
 func (s *Store) AppendLine(ctx context.Context, l Line) (int64, error) {
+	return appendLine(ctx, s, s.db, l)
+}
+
+// queryer is a database or one of its transactions.
+type queryer interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func appendLine(ctx context.Context, s *Store, db queryer, l Line) (int64, error) {
 	query := `INSERT INTO ledger (service, criteria_id, criteria_revision, ts_ns, day, payer, price_usdc_units,
 		tx_id, fee_lamports, house, cad_rate, cad_rate_date, cad_basis, cad_pending, family_fields)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`
 	var id int64
-	err := s.db.QueryRowContext(ctx, s.q(query), l.Service, l.CriteriaID, l.CriteriaRevision, l.At.UnixNano(), Day(l.At),
+	err := db.QueryRowContext(ctx, s.q(query), l.Service, l.CriteriaID, l.CriteriaRevision, l.At.UnixNano(), Day(l.At),
 		l.Payer, l.PriceUSDCUnits, l.TxID, l.FeeLamports, l.House, l.CAD.Rate, l.CAD.RateDate, l.CAD.Basis, l.CAD.Pending,
 		l.FamilyFields).Scan(&id)
 	if err != nil {

@@ -8,34 +8,6 @@ import (
 	"time"
 )
 
-// ClaimTx records a settled transaction id. claimed is false when the id
-// was already recorded, by this host or another on the same database: the
-// payment is a replay.
-func (s *Store) ClaimTx(ctx context.Context, txID string, now time.Time) (claimed bool, err error) {
-	res, err := s.db.ExecContext(ctx, s.q(`INSERT INTO settled_tx (tx_id, ts_ns) VALUES (?, ?) ON CONFLICT (tx_id) DO NOTHING`), txID, now.UnixNano())
-	if err != nil {
-		return false, fmt.Errorf("store: claim tx: %w", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, fmt.Errorf("store: claim tx: %w", err)
-	}
-	return n == 1, nil
-}
-
-// Settled reports whether a transaction id was already settled.
-func (s *Store) Settled(ctx context.Context, txID string) (bool, error) {
-	var one int
-	err := s.db.QueryRowContext(ctx, s.q(`SELECT 1 FROM settled_tx WHERE tx_id = ?`), txID).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("store: settled: %w", err)
-	}
-	return true, nil
-}
-
 // Marker is a delivery marker: a payment that was checked but whose report
 // was not delivered. It holds the payment, never the submission.
 type Marker struct {
@@ -77,17 +49,4 @@ func (s *Store) GetMarker(ctx context.Context, id string) (Marker, error) {
 	}
 	m.Created, m.Expires, m.Spent = time.Unix(0, created).UTC(), time.Unix(0, expires).UTC(), spent.Valid
 	return m, nil
-}
-
-// SpendMarker marks a marker spent; false when it already was.
-func (s *Store) SpendMarker(ctx context.Context, id string, now time.Time) (bool, error) {
-	res, err := s.db.ExecContext(ctx, s.q(`UPDATE delivery_markers SET spent_ns = ? WHERE id = ? AND spent_ns IS NULL`), now.UnixNano(), id)
-	if err != nil {
-		return false, fmt.Errorf("store: spend marker: %w", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, fmt.Errorf("store: spend marker: %w", err)
-	}
-	return n == 1, nil
 }

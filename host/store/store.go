@@ -1,5 +1,5 @@
 // Package store is the host's memory: the ledger and its amendment rows,
-// the free-tier counters, settled transaction ids and delivery markers, on
+// the free-tier counters, payment claims and delivery markers, on
 // SQLite (one host, the embedded default) or PostgreSQL (several hosts
 // sharing one database). One SQL implementation serves both through a small
 // dialect; every statement that decides something (an admission, a claim)
@@ -39,6 +39,7 @@ type dialect struct {
 	name     string
 	autoinc  string
 	boolType string
+	falseLit string
 	rebind   func(string) string
 }
 
@@ -46,6 +47,7 @@ var sqliteDialect = dialect{
 	name:     "sqlite",
 	autoinc:  "INTEGER PRIMARY KEY AUTOINCREMENT",
 	boolType: "INTEGER",
+	falseLit: "0",
 	rebind:   func(q string) string { return q },
 }
 
@@ -53,6 +55,7 @@ var postgresDialect = dialect{
 	name:     "postgres",
 	autoinc:  "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
 	boolType: "BOOLEAN",
+	falseLit: "false",
 	rebind: func(q string) string {
 		var b strings.Builder
 		n := 0
@@ -197,7 +200,21 @@ func (s *Store) migrations() []string {
 	v2 := `CREATE TABLE delivery_markers (
 			id TEXT PRIMARY KEY, service TEXT NOT NULL, op TEXT NOT NULL,
 			payment TEXT NOT NULL, created_ns BIGINT NOT NULL, expires_ns BIGINT NOT NULL, spent_ns BIGINT)`
-	return []string{v1, v2}
+	// v3: a paid request's claim of its payment and its delivery state are
+	// one row (see claims.go); settled_tx's ids become delivered claims, so
+	// a payment settled before the upgrade is still refused as a replay
+	v3 := `CREATE TABLE payment_claims (
+			payment_id TEXT PRIMARY KEY, service TEXT NOT NULL, op TEXT NOT NULL,
+			price_usdc_units BIGINT NOT NULL, payer TEXT, state TEXT NOT NULL,
+			tx_id TEXT, network TEXT, fee_lamports BIGINT, house ` + bt + ` NOT NULL,
+			owner TEXT NOT NULL, lease_until_ns BIGINT NOT NULL,
+			created_ns BIGINT NOT NULL, settled_ns BIGINT, delivered_ns BIGINT, line_id BIGINT);
+		CREATE UNIQUE INDEX payment_claims_tx ON payment_claims (tx_id) WHERE tx_id IS NOT NULL;
+		CREATE INDEX payment_claims_state ON payment_claims (state);
+		INSERT INTO payment_claims (payment_id, service, op, price_usdc_units, state, tx_id, house, owner, lease_until_ns, created_ns, settled_ns, delivered_ns)
+			SELECT 'tx:' || tx_id, '', '', 0, 'delivered', tx_id, ` + s.d.falseLit + `, '', 0, ts_ns, ts_ns, ts_ns FROM settled_tx;
+		DROP TABLE settled_tx`
+	return []string{v1, v2, v3}
 }
 
 func (s *Store) migrate(ctx context.Context) error {

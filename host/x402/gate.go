@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -30,6 +31,7 @@ const (
 	CodeMarkerInvalid = "marker_invalid"
 	CodeMarkerExpired = "marker_expired"
 	CodeMarkerSpent   = "marker_spent"
+	CodeInProgress    = "payment_in_progress"
 )
 
 var gateMessages = map[string]string{
@@ -40,6 +42,7 @@ var gateMessages = map[string]string{
 	CodeMarkerInvalid: "the delivery marker is not one this service issued for this route",
 	CodeMarkerExpired: "the delivery marker has expired",
 	CodeMarkerSpent:   "the delivery marker was already redeemed",
+	CodeInProgress:    "another request is delivering the report for this payment; nothing more was charged; send it again after Retry-After",
 }
 
 // Config sets up a Gate.
@@ -55,7 +58,15 @@ type Config struct {
 	// PublicURL is the host's public base URL for resource.url; empty
 	// means the request's own scheme and Host.
 	PublicURL string
-	Now       func() time.Time
+	// HostID names this host across its restarts (stable per data dir):
+	// a host that starts releases the claims an earlier run of it left
+	// leased. Empty: a random id (nothing to release).
+	HostID string
+	// Lease is how long a request holds a payment's claim while it settles
+	// and delivers (default: 10 s, plus 30 s with a facilitator that
+	// broadcasts); a claim whose host died is free again after it.
+	Lease time.Duration
+	Now   func() time.Time
 }
 
 // Gate is the x402 payment gate (payment.Gate).
@@ -63,6 +74,10 @@ type Gate struct {
 	cfg       Config
 	markerKey []byte
 	blockhash string
+	owner     string // this run's lease holder name: HostID/nonce
+	// Unspent is how many claims the store held undelivered when the gate
+	// started (each redeemable by a re-send of its payment).
+	Unspent int
 }
 
 // NewGate builds the gate. With an offline facilitator the requirements
@@ -81,7 +96,23 @@ func NewGate(ctx context.Context, cfg Config) (*Gate, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Gate{cfg: cfg, markerKey: k}
+	if cfg.Lease == 0 {
+		cfg.Lease = 10 * time.Second
+		if !cfg.Facilitator.Offline() {
+			cfg.Lease += 30 * time.Second
+		}
+	}
+	nonce := make([]byte, 8)
+	if _, err := rand.Read(nonce); err != nil {
+		return nil, fmt.Errorf("x402: lease nonce: %w", err)
+	}
+	if cfg.HostID == "" {
+		cfg.HostID = hex.EncodeToString(nonce) + "x"
+	}
+	g := &Gate{cfg: cfg, markerKey: k, owner: cfg.HostID + "/" + hex.EncodeToString(nonce)}
+	if g.Unspent, err = cfg.Store.ReleaseLeasesOf(ctx, cfg.HostID, g.owner); err != nil {
+		return nil, err
+	}
 	if cfg.Facilitator.Offline() {
 		b := make([]byte, 32)
 		if _, err := rand.Read(b); err != nil {
@@ -119,8 +150,11 @@ type admitted struct {
 	header  string
 	reqs    Requirements
 	payer   string
-	marker  string // the marker being redeemed, if any
+	id      string       // the payment's identity (PaymentID)
+	claim   *store.Claim // its claim when admitted (nil: a new payment)
+	marker  string       // the marker being redeemed, if any
 	token   string
+	charged bool // a claim exists or a settlement was attempted
 }
 
 func examined() map[string]any {
@@ -167,7 +201,31 @@ func (g *Gate) Admit(ctx context.Context, req payment.Request) (*payment.Admissi
 	return g.check(ctx, req, p, h, reqs, "", "")
 }
 
+// check admits a payment: one whose claim is settled but undelivered (its
+// host died, or the report failed after settlement) is admitted without
+// the facilitator, to be delivered without a second charge; one already
+// delivered is a replay; a new one is verified.
 func (g *Gate) check(ctx context.Context, req payment.Request, p *PaymentPayload, h string, reqs Requirements, marker, token string) (*payment.Admission, *payment.Demand, error) {
+	id, err := PaymentID(p)
+	if err != nil {
+		return nil, g.demand402(req, CodeInvalid, "invalid_exact_svm_payload_transaction"), nil
+	}
+	st := &admitted{payload: p, header: h, reqs: reqs, id: id, marker: marker, token: token}
+	c, err := g.cfg.Store.GetClaim(ctx, id)
+	switch {
+	case err == nil && c.State == store.ClaimDelivered:
+		if marker != "" {
+			return nil, refuse(http.StatusBadRequest, CodeMarkerSpent), nil
+		}
+		return nil, g.demand402(req, CodeReplayed, "duplicate_settlement"), nil
+	case err == nil && (c.Service != req.Service || c.Op != req.Op):
+		return nil, g.demand402(req, CodeInvalid, "payment_claimed_for_another_route"), nil
+	case err == nil:
+		st.claim, st.payer, st.charged = &c, c.Payer, true
+		return &payment.Admission{Facts: examined(), State: st}, nil, nil
+	case !errors.Is(err, store.ErrNoClaim):
+		return nil, nil, err
+	}
 	v, err := g.cfg.Facilitator.Verify(ctx, p, reqs)
 	if err != nil {
 		return nil, nil, err
@@ -176,55 +234,145 @@ func (g *Gate) check(ctx context.Context, req payment.Request, p *PaymentPayload
 		return nil, g.demand402(req, CodeInvalid, v.Reason), nil
 	}
 	if v.TxID != "" {
-		settled, err := g.cfg.Store.Settled(ctx, v.TxID)
+		// a transaction settled under the store's earlier schema
+		taken, err := g.cfg.Store.TxClaimed(ctx, v.TxID)
 		if err != nil {
 			return nil, nil, err
 		}
-		if settled {
+		if taken {
 			return nil, g.demand402(req, CodeReplayed, "duplicate_settlement"), nil
 		}
 	}
-	return &payment.Admission{Facts: examined(), State: &admitted{payload: p, header: h, reqs: reqs, payer: v.Payer, marker: marker, token: token}}, nil, nil
+	st.payer = v.Payer
+	return &payment.Admission{Facts: examined(), State: st}, nil, nil
 }
 
-// Settle implements payment.Gate.
+// Settle implements payment.Gate. The request first holds the payment's
+// claim (opening it, or taking over one whose lease ran out); a claim in
+// settling is settled through the facilitator and recorded settled; a
+// settled one is not settled again. The receipt carries the claim, which
+// the server moves to delivered with the ledger line once the answer is
+// written.
 func (g *Gate) Settle(ctx context.Context, req payment.Request, a *payment.Admission) (*payment.Receipt, *payment.Demand, error) {
 	st := a.State.(*admitted)
-	s, err := g.cfg.Facilitator.Settle(ctx, st.payload, st.reqs)
-	if err != nil {
-		return nil, nil, err
-	}
-	if s.Reason != "" {
-		return nil, g.settleFailure(req, CodeNotSettled, s.Reason, s.Payer), nil
-	}
-	claimed, err := g.cfg.Store.ClaimTx(ctx, s.TxID, g.cfg.Now())
-	if err != nil {
-		return nil, nil, err
-	}
-	if !claimed {
-		return nil, g.settleFailure(req, CodeReplayed, "duplicate_settlement", s.Payer), nil
-	}
-	if st.marker != "" {
-		if _, err := g.cfg.Store.SpendMarker(ctx, st.marker, g.cfg.Now()); err != nil {
+	now := g.cfg.Now()
+	until := now.Add(g.cfg.Lease)
+	opened := false
+	if st.claim == nil {
+		var err error
+		opened, err = g.cfg.Store.OpenClaim(ctx, store.Claim{PaymentID: st.id, Service: req.Service, Op: req.Op,
+			PriceUSDCUnits: req.Price.USDCUnits, Payer: st.payer, House: g.cfg.Facilitator.Offline(),
+			Owner: g.owner, LeaseUntil: until, Created: now})
+		if err != nil {
 			return nil, nil, err
 		}
 	}
-	payer := s.Payer
-	if payer == "" {
-		payer = st.payer
+	if !opened {
+		leased, err := g.cfg.Store.LeaseClaim(ctx, st.id, g.owner, now, until)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !leased {
+			d, err := g.busyClaim(ctx, req, st.id, now)
+			return nil, d, err
+		}
 	}
-	network := s.Network
-	if network == "" {
-		network = g.cfg.Network
+	st.charged = true
+	c, err := g.cfg.Store.GetClaim(ctx, st.id)
+	if err != nil {
+		return nil, nil, err
 	}
-	resp, _ := EncodeHeader(SettleResponse{Success: true, Transaction: s.TxID, Network: network, Payer: payer})
+	if c.State == store.ClaimSettling {
+		var d *payment.Demand
+		if c, d, err = g.settle(ctx, req, st, c, opened); err != nil || d != nil {
+			return nil, d, err
+		}
+	}
+	resp, _ := EncodeHeader(SettleResponse{Success: true, Transaction: c.TxID, Network: c.Network, Payer: c.Payer})
 	return &payment.Receipt{
-		Payer: payer, TransactionID: s.TxID, USDCUnits: req.Price.USDCUnits, FeeLamports: s.FeeLamports,
-		House: g.cfg.Facilitator.Offline(),
-		Facts: map[string]any{"mode": "x402", "charged": true, "network": network, "transaction": s.TxID, "payer": payer,
+		Payer: c.Payer, TransactionID: c.TxID, USDCUnits: req.Price.USDCUnits, FeeLamports: c.FeeLamports,
+		House: c.House,
+		Facts: map[string]any{"mode": "x402", "charged": true, "network": c.Network, "transaction": c.TxID, "payer": c.Payer,
 			"price_usdc_units": req.Price.USDCUnits, "price_label": req.Price.Label},
 		Header: map[string]string{HeaderResponse: resp},
+		Claim:  &payment.Claim{PaymentID: st.id, Owner: g.owner},
 	}, nil, nil
+}
+
+// settle settles a claim in state settling through the facilitator and
+// records it settled; d is the answer when the facilitator refused.
+func (g *Gate) settle(ctx context.Context, req payment.Request, st *admitted, c store.Claim, opened bool) (_ store.Claim, d *payment.Demand, err error) {
+	s, err := g.cfg.Facilitator.Settle(ctx, st.payload, st.reqs)
+	if err != nil {
+		// the outcome is unknown: the claim stays settling, free for a
+		// re-send to settle again
+		g.release(st.id)
+		return c, nil, err
+	}
+	if s.Reason != "" {
+		if opened {
+			// this request opened the claim and the facilitator refused:
+			// nothing was taken
+			err = g.cfg.Store.DropClaim(ctx, st.id, g.owner)
+		} else {
+			// an earlier settlement's outcome is unknown (its host died
+			// during it): keep the claim for the operator, never forget it
+			g.release(st.id)
+		}
+		return c, g.settleFailure(req, CodeNotSettled, s.Reason, s.Payer), err
+	}
+	c.TxID, c.Payer, c.Network, c.FeeLamports = s.TxID, s.Payer, s.Network, s.FeeLamports
+	if c.Payer == "" {
+		c.Payer = st.payer
+	}
+	if c.Network == "" {
+		c.Network = g.cfg.Network
+	}
+	switch err := g.cfg.Store.SettleClaim(ctx, st.id, g.owner, c, g.cfg.Now()); {
+	case errors.Is(err, store.ErrDuplicateTx):
+		// the transaction was settled under the store's earlier schema
+		_ = g.cfg.Store.DropClaim(ctx, st.id, g.owner)
+		return c, g.settleFailure(req, CodeReplayed, "duplicate_settlement", c.Payer), nil
+	case err != nil:
+		// settled and not recorded as such: a re-send settles again (the
+		// same transaction) and records it
+		g.release(st.id)
+		return c, nil, err
+	}
+	c.State = store.ClaimSettled
+	return c, nil, nil
+}
+
+// busyClaim answers a payment whose claim another request holds (or that
+// was delivered meanwhile).
+func (g *Gate) busyClaim(ctx context.Context, req payment.Request, id string, now time.Time) (*payment.Demand, error) {
+	c, err := g.cfg.Store.GetClaim(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if c.State == store.ClaimDelivered {
+		return g.settleFailure(req, CodeReplayed, "duplicate_settlement", c.Payer), nil
+	}
+	wait := max(1, int((c.LeaseUntil.Sub(now)+time.Second-1)/time.Second))
+	d := refuse(http.StatusServiceUnavailable, CodeInProgress)
+	d.Members["payment"] = map[string]any{"mode": "x402", "examined": true, "charged": c.State == store.ClaimSettled}
+	d.Header = map[string]string{"Retry-After": strconv.Itoa(wait)}
+	return d, nil
+}
+
+// release ends this run's lease on a claim, on a context of its own: the
+// request's may be what ended.
+func (g *Gate) release(id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = g.cfg.Store.ReleaseClaim(ctx, id, g.owner)
+}
+
+// Release implements payment.Gate.
+func (g *Gate) Release(_ context.Context, r *payment.Receipt) {
+	if r != nil && r.Claim != nil {
+		g.release(r.Claim.PaymentID)
+	}
 }
 
 func (g *Gate) settleFailure(req payment.Request, code, reason, payer string) *payment.Demand {
@@ -260,7 +408,13 @@ func (g *Gate) Undelivered(ctx context.Context, req payment.Request, a *payment.
 		expires = m.Expires
 	}
 	facts := examined()
-	facts["delivery_marker"] = map[string]any{"token": token, "header": HeaderMarker, "expires_at": expires.UTC().Truncate(time.Second).Format(time.RFC3339)}
+	dm := map[string]any{"token": token, "header": HeaderMarker}
+	if !st.charged {
+		// nothing was taken: the payment (and so the marker) is good until
+		// the requirements' timeout; once taken, it never expires
+		dm["expires_at"] = expires.UTC().Truncate(time.Second).Format(time.RFC3339)
+	}
+	facts["delivery_marker"] = dm
 	return facts, map[string]string{HeaderMarker: token}
 }
 
@@ -282,15 +436,19 @@ func (g *Gate) redeem(ctx context.Context, req payment.Request, token string) (*
 	if err != nil {
 		return nil, nil, err
 	}
-	if m.Spent {
-		return nil, refuse(http.StatusBadRequest, CodeMarkerSpent), nil
-	}
-	if !g.cfg.Now().Before(m.Expires) {
-		return nil, refuse(http.StatusBadRequest, CodeMarkerExpired), nil
-	}
 	p, err := DecodePayment(m.Payment)
 	if err != nil {
 		return nil, refuse(http.StatusBadRequest, CodeMarkerInvalid), nil
+	}
+	// a marker whose payment was taken never expires (its claim says
+	// whether it is spent); one whose payment was not lasts as the
+	// payment's own timeout
+	if pid, err := PaymentID(p); err == nil && !g.cfg.Now().Before(m.Expires) {
+		if _, err := g.cfg.Store.GetClaim(ctx, pid); errors.Is(err, store.ErrNoClaim) {
+			return nil, refuse(http.StatusBadRequest, CodeMarkerExpired), nil
+		} else if err != nil {
+			return nil, nil, err
+		}
 	}
 	return g.check(ctx, req, p, m.Payment, g.Requirements(req), id, token)
 }
@@ -299,4 +457,21 @@ func (g *Gate) redeem(ctx context.Context, req payment.Request, token string) (*
 // payment header was read says so.
 func (g *Gate) UnchargedFacts() map[string]any {
 	return map[string]any{"mode": "x402", "examined": false, "charged": false}
+}
+
+// PaymentID is a payment's identity before it is settled: a digest of the
+// transaction message the payer signed (the fee payer's signature, which
+// becomes the transaction id, is not there yet). The same payment re-sent
+// has the same id; any other payment, another.
+func PaymentID(p *PaymentPayload) (string, error) {
+	raw, err := base64.StdEncoding.Strict().DecodeString(p.Payload.Transaction)
+	if err != nil {
+		return "", fmt.Errorf("x402: payment transaction: %w", err)
+	}
+	tx, err := solana.DecodeTransaction(raw)
+	if err != nil {
+		return "", fmt.Errorf("x402: payment transaction: %w", err)
+	}
+	sum := sha256.Sum256(append([]byte("assay-payment-id/1\x00"), tx.MessageBytes...))
+	return base64.RawURLEncoding.EncodeToString(sum[:]), nil
 }

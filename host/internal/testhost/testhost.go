@@ -281,3 +281,20 @@ func InProcess(tb testing.TB, opts Options, fams ...sdk.Family) *Host {
 	h.Server = server.New(server.Config{Services: services, Keys: keys, FreeTier: free, Ledger: writer, Metrics: h.Metrics, Now: opts.Now})
 	return h
 }
+
+// Lines waits until the store holds at least n ledger lines and returns
+// them all: the server commits a paid answer's line just after the answer
+// is written, so a client may read the answer before the line exists.
+func (h *Host) Lines(tb testing.TB, n int) []store.Line {
+	tb.Helper()
+	for i := 0; ; i++ {
+		lines, err := h.Store.Lines(context.Background())
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if len(lines) >= n || i == 500 {
+			return lines
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

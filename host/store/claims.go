@@ -1,0 +1,244 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// A claim is a paid request's hold on its payment, and the payment's
+// delivery state, in one row keyed by the payment's identity (a digest of
+// the payer-signed transaction, known before settlement):
+//
+//	settling  -> the host is settling it, or a host died while it did (the
+//	             outcome is then unknown: a re-send settles again)
+//	settled   -> the payment is taken and its report not yet delivered: a
+//	             re-send of the same payment, on any host on this store,
+//	             measures and delivers without settling again
+//	delivered -> the report was written to the payer and its ledger line
+//	             committed with this state, in one transaction: spent
+//
+// Only the host holding a claim's lease moves it; a lease runs out by
+// itself, so a claim whose host died is taken over by the next re-send.
+// No timer ever moves a claim back to nothing: a payer's money is never
+// forfeited silently.
+const (
+	ClaimSettling  = "settling"
+	ClaimSettled   = "settled"
+	ClaimDelivered = "delivered"
+)
+
+// Claim is one payment's row.
+type Claim struct {
+	PaymentID      string
+	Service, Op    string
+	PriceUSDCUnits int64
+	Payer          string
+	State          string
+	TxID           string
+	Network        string
+	FeeLamports    *int64
+	House          bool
+	Owner          string
+	LeaseUntil     time.Time
+	Created        time.Time
+}
+
+// Errors of the claim operations.
+var (
+	ErrNoClaim = errors.New("store: no claim for that payment")
+	// ErrLeaseLost: the claim is not (or no longer) the caller's to move.
+	ErrLeaseLost = errors.New("store: the claim's lease is not held")
+)
+
+const claimColumns = `payment_id, service, op, price_usdc_units, payer, state, tx_id, network, fee_lamports, house, owner, lease_until_ns, created_ns`
+
+func scanClaim(row interface{ Scan(...any) error }) (Claim, error) {
+	var c Claim
+	var payer, tx, network sql.NullString
+	var fee sql.NullInt64
+	var lease, created int64
+	if err := row.Scan(&c.PaymentID, &c.Service, &c.Op, &c.PriceUSDCUnits, &payer, &c.State, &tx, &network, &fee, &c.House, &c.Owner, &lease, &created); err != nil {
+		return c, err
+	}
+	c.Payer, c.TxID, c.Network = payer.String, tx.String, network.String
+	if fee.Valid {
+		c.FeeLamports = &fee.Int64
+	}
+	c.LeaseUntil, c.Created = time.Unix(0, lease).UTC(), time.Unix(0, created).UTC()
+	return c, nil
+}
+
+// GetClaim reads the claim of a payment (ErrNoClaim when none).
+func (s *Store) GetClaim(ctx context.Context, paymentID string) (Claim, error) {
+	c, err := scanClaim(s.db.QueryRowContext(ctx, s.q(`SELECT `+claimColumns+` FROM payment_claims WHERE payment_id = ?`), paymentID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, ErrNoClaim
+	}
+	if err != nil {
+		return c, fmt.Errorf("store: get claim: %w", err)
+	}
+	return c, nil
+}
+
+// TxClaimed reports whether a transaction id is already some claim's.
+func (s *Store) TxClaimed(ctx context.Context, txID string) (bool, error) {
+	var one int
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT 1 FROM payment_claims WHERE tx_id = ?`), txID).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("store: tx claimed: %w", err)
+	}
+	return true, nil
+}
+
+// OpenClaim writes a new claim in state settling, leased to c.Owner until
+// c.LeaseUntil. opened is false when the payment already has a claim.
+func (s *Store) OpenClaim(ctx context.Context, c Claim) (opened bool, err error) {
+	var payer *string
+	if c.Payer != "" {
+		payer = &c.Payer
+	}
+	res, err := s.db.ExecContext(ctx, s.q(`INSERT INTO payment_claims (payment_id, service, op, price_usdc_units, payer, state, house, owner, lease_until_ns, created_ns)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (payment_id) DO NOTHING`),
+		c.PaymentID, c.Service, c.Op, c.PriceUSDCUnits, payer, ClaimSettling, c.House, c.Owner, c.LeaseUntil.UnixNano(), c.Created.UnixNano())
+	if err != nil {
+		return false, fmt.Errorf("store: open claim: %w", err)
+	}
+	return affectedOne(res, "open claim")
+}
+
+// LeaseClaim gives owner the lease of an undelivered claim whose lease has
+// run out by now; false when the claim is delivered or leased to another.
+func (s *Store) LeaseClaim(ctx context.Context, paymentID, owner string, now, until time.Time) (bool, error) {
+	res, err := s.db.ExecContext(ctx, s.q(`UPDATE payment_claims SET owner = ?, lease_until_ns = ?
+		WHERE payment_id = ? AND state <> ? AND lease_until_ns <= ?`), owner, until.UnixNano(), paymentID, ClaimDelivered, now.UnixNano())
+	if err != nil {
+		return false, fmt.Errorf("store: lease claim: %w", err)
+	}
+	return affectedOne(res, "lease claim")
+}
+
+// SettleClaim records the settlement of owner's settling claim.
+// ErrDuplicateTx: that transaction is already another claim's.
+func (s *Store) SettleClaim(ctx context.Context, paymentID, owner string, c Claim, now time.Time) error {
+	res, err := s.db.ExecContext(ctx, s.q(`UPDATE payment_claims SET state = ?, tx_id = ?, payer = ?, network = ?, fee_lamports = ?, house = ?, settled_ns = ?
+		WHERE payment_id = ? AND owner = ? AND state = ?`),
+		ClaimSettled, c.TxID, c.Payer, c.Network, c.FeeLamports, c.House, now.UnixNano(), paymentID, owner, ClaimSettling)
+	if err != nil {
+		if isUniqueViolation(err) {
+			return ErrDuplicateTx
+		}
+		return fmt.Errorf("store: settle claim: %w", err)
+	}
+	if ok, err := affectedOne(res, "settle claim"); err != nil || !ok {
+		return errors.Join(ErrLeaseLost, err)
+	}
+	return nil
+}
+
+// DropClaim deletes owner's settling claim: the facilitator refused a
+// payment this request was the first to settle, so nothing was taken.
+func (s *Store) DropClaim(ctx context.Context, paymentID, owner string) error {
+	_, err := s.db.ExecContext(ctx, s.q(`DELETE FROM payment_claims WHERE payment_id = ? AND owner = ? AND state = ?`), paymentID, owner, ClaimSettling)
+	if err != nil {
+		return fmt.Errorf("store: drop claim: %w", err)
+	}
+	return nil
+}
+
+// ReleaseClaim ends owner's lease now: the report was not delivered, and
+// the next re-send of the payment may take the claim at once.
+func (s *Store) ReleaseClaim(ctx context.Context, paymentID, owner string) error {
+	_, err := s.db.ExecContext(ctx, s.q(`UPDATE payment_claims SET lease_until_ns = 0 WHERE payment_id = ? AND owner = ? AND state <> ?`),
+		paymentID, owner, ClaimDelivered)
+	if err != nil {
+		return fmt.Errorf("store: release claim: %w", err)
+	}
+	return nil
+}
+
+// ReleaseLeasesOf ends every lease an earlier run of a host held (owners
+// "host/…" other than current): a host that restarts after a crash makes
+// the claims it left undelivered redeemable at once. It returns how many
+// undelivered claims the store holds in all.
+func (s *Store) ReleaseLeasesOf(ctx context.Context, host, current string) (undelivered int, err error) {
+	if _, err := s.db.ExecContext(ctx, s.q(`UPDATE payment_claims SET lease_until_ns = 0
+		WHERE state <> ? AND owner LIKE ? AND owner <> ?`), ClaimDelivered, likePrefix(host+"/"), current); err != nil {
+		return 0, fmt.Errorf("store: release leases: %w", err)
+	}
+	if err := s.db.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM payment_claims WHERE state <> ?`), ClaimDelivered).Scan(&undelivered); err != nil {
+		return 0, fmt.Errorf("store: count claims: %w", err)
+	}
+	return undelivered, nil
+}
+
+// likePrefix is a LIKE pattern matching strings that start with p (host
+// ids are hex, so nothing needs escaping; anything else is refused by
+// matching nothing).
+func likePrefix(p string) string {
+	for _, r := range p {
+		if r == '%' || r == '_' || r == '\\' {
+			return "\x00"
+		}
+	}
+	return p + "%"
+}
+
+// Claims lists every claim in a state, oldest first.
+func (s *Store) Claims(ctx context.Context, state string) ([]Claim, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT `+claimColumns+` FROM payment_claims WHERE state = ? ORDER BY created_ns`), state)
+	if err != nil {
+		return nil, fmt.Errorf("store: claims: %w", err)
+	}
+	defer rows.Close()
+	var out []Claim
+	for rows.Next() {
+		c, err := scanClaim(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: claims: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// DeliverClaim appends the ledger line of a delivered report and moves
+// owner's settled claim to delivered, in one transaction: a line exists
+// exactly when its claim is spent. ErrLeaseLost (nothing written) when the
+// claim is no longer owner's settled one.
+func (s *Store) DeliverClaim(ctx context.Context, paymentID, owner string, l Line, now time.Time) (int64, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("store: deliver claim: %w", err)
+	}
+	defer tx.Rollback()
+	id, err := appendLine(ctx, s, tx, l)
+	if err != nil {
+		return 0, err
+	}
+	res, err := tx.ExecContext(ctx, s.q(`UPDATE payment_claims SET state = ?, delivered_ns = ?, line_id = ?
+		WHERE payment_id = ? AND owner = ? AND state = ?`), ClaimDelivered, now.UnixNano(), id, paymentID, owner, ClaimSettled)
+	if err != nil {
+		return 0, fmt.Errorf("store: deliver claim: %w", err)
+	}
+	if ok, err := affectedOne(res, "deliver claim"); err != nil || !ok {
+		return 0, errors.Join(ErrLeaseLost, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("store: deliver claim: %w", err)
+	}
+	return id, nil
+}
+
+func affectedOne(res sql.Result, what string) (bool, error) {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("store: %s: %w", what, err)
+	}
+	return n == 1, nil
+}

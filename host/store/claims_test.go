@@ -1,0 +1,127 @@
+package store_test
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/assay-audit/assay/host/internal/storetest"
+	"github.com/assay-audit/assay/host/store"
+)
+
+func claimLine(tx string, at time.Time) store.Line {
+	return store.Line{Service: "svc", CriteriaID: "c/v1", CriteriaRevision: "1", At: at, PriceUSDCUnits: 50000,
+		TxID: &tx, CAD: store.CAD{Pending: true}, FamilyFields: `{}`}
+}
+
+// Many hosts racing to claim one payment: exactly one opens it, no other
+// takes its lease while it runs; the line and the move to delivered are
+// one transaction, refused whole for a holder whose lease was taken over.
+func TestClaimsAreExactAcrossHosts(t *testing.T) {
+	each(t, func(t *testing.T, kind string) {
+		stores := []*store.Store{storetest.Open(t, kind)}
+		if kind == "postgres" {
+			spec, dir := storetest.Spec(t, kind)
+			for range 2 {
+				s, err := store.Open(ctx, spec, dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				stores = append(stores, s)
+			}
+			stores = stores[1:]
+		}
+		now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+		var opened, leased atomic.Int64
+		var wg sync.WaitGroup
+		for i := range 64 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s := stores[i%len(stores)]
+				owner := "h" + string(rune('a'+i%26)) + "/1"
+				ok, err := s.OpenClaim(ctx, store.Claim{PaymentID: "p1", Service: "svc", Op: "op", PriceUSDCUnits: 50000,
+					Owner: owner, LeaseUntil: now.Add(10 * time.Second), Created: now})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if ok {
+					opened.Add(1)
+					return
+				}
+				if ok, err := s.LeaseClaim(ctx, "p1", owner, now, now.Add(10*time.Second)); err != nil {
+					t.Error(err)
+				} else if ok {
+					leased.Add(1)
+				}
+			}()
+		}
+		wg.Wait()
+		if opened.Load() != 1 || leased.Load() != 0 {
+			t.Fatalf("%d opened, %d leased inside the lease; want 1 and 0", opened.Load(), leased.Load())
+		}
+		s := stores[0]
+		c, err := s.GetClaim(ctx, "p1")
+		if err != nil || c.State != store.ClaimSettling {
+			t.Fatalf("claim %+v %v", c, err)
+		}
+		holder := c.Owner
+		c.TxID, c.Payer, c.Network = "tx1", "payer", "net"
+		if err := s.SettleClaim(ctx, "p1", "someone/else", c, now); !errors.Is(err, store.ErrLeaseLost) {
+			t.Errorf("settled by a host without the lease: %v", err)
+		}
+		if err := s.SettleClaim(ctx, "p1", holder, c, now); err != nil {
+			t.Fatal(err)
+		}
+		// the holder dies; after the lease another host takes it over
+		later := now.Add(11 * time.Second)
+		if ok, err := s.LeaseClaim(ctx, "p1", "hz/2", later, later.Add(10*time.Second)); err != nil || !ok {
+			t.Fatalf("take over after the lease: %v %v", ok, err)
+		}
+		if _, err := s.DeliverClaim(ctx, "p1", holder, claimLine("tx1", later), later); !errors.Is(err, store.ErrLeaseLost) {
+			t.Errorf("the old holder delivered: %v", err)
+		}
+		if lines, _ := s.Lines(ctx); len(lines) != 0 {
+			t.Fatalf("a refused delivery left %d lines", len(lines))
+		}
+		if _, err := s.DeliverClaim(ctx, "p1", "hz/2", claimLine("tx1", later), later); err != nil {
+			t.Fatal(err)
+		}
+		if c, _ := s.GetClaim(ctx, "p1"); c.State != store.ClaimDelivered || c.TxID != "tx1" {
+			t.Errorf("after delivery: %+v", c)
+		}
+		if ok, _ := s.LeaseClaim(ctx, "p1", "hy/3", later.Add(time.Hour), later.Add(2*time.Hour)); ok {
+			t.Error("a delivered claim was leased again")
+		}
+		if taken, _ := s.TxClaimed(ctx, "tx1"); !taken {
+			t.Error("the settled transaction is not known")
+		}
+	})
+}
+
+// A restarted host frees the leases its earlier run held, and only those.
+func TestReleaseLeasesOfAnEarlierRun(t *testing.T) {
+	each(t, func(t *testing.T, kind string) {
+		s := storetest.Open(t, kind)
+		now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+		for _, c := range []struct{ id, owner string }{{"a", "host1/old"}, {"b", "host2/live"}} {
+			if _, err := s.OpenClaim(ctx, store.Claim{PaymentID: c.id, Service: "svc", Op: "op", Owner: c.owner, LeaseUntil: now.Add(time.Hour), Created: now}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		n, err := s.ReleaseLeasesOf(ctx, "host1", "host1/new")
+		if err != nil || n != 2 {
+			t.Fatalf("release: %d undelivered, %v", n, err)
+		}
+		if ok, _ := s.LeaseClaim(ctx, "a", "host1/new", now, now.Add(time.Minute)); !ok {
+			t.Error("the earlier run's lease was not released")
+		}
+		if ok, _ := s.LeaseClaim(ctx, "b", "host1/new", now, now.Add(time.Minute)); ok {
+			t.Error("another host's live lease was released")
+		}
+	})
+}
