@@ -16,6 +16,21 @@ import (
 type Report struct {
 	GeneratedAt string          `json:"generated_at"`
 	Services    []ServiceReport `json:"services"`
+	// Undelivered are the payments taken (or being settled when a host
+	// died) whose report was never delivered: each stays redeemable by a
+	// re-send of its payment, and none expires by itself.
+	Undelivered []UndeliveredClaim `json:"undelivered_paid_claims"`
+}
+
+// UndeliveredClaim is a payment whose report is owed.
+type UndeliveredClaim struct {
+	Service        string `json:"service"`
+	Op             string `json:"op"`
+	State          string `json:"state"` // settled, or settling (the outcome unknown: a re-send settles again)
+	TxID           string `json:"transaction,omitempty"`
+	Payer          string `json:"payer,omitempty"`
+	PriceUSDCUnits int64  `json:"price_usdc_units"`
+	Since          string `json:"since"`
 }
 
 // ServiceReport is one service under one criteria version.
@@ -106,7 +121,17 @@ func Build(ctx context.Context, st *store.Store, now time.Time) (*Report, error)
 	sort.Slice(order, func(i, j int) bool {
 		return order[i][0]+"\x00"+order[i][1]+"\x00"+order[i][2] < order[j][0]+"\x00"+order[j][1]+"\x00"+order[j][2]
 	})
-	r := &Report{GeneratedAt: sdk.Instant(now), Services: []ServiceReport{}}
+	r := &Report{GeneratedAt: sdk.Instant(now), Services: []ServiceReport{}, Undelivered: []UndeliveredClaim{}}
+	for _, state := range []string{store.ClaimSettled, store.ClaimSettling} {
+		claims, err := st.Claims(ctx, state)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range claims {
+			r.Undelivered = append(r.Undelivered, UndeliveredClaim{Service: c.Service, Op: c.Op, State: c.State, TxID: c.TxID,
+				Payer: c.Payer, PriceUSDCUnits: c.PriceUSDCUnits, Since: sdk.Instant(c.Created)})
+		}
+	}
 	for _, k := range order {
 		free, err := st.FreeUse(ctx, UsageScope(k[0], k[1], k[2]))
 		if err != nil {
@@ -287,6 +312,12 @@ func freeTripwire(paid, free int64) Tripwire {
 // Text renders the report for a terminal.
 func (r *Report) Text() string {
 	out := fmt.Sprintf("kill-line report at %s\n", r.GeneratedAt)
+	if len(r.Undelivered) > 0 {
+		out += fmt.Sprintf("undelivered paid claims: %d (each redeemable by re-sending its payment)\n", len(r.Undelivered))
+		for _, c := range r.Undelivered {
+			out += fmt.Sprintf("  %s %s %s since %s: transaction %q, payer %q, %d USDC units\n", c.Service, c.Op, c.State, c.Since, c.TxID, c.Payer, c.PriceUSDCUnits)
+		}
+	}
 	if len(r.Services) == 0 {
 		return out + "no ledger lines yet\n"
 	}

@@ -32,6 +32,10 @@ type Paid struct {
 	Marker string
 	// Requirements are what the 402 asked for (nil when none was asked).
 	Requirements *Requirements
+	// Payment is the PAYMENT-SIGNATURE this call sent ("" when none): a
+	// payment the host took and did not answer for stays redeemable by
+	// sending it again with the same request (Payer.Resend).
+	Payment string
 }
 
 // Payer makes x402 v2 paid calls with a Solana wallet: POST, read the 402,
@@ -61,7 +65,7 @@ func (p *Payer) Call(ctx context.Context, url string, body []byte) (*Paid, error
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusPaymentRequired {
-		return p.finish(ctx, url, body, resp, raw, nil, nil)
+		return p.finish(ctx, url, body, resp, raw, nil, nil, nil)
 	}
 	h := resp.Header.Get(HeaderRequired)
 	if h == "" {
@@ -91,10 +95,31 @@ func (p *Payer) Call(ctx context.Context, url string, body []byte) (*Paid, error
 	}
 	sent := map[string]string{HeaderSignature: sig}
 	resp, raw, err = p.post(ctx, url, body, sent)
-	if err != nil {
-		return nil, err
+	paid, err := p.finish(ctx, url, body, resp, raw, err, chosen, sent)
+	return withPayment(paid, sig), err
+}
+
+// Resend sends a request again with a payment an earlier call sent (Paid
+// or its error carried it): a host that settled it and did not deliver
+// answers with the report, charging nothing more; one that never took it
+// takes it now.
+func (p *Payer) Resend(ctx context.Context, url string, body []byte, payment string) (*Paid, error) {
+	if p.Client == nil {
+		p.Client = &http.Client{Timeout: 2 * time.Minute}
 	}
-	return p.finish(ctx, url, body, resp, raw, chosen, sent)
+	sent := map[string]string{HeaderSignature: payment}
+	resp, raw, err := p.post(ctx, url, body, sent)
+	paid, err := p.finish(ctx, url, body, resp, raw, err, nil, sent)
+	return withPayment(paid, payment), err
+}
+
+// withPayment names the payment a call sent, on its outcome or its error.
+func withPayment(paid *Paid, payment string) *Paid {
+	if paid == nil {
+		paid = &Paid{}
+	}
+	paid.Payment = payment
+	return paid
 }
 
 // Redeem sends a request with a delivery marker a 503 gave for it (the
@@ -106,10 +131,7 @@ func (p *Payer) Redeem(ctx context.Context, url string, body []byte, marker stri
 	}
 	sent := map[string]string{HeaderMarker: marker}
 	resp, raw, err := p.post(ctx, url, body, sent)
-	if err != nil {
-		return nil, err
-	}
-	paid, err := p.finish(ctx, url, body, resp, raw, nil, sent)
+	paid, err := p.finish(ctx, url, body, resp, raw, err, nil, sent)
 	if paid != nil && paid.Status == http.StatusServiceUnavailable && paid.Marker == "" {
 		paid.Marker = marker // a 503 without a new one left this one unspent
 	}
@@ -129,13 +151,15 @@ func (p *Payer) Sign(r Requirements, res Resource) (string, error) {
 }
 
 // finish decodes the answer and re-sends a paid request the host answered
-// 503: with the delivery marker it carries (the payment was taken, the
-// report not delivered: redeemed, no second payment), or, without one,
-// with what was sent before (a payment or marker the host did not get to,
-// busy or restarting, is still unspent). sent is nil for an unpaid
-// request, which is not re-sent. The last marker seen stays in the answer
-// until a report is delivered.
-func (p *Payer) finish(ctx context.Context, url string, body []byte, resp *http.Response, raw []byte, reqs *Requirements, sent map[string]string) (*Paid, error) {
+// 503, or that got no answer at all (the host died or restarted while it
+// held it): with the delivery marker a 503 carries (the payment was taken,
+// the report not delivered: redeemed, no second payment), or, without one,
+// with what was sent before (a payment the host did not get to is still
+// unspent, and one it took and did not deliver is redeemed by sending it
+// again, on any host on its store). sent is nil for an unpaid request,
+// which is not re-sent. The last marker seen stays in the answer until a
+// report is delivered.
+func (p *Payer) finish(ctx context.Context, url string, body []byte, resp *http.Response, raw []byte, postErr error, reqs *Requirements, sent map[string]string) (*Paid, error) {
 	retries := p.MarkerRetries
 	switch {
 	case retries == 0:
@@ -144,41 +168,43 @@ func (p *Payer) finish(ctx context.Context, url string, body []byte, resp *http.
 		retries = 0
 	}
 	marker := ""
+	var out *Paid
 	for {
-		if m := resp.Header.Get(HeaderMarker); m != "" {
-			marker, sent = m, map[string]string{HeaderMarker: m}
-		}
-		out := &Paid{Status: resp.StatusCode, Body: raw, Requirements: reqs, Marker: marker}
-		if h := resp.Header.Get(HeaderResponse); h != "" {
-			if b, err := base64.StdEncoding.DecodeString(h); err == nil {
-				var s SettleResponse
-				if json.Unmarshal(b, &s) == nil {
-					out.Settlement = &s
+		wait := time.Second
+		if postErr == nil {
+			if m := resp.Header.Get(HeaderMarker); m != "" {
+				marker, sent = m, map[string]string{HeaderMarker: m}
+			}
+			out = &Paid{Status: resp.StatusCode, Body: raw, Requirements: reqs, Marker: marker}
+			if h := resp.Header.Get(HeaderResponse); h != "" {
+				if b, err := base64.StdEncoding.DecodeString(h); err == nil {
+					var s SettleResponse
+					if json.Unmarshal(b, &s) == nil {
+						out.Settlement = &s
+					}
 				}
 			}
-		}
-		if resp.StatusCode != http.StatusServiceUnavailable {
-			out.Marker = "" // delivered or refused: nothing left to redeem
-			return out, nil
+			if resp.StatusCode != http.StatusServiceUnavailable {
+				out.Marker = "" // delivered or refused: nothing left to redeem
+				return out, nil
+			}
+			if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 && s < 60 {
+				wait = time.Duration(s) * time.Second
+			}
 		}
 		if sent == nil || retries == 0 {
-			return out, nil
+			if postErr != nil && out != nil {
+				out.Marker = marker
+			}
+			return out, postErr
 		}
 		retries--
-		wait := time.Second
-		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 && s < 60 {
-			wait = time.Duration(s) * time.Second
-		}
 		select {
 		case <-ctx.Done():
 			return out, ctx.Err()
 		case <-time.After(wait):
 		}
-		var err error
-		resp, raw, err = p.post(ctx, url, body, sent)
-		if err != nil {
-			return out, err
-		}
+		resp, raw, postErr = p.post(ctx, url, body, sent)
 	}
 }
 

@@ -5,11 +5,14 @@ package main
 import (
 	"context"
 	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/url"
@@ -42,7 +45,7 @@ import (
 const usage = `usage:
   assay serve [--config FILE] [--listen ADDR] [--data-dir DIR] [--store sqlite|postgres://...] [--payments local|off|<facilitator URL>]
   assay wallet new [--out FILE]
-  assay call --wallet FILE [--out FILE] [--keys JWKS-URL] <url> <body.json|->
+  assay call --wallet FILE | --marker TOKEN | --payment FILE [--out FILE] [--keys JWKS-URL] <url> <body.json|->
   assay keys rotate [--data-dir DIR]
   assay ledger report [--json] [--config FILE] [--data-dir DIR] [--store SPEC]
   assay ledger fill-fmv [--basis TEXT] [--config FILE] [--data-dir DIR] [--store SPEC] <rates-file>
@@ -155,6 +158,11 @@ func serve(args []string, stderr io.Writer) error {
 	gate, err := paymentGate(ctx, cfg, st, log)
 	if err != nil {
 		return err
+	}
+	if g, ok := gate.(*x402.Gate); ok && g.Unspent > 0 {
+		// a crash (of this host or another on the store) left payments
+		// whose reports are owed: each is delivered when its payer re-sends
+		log.Warn("undelivered paid claims in the store; each is redeemable by re-sending its payment (assay ledger report lists them)", "count", g.Unspent)
 	}
 
 	var services []server.Service
@@ -487,7 +495,39 @@ func paymentGate(ctx context.Context, cfg config.Config, st *store.Store, log hc
 		return nil, fmt.Errorf("payments %q: expected off, local or a facilitator URL", cfg.Payments)
 	}
 	log.Info("payments", "mode", cfg.Payments, "network", cfg.Network, "pay_to", payTo, "fee_payer", fac.FeePayer())
-	return x402.NewGate(ctx, x402.Config{Facilitator: fac, Store: st, Network: cfg.Network, Asset: asset, PayTo: payTo, PublicURL: cfg.PublicURL})
+	id, err := hostID(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	return x402.NewGate(ctx, x402.Config{Facilitator: fac, Store: st, Network: cfg.Network, Asset: asset, PayTo: payTo, PublicURL: cfg.PublicURL, HostID: id})
+}
+
+// hostID names this host across its restarts: a random id kept in the data
+// dir. A host that starts releases the payment claims its earlier run held
+// (they are redeemable at once), so two running hosts must not share one
+// data dir.
+func hostID(dataDir string) (string, error) {
+	path := filepath.Join(dataDir, "host-id")
+	if b, err := os.ReadFile(path); err == nil {
+		if id := strings.TrimSpace(string(b)); len(id) == 16 && strings.Trim(id, "0123456789abcdef") == "" {
+			return id, nil
+		}
+		return "", fmt.Errorf("%s: expected 16 hex digits", path)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("host id: %w", err)
+	}
+	b := make([]byte, 8)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("host id: %w", err)
+	}
+	id := hex.EncodeToString(b)
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return "", fmt.Errorf("host id: %w", err)
+	}
+	if err := os.WriteFile(path, []byte(id+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("host id: %w", err)
+	}
+	return id, nil
 }
 
 func walletNew(args []string, stdout io.Writer) error {
@@ -505,7 +545,7 @@ func walletNew(args []string, stdout io.Writer) error {
 	return err
 }
 
-// call performs one paid call and saves the signed report after checking it
+// call performs one paid call, saves what it paid for, then checks it
 // against the host's published keys.
 func call(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("call", flag.ContinueOnError)
@@ -513,11 +553,12 @@ func call(args []string, stdout io.Writer) error {
 	out := fs.String("out", "report.json", "where to save the signed answer")
 	keysURL := fs.String("keys", "", "JWKS to check the answer against (default: the host's /keys)")
 	marker := fs.String("marker", "", "redeem this delivery marker (a 503 gave it) instead of paying")
+	paymentFile := fs.String("payment", "", "send again the payment saved in this file (an earlier call that got no answer wrote it)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() != 2 || *walletPath == "" && *marker == "" {
-		return errors.New("call: --wallet FILE | --marker TOKEN <url> <body.json|->")
+	if fs.NArg() != 2 || *walletPath == "" && *marker == "" && *paymentFile == "" {
+		return errors.New("call: --wallet FILE | --marker TOKEN | --payment FILE <url> <body.json|->")
 	}
 	var priv ed25519.PrivateKey
 	var err error
@@ -543,20 +584,60 @@ func call(args []string, stdout io.Writer) error {
 	defer cancel()
 	payer := &x402.Payer{Wallet: priv}
 	var res *x402.Paid
-	if *marker != "" {
+	switch {
+	case *marker != "":
 		res, err = payer.Redeem(ctx, target.String(), body, *marker)
-	} else {
+	case *paymentFile != "":
+		saved, rerr := os.ReadFile(*paymentFile)
+		if rerr != nil {
+			return fmt.Errorf("call: read payment: %w", rerr)
+		}
+		res, err = payer.Resend(ctx, target.String(), body, strings.TrimSpace(string(saved)))
+	default:
 		res, err = payer.Call(ctx, target.String(), body)
 	}
-	if err != nil {
-		if res != nil && res.Marker != "" {
-			// a re-send failed after the host took the payment: the token
-			// for it must not be lost with the error
-			return fmt.Errorf("%w; redeem later with: assay call --marker %s (same URL and body)", err, res.Marker)
-		}
-		return err
+	if err != nil || res.Status == http.StatusServiceUnavailable {
+		return unanswered(res, err, *out)
 	}
 	if res.Status != http.StatusOK {
+		var a struct {
+			Error struct{ Code, Message string } `json:"error"`
+		}
+		_ = json.Unmarshal(res.Body, &a)
+		return fmt.Errorf("call: %d %s: %s", res.Status, a.Error.Code, a.Error.Message)
+	}
+	// what was paid for is saved before anything else can fail
+	if err := os.WriteFile(*out, res.Body, 0o600); err != nil {
+		return fmt.Errorf("call: save the answer (%d bytes) to %s: %w", len(res.Body), *out, err)
+	}
+	tx := ""
+	if res.Settlement != nil {
+		tx = res.Settlement.Transaction
+		fmt.Fprintf(stdout, "paid: transaction %s on %s by %s\n", tx, res.Settlement.Network, res.Settlement.Payer)
+	}
+	if *keysURL == "" {
+		*keysURL = target.Scheme + "://" + target.Host + "/keys"
+	}
+	kid := ""
+	jwks, err := readKeys(*keysURL)
+	if err == nil {
+		kid, err = signing.Verify(res.Body, jwks)
+	}
+	if err != nil {
+		return fmt.Errorf("call: saved %s (transaction %q), but its signature is not checked: %w; check it later with: assay verify --keys URL %s", *out, tx, err, *out)
+	}
+	_, err = fmt.Fprintf(stdout, "saved %s (signature checked: key %s)\n", *out, kid)
+	return err
+}
+
+// unanswered explains a paid call that ended without a report: the marker
+// a 503 gave, or the payment itself (saved beside --out), redeems it later.
+func unanswered(res *x402.Paid, err error, out string) error {
+	why := "no answer"
+	if err != nil {
+		why = err.Error()
+	}
+	if res != nil && res.Status != 0 {
 		var a struct {
 			Error   struct{ Code, Message string } `json:"error"`
 			Payment struct {
@@ -566,35 +647,24 @@ func call(args []string, stdout io.Writer) error {
 			} `json:"payment"`
 		}
 		_ = json.Unmarshal(res.Body, &a)
+		why = fmt.Sprintf("%d %s: %s", res.Status, a.Error.Code, a.Error.Message)
 		if res.Marker != "" {
-			// the payment was taken and the report not delivered: the
-			// caller's token for it, to redeem once the host can answer
 			until := ""
 			if a.Payment.Marker.ExpiresAt != "" {
 				until = ", until " + a.Payment.Marker.ExpiresAt
 			}
-			return fmt.Errorf("call: %d %s: %s; redeem later with: assay call --marker %s (same URL and body%s)",
-				res.Status, a.Error.Code, a.Error.Message, res.Marker, until)
+			return fmt.Errorf("call: %s; redeem later with: assay call --marker %s (same URL and body%s)", why, res.Marker, until)
 		}
-		return fmt.Errorf("call: %d %s: %s", res.Status, a.Error.Code, a.Error.Message)
 	}
-	if *keysURL == "" {
-		*keysURL = target.Scheme + "://" + target.Host + "/keys"
+	if res == nil || res.Payment == "" {
+		return fmt.Errorf("call: %s", why)
 	}
-	jwks, err := readKeys(*keysURL)
-	if err != nil {
-		return err
+	// the host may have taken the payment and died before answering: sent
+	// again, on this host or another on its store, it delivers the report
+	// once and is never charged twice
+	path := out + ".payment"
+	if werr := os.WriteFile(path, []byte(res.Payment+"\n"), 0o600); werr != nil {
+		return fmt.Errorf("call: %s; the payment could not be saved: %w", why, werr)
 	}
-	kid, err := signing.Verify(res.Body, jwks)
-	if err != nil {
-		return fmt.Errorf("call: the answer does not verify against %s: %w", *keysURL, err)
-	}
-	if err := os.WriteFile(*out, res.Body, 0o600); err != nil {
-		return fmt.Errorf("call: save: %w", err)
-	}
-	if res.Settlement != nil {
-		fmt.Fprintf(stdout, "paid: transaction %s on %s by %s\n", res.Settlement.Transaction, res.Settlement.Network, res.Settlement.Payer)
-	}
-	_, err = fmt.Fprintf(stdout, "saved %s (signature checked: key %s)\n", *out, kid)
-	return err
+	return fmt.Errorf("call: %s; the payment may have been taken: send it again with: assay call --payment %s (same URL and body)", why, path)
 }

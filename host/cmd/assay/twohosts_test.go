@@ -9,6 +9,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -277,5 +280,66 @@ func TestAssayCallPays(t *testing.T) {
 	}
 	if _, err := os.Stat(reportPath + ".2"); err == nil {
 		t.Error("a refused call saved a report")
+	}
+}
+
+// `assay call` keeps what it paid for: a report whose keys cannot be
+// fetched is saved, and the error names the file and the transaction; a
+// payment that got no answer is saved beside --out, and `--payment FILE`
+// sent later buys the report with it.
+func TestAssayCallSavesWhatItPaidFor(t *testing.T) {
+	bin := testhost.Binary(t, "host/cmd/assay", "assay")
+	plugin := testhost.Plugin(t, "plugins/stream-divergence")
+	sum, _ := pluginhost.PinOf(plugin)
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "assay.hcl")
+	_ = os.WriteFile(cfg, []byte(fmt.Sprintf("plugin_dir = %q\nplugin \"stream-divergence\" {\n  path = %q\n  sha256 = %q\n}\n",
+		filepath.Dir(plugin), filepath.Base(plugin), sum)), 0o600)
+	host := startHost(t, bin, cfg, filepath.Join(dir, "var"), "sqlite")
+	walletPath, bodyPath := filepath.Join(dir, "payer.json"), filepath.Join(dir, "body.json")
+	var out bytes.Buffer
+	if err := run([]string{"wallet", "new", "--out", walletPath}, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	chunk := base64.StdEncoding.EncodeToString([]byte("hello"))
+	_ = os.WriteFile(bodyPath, []byte(`{"streamed_capture":{"chunks":["`+chunk+`"]},"reference_output":{"chunks":["`+chunk+`"]}}`), 0o600)
+
+	// the keys are out of reach: the report is saved all the same
+	report := filepath.Join(dir, "r.json")
+	err := run([]string{"call", "--wallet", walletPath, "--keys", "http://127.0.0.1:9/keys", "--out", report, host + "/stream-divergence/compare", bodyPath}, &out, &out)
+	if err == nil || !strings.Contains(err.Error(), "saved "+report) || !strings.Contains(err.Error(), "transaction \"") || !strings.Contains(err.Error(), "assay verify") {
+		t.Fatalf("unverifiable answer: %v", err)
+	}
+	if err := run([]string{"verify", "--keys", host + "/keys", report}, &out, &out); err != nil {
+		t.Errorf("the saved report does not verify later: %v", err)
+	}
+
+	// a proxy that loses every paid request: the payment is saved
+	target, _ := url.Parse(host)
+	fwd := httputil.NewSingleHostReverseProxy(target)
+	lossy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("PAYMENT-SIGNATURE") != "" {
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close()
+			return
+		}
+		fwd.ServeHTTP(w, r)
+	}))
+	defer lossy.Close()
+	report2 := filepath.Join(dir, "r2.json")
+	err = run([]string{"call", "--wallet", walletPath, "--out", report2, lossy.URL + "/stream-divergence/compare", bodyPath}, &out, &out)
+	if err == nil || !strings.Contains(err.Error(), "--payment "+report2+".payment") {
+		t.Fatalf("a paid request lost in transit: %v", err)
+	}
+	out.Reset()
+	if err := run([]string{"call", "--payment", report2 + ".payment", "--out", report2, host + "/stream-divergence/compare", bodyPath}, &out, &out); err != nil {
+		t.Fatalf("the saved payment sent again: %v", err)
+	}
+	if !strings.Contains(out.String(), "signature checked") {
+		t.Errorf("call said %s", out.String())
+	}
+	// and spent once it bought its report
+	if err := run([]string{"call", "--payment", report2 + ".payment", "--out", report2 + ".again", host + "/stream-divergence/compare", bodyPath}, &out, &out); err == nil || !strings.Contains(err.Error(), "payment_replayed") {
+		t.Errorf("the payment sent a third time: %v", err)
 	}
 }
