@@ -1,0 +1,255 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/assay-audit/assay/host/internal/storetest"
+	"github.com/assay-audit/assay/host/internal/testhost"
+	"github.com/assay-audit/assay/host/pluginhost"
+	"github.com/assay-audit/assay/host/store"
+	"github.com/assay-audit/assay/host/wallet"
+	"github.com/assay-audit/assay/host/x402"
+)
+
+// killable is an `assay serve` process the test kills with SIGKILL and
+// starts again on the same address, data dir and store.
+type killable struct {
+	t                          *testing.T
+	bin, cfg, dir, store, addr string
+	mu                         sync.Mutex
+	cmd                        *exec.Cmd
+	logs                       bytes.Buffer
+}
+
+func (k *killable) start() {
+	k.t.Helper()
+	k.mu.Lock()
+	cmd := exec.Command(k.bin, "serve", "--config", k.cfg, "--listen", k.addr, "--data-dir", k.dir, "--store", k.store, "--payments", "local")
+	cmd.Stderr = &lockedWriter{mu: &k.mu, w: &k.logs}
+	k.cmd = cmd
+	k.mu.Unlock()
+	if err := cmd.Start(); err != nil {
+		k.t.Fatal(err)
+	}
+	for i := 0; i < 400; i++ {
+		if r, err := http.Get("http://" + k.addr + "/healthz"); err == nil {
+			r.Body.Close()
+			return
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	k.t.Fatalf("host did not start:\n%s", k.log())
+}
+
+func (k *killable) kill() {
+	k.mu.Lock()
+	cmd := k.cmd
+	k.mu.Unlock()
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+}
+
+func (k *killable) log() string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.logs.String()
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// outcome is what a paying client saw for one payment.
+type outcome struct {
+	payment string
+	tx      string // the transaction of a delivered report ("" when none)
+}
+
+// Paid calls from four clients while the host is killed with SIGKILL at
+// random moments and started again, on both stores. Afterwards every
+// payment a client sent and did not get a report for, and every payment
+// whose claim is not delivered, is sent again once: each must deliver
+// exactly one report, and a further re-send is a replay. Then: no claim is
+// left undelivered, no payment has two transactions, every ledger line is
+// the transaction of a report a client received, and every such report has
+// exactly one line.
+func TestPaymentsSurviveHostKills(t *testing.T) {
+	bin := testhost.Binary(t, "host/cmd/assay", "assay")
+	plugin := testhost.Plugin(t, "plugins/stream-divergence")
+	sum, err := pluginhost.PinOf(plugin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range storetest.Kinds {
+		t.Run(kind, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := filepath.Join(dir, "assay.hcl")
+			_ = os.WriteFile(cfg, []byte(fmt.Sprintf("plugin_dir = %q\nplugin \"stream-divergence\" {\n  path = %q\n  sha256 = %q\n}\n",
+				filepath.Dir(plugin), filepath.Base(plugin), sum)), 0o600)
+			spec, dataDir := storetest.Spec(t, kind)
+			k := &killable{t: t, bin: bin, cfg: cfg, dir: dataDir, store: spec, addr: freePort(t)}
+			k.start()
+			t.Cleanup(k.kill)
+			crashLoad(t, k, dataDir, spec)
+		})
+	}
+}
+
+func crashLoad(t *testing.T, k *killable, dataDir, spec string) {
+	url := "http://" + k.addr + "/stream-divergence/compare"
+	chunk := base64.StdEncoding.EncodeToString([]byte("a streamed answer"))
+	body := []byte(`{"streamed_capture":{"chunks":["` + chunk + `"]},"reference_output":{"chunks":["` + chunk + `"]}}`)
+
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 7))
+	var mu sync.Mutex
+	var seen []outcome
+	stop := make(chan struct{})
+	var clients sync.WaitGroup
+	for c := 0; c < 4; c++ {
+		priv, err := wallet.New(filepath.Join(t.TempDir(), "payer.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		payer := &x402.Payer{Wallet: priv, MarkerRetries: -1, Client: &http.Client{Timeout: 20 * time.Second}}
+		clients.Add(1)
+		go func() {
+			defer clients.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				res, _ := payer.Call(context.Background(), url, body)
+				if res == nil || res.Payment == "" {
+					time.Sleep(20 * time.Millisecond) // the host is down: nothing was paid
+					continue
+				}
+				o := outcome{payment: res.Payment}
+				if res.Status == 200 && res.Settlement != nil {
+					o.tx = res.Settlement.Transaction
+				}
+				mu.Lock()
+				seen = append(seen, o)
+				mu.Unlock()
+			}
+		}()
+	}
+	// kill at random moments for a bounded time
+	const kills = 12
+	for i := 0; i < kills; i++ {
+		time.Sleep(time.Duration(100+rng.IntN(500)) * time.Millisecond)
+		k.kill()
+		k.start()
+	}
+	time.Sleep(300 * time.Millisecond)
+	close(stop)
+	clients.Wait()
+
+	st, err := store.Open(context.Background(), spec, dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	delivered := map[string]string{} // payment -> tx of a report a client holds
+	var resend []string
+	answered, unanswered := 0, 0
+	for _, o := range seen {
+		if o.tx != "" {
+			answered++
+			if prev, ok := delivered[o.payment]; ok && prev != o.tx {
+				t.Errorf("one payment delivered under two transactions")
+			}
+			delivered[o.payment] = o.tx
+		}
+	}
+	for _, o := range seen {
+		pp, err := x402.DecodePayment(o.payment)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, err := x402.PaymentID(pp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := st.GetClaim(context.Background(), id)
+		_, gotReport := delivered[o.payment]
+		switch {
+		case !gotReport:
+			unanswered++
+			resend = append(resend, o.payment)
+		case err == nil && c.State != store.ClaimDelivered:
+			// the report went out and the host died before its line
+			// committed: still redeemable, so redeemed here
+			resend = append(resend, o.payment)
+		}
+	}
+	t.Logf("%d kills: %d payments, %d reports delivered at once, %d without an answer, %d re-sent", kills, len(seen), answered, unanswered, len(resend))
+	if answered == 0 || unanswered == 0 {
+		t.Errorf("the load did not exercise both outcomes (%d delivered, %d unanswered)", answered, unanswered)
+	}
+	resender := &x402.Payer{MarkerRetries: 3, Client: &http.Client{Timeout: 20 * time.Second}}
+	for _, p := range resend {
+		res, err := resender.Resend(context.Background(), url, body, p)
+		if err != nil || res.Status != 200 || res.Settlement == nil {
+			t.Fatalf("re-sending a payment the host left undelivered: %v %+v\n%s", err, res, k.log())
+		}
+		if prev, ok := delivered[p]; ok && prev != res.Settlement.Transaction {
+			t.Errorf("a re-sent payment delivered under another transaction")
+		}
+		delivered[p] = res.Settlement.Transaction
+		again, err := resender.Resend(context.Background(), url, body, p)
+		if err != nil || again.Status != 402 {
+			t.Errorf("a redeemed payment sent again: %v %d", err, again.Status)
+		}
+	}
+	for _, state := range []string{store.ClaimSettling, store.ClaimSettled} {
+		if left, _ := st.Claims(context.Background(), state); len(left) != 0 {
+			t.Errorf("%d claims left %s after every payment was re-sent", len(left), state)
+		}
+	}
+	lines, err := st.Lines(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	reports := map[string]bool{}
+	for _, tx := range delivered {
+		reports[tx] = true
+	}
+	linesOf := map[string]int{}
+	for _, l := range lines {
+		if l.TxID == nil || !reports[*l.TxID] {
+			t.Errorf("a ledger line with no delivered report")
+			continue
+		}
+		linesOf[*l.TxID]++
+	}
+	for tx := range reports {
+		if linesOf[tx] != 1 {
+			t.Errorf("a delivered report has %d ledger lines, want 1", linesOf[tx])
+		}
+	}
+	if len(reports) != len(delivered) {
+		t.Errorf("%d payments delivered under %d transactions", len(delivered), len(reports))
+	}
+}
