@@ -224,3 +224,33 @@ func TestNumberFieldWithATokenVocabulary(t *testing.T) {
 		}
 	}
 }
+
+// The report lists every payment taken whose report is owed, and stops
+// listing it once its line is delivered with the claim.
+func TestReportListsUndeliveredClaims(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t, "sqlite")
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	if _, err := st.OpenClaim(ctx, store.Claim{PaymentID: "p", Service: "svc", Op: "compare", PriceUSDCUnits: 50000, Owner: "h/1", LeaseUntil: at, Created: at}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SettleClaim(ctx, "p", "h/1", store.Claim{TxID: "tx9", Payer: "payer9", Network: "n"}, at); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Build(ctx, st, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Undelivered) != 1 || r.Undelivered[0].TxID != "tx9" || r.Undelivered[0].State != "settled" || r.Undelivered[0].PriceUSDCUnits != 50000 ||
+		!strings.Contains(r.Text(), "undelivered paid claims: 1") {
+		t.Fatalf("undelivered %+v\n%s", r.Undelivered, r.Text())
+	}
+	w := &Writer{Store: st}
+	desc := &pb.FamilyDescription{Service: "svc", CriteriaId: "svc/v1", CriteriaRevision: "1"}
+	if _, err := w.Deliver(ctx, Entry{Desc: desc, At: at, Payer: "payer9", PriceUnits: 50000, TxID: "tx9", Fields: "{}"}, "p", "h/1"); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ = Build(ctx, st, at); len(r.Undelivered) != 0 || r.Services[0].Lines != 1 {
+		t.Errorf("after delivery: %+v", r)
+	}
+}
