@@ -119,6 +119,20 @@ func (m *Metrics) Admission(service, kind string, working, waiting func() int) {
 		func() float64 { return float64(waiting()) }))
 }
 
+// Stopped exposes whether a service is stopped (1) or served (0) under
+// its criteria version; the reason is in the catalog, never a label.
+func (m *Metrics) Stopped(service, criteriaID, revision string, stopped func() bool) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "assay_service_stopped",
+		Help:        "1 while the service version is stopped (stop-serving), 0 while it is served.",
+		ConstLabels: prometheus.Labels{"service": service, "criteria_id": criteriaID, "criteria_revision": revision}},
+		func() float64 {
+			if stopped() {
+				return 1
+			}
+			return 0
+		}))
+}
+
 // Handler serves every metric; with service set, only the samples labelled
 // with that service.
 func (m *Metrics) Handler(service string) http.Handler {

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+
+	"github.com/assay-audit/assay/sdk"
 )
 
 type catalogOp struct {
@@ -27,6 +29,11 @@ type catalogService struct {
 	FreePerDay       int64       `json:"free_prechecks_per_day"`
 	FreeIntervalMS   int64       `json:"free_precheck_min_interval_ms"`
 	Ops              []catalogOp `json:"ops"`
+	// State is "serving" or "stopped" (stop-serving, with its reason).
+	State         string `json:"state"`
+	StoppedReason string `json:"stopped_reason,omitempty"`
+	StoppedSince  string `json:"stopped_since,omitempty"`
+	StoppedBy     string `json:"stopped_by,omitempty"`
 }
 
 type catalogDoc struct {
@@ -45,6 +52,10 @@ func (s *Server) catalogDoc() catalogDoc {
 			BodyBytes:  d.GetBodyBytes(),
 			FreePerDay: d.GetFreeTier().GetPerDay(), FreeIntervalMS: d.GetFreeTier().GetMinIntervalMs(),
 		}
+		cs.State = "serving"
+		if st := s.cfg.States.State(sv.key()); st.Stopped {
+			cs.State, cs.StoppedReason, cs.StoppedSince, cs.StoppedBy = "stopped", st.Reason, sdk.Instant(st.Since), st.Actor
+		}
 		for _, op := range d.GetOps() {
 			cs.Ops = append(cs.Ops, catalogOp{Name: op.GetName(), Endpoint: "/" + name + "/" + op.GetName(),
 				PriceUSDCUnits: op.GetPriceUsdcUnits(), PriceLabel: op.GetPriceLabel(), PriceBasis: op.GetPriceBasis()})
@@ -62,8 +73,9 @@ table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;pad
 code{background:#f4f4f4;padding:0 .2rem}</style></head><body>
 <h1>Assay</h1>
 <p>Signed, criteria-bound audit services. Every answer is signed (Ed25519 over RFC 8785 JSON); public keys at <a href="{{.Keys}}"><code>{{.Keys}}</code></a>.</p>
-<table><tr><th>service</th><th>criteria</th><th>free pre-check</th><th>paid</th></tr>
+<table><tr><th>service</th><th>state</th><th>criteria</th><th>free pre-check</th><th>paid</th></tr>
 {{range .Services}}<tr><td>{{.Service}} {{.ServiceVersion}}</td>
+<td>{{.State}}{{if .StoppedReason}}: {{.StoppedReason}} (since {{.StoppedSince}}, by {{.StoppedBy}}){{end}}</td>
 <td><a href="{{.Criteria}}">{{.CriteriaID}}</a> ({{.CriteriaRevision}})</td>
 <td><code>POST {{.Precheck}}</code> ({{.FreePerDay}}/day)</td>
 <td>{{range .Ops}}<code>POST {{.Endpoint}}</code> {{.PriceLabel}} {{.PriceBasis}}<br>{{end}}</td></tr>

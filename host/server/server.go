@@ -25,6 +25,7 @@ import (
 	"github.com/assay-audit/assay/host/payment"
 	"github.com/assay-audit/assay/host/pluginhost"
 	"github.com/assay-audit/assay/host/selfcheck"
+	"github.com/assay-audit/assay/host/servicestate"
 	"github.com/assay-audit/assay/host/signing"
 	"github.com/assay-audit/assay/sdk"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
@@ -90,6 +91,11 @@ type Config struct {
 	Admission admission.Limits
 	// Now is the host's clock.
 	Now func() time.Time
+	// States says which services are stopped (nil: every one is served).
+	States *servicestate.Board
+	// StopOnSelfCheck stops a service (for every host on the store) the
+	// first time one of its answers fails the pre-signing self-check.
+	StopOnSelfCheck bool
 }
 
 // Server is the HTTP handler.
@@ -106,6 +112,11 @@ type service struct {
 	// places for pre-checks and for paid ops, apart: a flood of free
 	// pre-checks cannot keep paying callers out
 	prechecks, paid *admission.Gate
+}
+
+// key names the service under its criteria version.
+func (sv *service) key() servicestate.Key {
+	return servicestate.Key{Service: sv.Desc.GetService(), CriteriaID: sv.Desc.GetCriteriaId(), CriteriaRevision: sv.Desc.GetCriteriaRevision()}
 }
 
 // gate is the admission gate of a request to op (nil: the pre-check).
@@ -145,6 +156,8 @@ func New(cfg Config) *Server {
 		for _, op := range svc.Desc.GetOps() {
 			sv.ops[op.GetName()] = op
 		}
+		cfg.Metrics.Stopped(svc.Desc.GetService(), svc.Desc.GetCriteriaId(), svc.Desc.GetCriteriaRevision(),
+			func() bool { return cfg.States.State(sv.key()).Stopped })
 		s.services[svc.Desc.GetService()] = sv
 		s.mount("/"+svc.Desc.GetService(), sv)
 		if len(cfg.Services) == 1 {
@@ -248,6 +261,7 @@ const (
 	codeFreeDown    = "free_tier_unavailable"
 	codePaymentDown = "payment_unavailable"
 	codeBusy        = "service_busy"
+	codeStopped     = "service_stopped"
 	codeBodyTimeout = "body_read_timeout"
 	codeBodyBroken  = "body_incomplete"
 )
@@ -264,6 +278,7 @@ var hostMessages = map[string]string{
 	codeFreeDown:    "the free tier's store is unavailable; try again",
 	codePaymentDown: "the payment could not be completed; nothing was charged; try again",
 	codeBusy:        "the service is at capacity; nothing was charged; send it again after Retry-After",
+	codeStopped:     "this service is stopped under its criteria version (stop-serving); nothing was read or charged; the reason is the operator's or the host's",
 	codeBodyTimeout: "the request body did not arrive within the host's read timeout; nothing was read as a request",
 	codeBodyBroken:  "the request body ended before its declared length or its stream broke; nothing was read as a request",
 }
@@ -333,6 +348,14 @@ func (q *request) opName() string {
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op *pb.Op) {
 	q := &request{w: w, r: r, sv: sv, op: op, start: s.cfg.Now(), began: time.Now()}
+	if st := s.cfg.States.State(sv.key()); st.Stopped {
+		// before the body, the plugin and the payment gate: nothing of the
+		// request is read, nothing charged
+		w.Header().Set("Connection", "close")
+		s.hostRefusalWith(q, http.StatusServiceUnavailable, codeStopped,
+			map[string]any{"reason": st.Reason, "since": sdk.Instant(st.Since)}, nil, map[string]string{"Retry-After": "60"})
+		return
+	}
 	limit := sv.Desc.GetBodyBytes()
 	if r.ContentLength > limit {
 		s.hostRefusal(q, http.StatusRequestEntityTooLarge, codeBodyCap, map[string]any{"cap": limit})
@@ -733,6 +756,19 @@ func (s *Server) selfCheckFailure(q *request, err error) {
 	// err names the rule only (selfcheck never quotes a value)
 	s.cfg.Logger.Error("answer withheld by self-check", "service", q.sv.Desc.GetService(), "op", q.opName(), "rule", err.Error())
 	s.hostRefusal(q, http.StatusInternalServerError, codeSelfCheck, nil)
+	if s.cfg.StopOnSelfCheck && s.cfg.States != nil {
+		// a tripwire-grade defect: the criteria's kill line says stop
+		// serving, and only a corpus that passes whole resumes it
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		reason := []rune("self-check: " + err.Error())
+		reason = reason[:min(len(reason), 300)]
+		if serr := s.cfg.States.Stop(ctx, q.sv.key(), string(reason), "self-check"); serr != nil {
+			s.cfg.Logger.Error("service not stopped after a self-check failure", "service", q.sv.Desc.GetService(), "error", serr)
+		} else {
+			s.cfg.Logger.Error("service stopped by the self-check", "service", q.sv.Desc.GetService(), "criteria", q.sv.Desc.GetCriteriaId(), "rule", err.Error())
+		}
+	}
 }
 
 func (s *Server) send(q *request, status int, answer map[string]any) {

@@ -214,7 +214,24 @@ func (s *Store) migrations() []string {
 		INSERT INTO payment_claims (payment_id, service, op, price_usdc_units, state, tx_id, house, owner, lease_until_ns, created_ns, settled_ns, delivered_ns)
 			SELECT 'tx:' || tx_id, '', '', 0, 'delivered', tx_id, ` + s.d.falseLit + `, '', 0, ts_ns, ts_ns, ts_ns FROM settled_tx;
 		DROP TABLE settled_tx`
-	return []string{v1, v2, v3}
+	// v4: stop-serving and resume, per service and criteria version, as
+	// amendment-style rows (append-only); a service version's state is its
+	// latest row
+	v4 := []string{`CREATE TABLE service_events (
+			id ` + ai + `,
+			ts_ns BIGINT NOT NULL, service TEXT NOT NULL, criteria_id TEXT NOT NULL, criteria_revision TEXT NOT NULL,
+			action TEXT NOT NULL, reason TEXT NOT NULL, actor TEXT NOT NULL,
+			corpus_passed BIGINT, corpus_cases BIGINT)`,
+		`CREATE INDEX service_events_version ON service_events (service, criteria_id, criteria_revision, id)`}
+	if s.d.name == "sqlite" {
+		for _, op := range []string{"UPDATE", "DELETE"} {
+			v4 = append(v4, fmt.Sprintf("CREATE TRIGGER service_events_no_%s BEFORE %s ON service_events BEGIN SELECT RAISE(ABORT, 'append-only table'); END",
+				strings.ToLower(op), op))
+		}
+	} else {
+		v4 = append(v4, `CREATE TRIGGER service_events_append_only BEFORE UPDATE OR DELETE ON service_events FOR EACH ROW EXECUTE FUNCTION assay_append_only()`)
+	}
+	return []string{v1, v2, v3, strings.Join(v4, ";\n")}
 }
 
 func (s *Store) migrate(ctx context.Context) error {

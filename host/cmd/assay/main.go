@@ -22,6 +22,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -34,6 +35,7 @@ import (
 	"github.com/assay-audit/assay/host/payment"
 	"github.com/assay-audit/assay/host/pluginhost"
 	"github.com/assay-audit/assay/host/server"
+	"github.com/assay-audit/assay/host/servicestate"
 	"github.com/assay-audit/assay/host/signing"
 	"github.com/assay-audit/assay/host/solana"
 	"github.com/assay-audit/assay/host/store"
@@ -47,6 +49,9 @@ const usage = `usage:
   assay wallet new [--out FILE]
   assay call --wallet FILE | --marker TOKEN | --payment FILE [--out FILE] [--keys JWKS-URL] <url> <body.json|->
   assay keys rotate [--data-dir DIR]
+  assay service stop <service> --reason TEXT [--config FILE] [--data-dir DIR] [--store SPEC]
+  assay service resume <service> [--config FILE] [--data-dir DIR] [--store SPEC]
+  assay service status [--json] [--config FILE] [--data-dir DIR] [--store SPEC]
   assay ledger report [--json] [--config FILE] [--data-dir DIR] [--store SPEC]
   assay ledger fill-fmv [--basis TEXT] [--config FILE] [--data-dir DIR] [--store SPEC] <rates-file>
   assay ledger refund [--config FILE] [--data-dir DIR] [--store SPEC] <tx-id>
@@ -87,6 +92,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return errors.New("ledger: report, fill-fmv or refund\n" + usage)
 		}
 		return ledgerCmd(args[1], args[2:], stdout)
+	case "service":
+		if len(args) < 2 {
+			return errors.New("service: stop, resume or status\n" + usage)
+		}
+		return serviceCmd(args[1], args[2:], stdout)
 	case "plugins":
 		if len(args) < 2 || args[1] != "pin" {
 			return errors.New("plugins: only `assay plugins pin`\n" + usage)
@@ -165,57 +175,35 @@ func serve(args []string, stderr io.Writer) error {
 		log.Warn("undelivered paid claims in the store; each is redeemable by re-sending its payment (assay ledger report lists them)", "count", g.Unspent)
 	}
 
-	var services []server.Service
-	var families []*pluginhost.Family
-	defer func() {
-		for _, f := range families {
-			f.Close()
-		}
-	}()
-	// adapters first: a family reaches them through the router as soon as
-	// it starts
-	router := pluginhost.NewRouter()
-	for _, p := range cfg.Plugins {
-		if p.Kind != "adapter" {
-			continue
-		}
-		a, err := pluginhost.StartAdapter(ctx, pluginhost.Spec{Name: p.Name, Path: p.Path, SHA256: p.SHA256},
-			pluginhost.Options{Logger: log, Dir: cfg.PluginDir, Env: pluginEnv()})
-		if err != nil {
-			return err
-		}
-		defer a.Close()
-		if err := router.Add(a); err != nil {
-			return err
-		}
-		log.Info("adapter loaded", "plugin", p.Name, "format", a.Description().GetFormatId())
+	ps, err := startPlugins(ctx, cfg, log, "")
+	defer ps.Close()
+	if err != nil {
+		return err
 	}
-	seen := map[string]bool{}
-	for _, p := range cfg.Plugins {
-		if p.Kind != "family" {
-			continue
-		}
-		f, err := pluginhost.StartFamily(ctx, pluginhost.Spec{Name: p.Name, Path: p.Path, SHA256: p.SHA256},
-			pluginhost.Options{Logger: log, Dir: cfg.PluginDir, Env: pluginEnv()}, router)
-		if err != nil {
-			return err
-		}
-		families = append(families, f)
-		d := f.Description()
-		if seen[d.GetService()] {
-			return fmt.Errorf("plugin %s: service %q is already loaded", p.Name, d.GetService())
-		}
-		seen[d.GetService()] = true
-		services = append(services, server.Service{Desc: d, Backend: server.FamilyBackend{Family: f}})
-		met.PluginRestarts(d.GetService(), f.Restarts)
-		log.Info("family loaded", "plugin", p.Name, "service", d.GetService(), "criteria", d.GetCriteriaId())
-	}
+	services := ps.services
 	if len(services) == 0 {
 		return errors.New("no family plugin configured: run `make build` (it writes bin/assay.hcl) or pass --config")
 	}
+	for i, f := range ps.families {
+		met.PluginRestarts(services[i].Desc.GetService(), f.Restarts)
+	}
+	// stop-serving and resume live in the store: every host on it reads
+	// them each second
+	board := servicestate.New(st, log, nil)
+	if err := board.Refresh(ctx); err != nil {
+		return err
+	}
+	var owned sync.WaitGroup
+	boardCtx, stopBoard := context.WithCancel(ctx)
+	owned.Add(1)
+	go func() { defer owned.Done(); board.Run(boardCtx, time.Second) }()
+	defer func() { stopBoard(); owned.Wait() }()
+	// each family's corpus before the listener opens: one that fails is
+	// not served by this host
+	launchSelfTests(ctx, services, keys, board, log)
 	handler := server.New(server.Config{Services: services, Keys: keys, Payments: gate, FreeTier: free,
 		Ledger: writer, Metrics: met, Logger: log, CallTimeout: timeout,
-		Admission: limits})
+		Admission: limits, States: board, StopOnSelfCheck: true})
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)

@@ -23,6 +23,7 @@ import (
 	"github.com/assay-audit/assay/host/payment"
 	"github.com/assay-audit/assay/host/pluginhost"
 	"github.com/assay-audit/assay/host/server"
+	"github.com/assay-audit/assay/host/servicestate"
 	"github.com/assay-audit/assay/host/signing"
 	"github.com/assay-audit/assay/host/store"
 	"github.com/assay-audit/assay/sdk"
@@ -139,6 +140,7 @@ type Host struct {
 	Families map[string]*pluginhost.Family
 	Adapters []*pluginhost.Adapter
 	Server   *server.Server
+	Board    *servicestate.Board
 }
 
 // Options tune Start.
@@ -164,6 +166,9 @@ type Options struct {
 	Gate func(tb testing.TB, st *store.Store) payment.Gate
 	// Admission bounds each service's concurrent work (zero: no bound).
 	Admission admission.Limits
+	// Board gives the host a stop-serving board over its store (Host.Board);
+	// StopOnSelfCheck stops a service at its first self-check failure.
+	Board, StopOnSelfCheck bool
 }
 
 // memory opens the store, free tier and ledger writer for a test host.
@@ -239,8 +244,12 @@ func Start(tb testing.TB, opts Options, pkgs ...string) *Host {
 	if opts.Gate != nil {
 		gate = opts.Gate(tb, h.Store)
 	}
+	if opts.Board {
+		h.Board = servicestate.New(h.Store, log, opts.Now)
+	}
 	h.Server = server.New(server.Config{Services: services, Keys: keys, Logger: log, CallTimeout: opts.CallTimeout,
-		FreeTier: free, Ledger: writer, Metrics: h.Metrics, Now: opts.Now, Payments: gate, Admission: opts.Admission})
+		FreeTier: free, Ledger: writer, Metrics: h.Metrics, Now: opts.Now, Payments: gate, Admission: opts.Admission,
+		States: h.Board, StopOnSelfCheck: opts.StopOnSelfCheck})
 	ts := httptest.NewServer(h.Server)
 	tb.Cleanup(ts.Close)
 	h.URL = ts.URL

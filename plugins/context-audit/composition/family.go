@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	contextcompositioncorpus "github.com/assay-audit/assay/corpus/context-composition"
 	contextcomposition "github.com/assay-audit/assay/criteria/context-composition"
 	"github.com/assay-audit/assay/sdk"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
@@ -64,6 +65,7 @@ func New() (*Family, error) {
 	if err != nil {
 		return nil, err
 	}
+	desc.Corpus = contextcompositioncorpus.JSON
 	var d document
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return nil, fmt.Errorf("criteria: %w", err)

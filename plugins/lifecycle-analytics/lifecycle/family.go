@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	settlementevidencecorpus "github.com/assay-audit/assay/corpus/settlement-evidence"
 	settlementevidence "github.com/assay-audit/assay/criteria/settlement-evidence"
 	"github.com/assay-audit/assay/sdk"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
@@ -32,6 +33,7 @@ func New() (*Family, error) {
 	if err != nil {
 		return nil, err
 	}
+	desc.Corpus = settlementevidencecorpus.JSON
 	var s sentences
 	if err := json.Unmarshal(doc, &s); err != nil {
 		return nil, fmt.Errorf("criteria sentences: %w", err)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	memoryscopehygienecorpus "github.com/assay-audit/assay/corpus/memory-scope-hygiene"
 	memoryscopehygiene "github.com/assay-audit/assay/criteria/memory-scope-hygiene"
 	"github.com/assay-audit/assay/sdk"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
@@ -39,6 +40,7 @@ func New() (*Family, error) {
 	if err != nil {
 		return nil, err
 	}
+	desc.Corpus = memoryscopehygienecorpus.JSON
 	var d document
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return nil, fmt.Errorf("criteria: %w", err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	streamdivergencecorpus "github.com/assay-audit/assay/corpus/stream-divergence"
 	streamdivergence "github.com/assay-audit/assay/criteria/stream-divergence"
 	"github.com/assay-audit/assay/sdk"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
@@ -30,6 +31,7 @@ func New() (*Family, error) {
 	if err != nil {
 		return nil, err
 	}
+	desc.Corpus = streamdivergencecorpus.JSON
 	var fixed fixedSentences
 	if err := json.Unmarshal(doc, &fixed); err != nil {
 		return nil, fmt.Errorf("criteria sentences: %w", err)

@@ -1,0 +1,73 @@
+package selftest_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/assay-audit/assay/host/internal/testhost"
+	"github.com/assay-audit/assay/host/selftest"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testhost.Cleanup()
+	os.Exit(code)
+}
+
+// The stream-divergence corpus, written by the independent generator,
+// passes whole against the real plugin behind the host; a corpus whose
+// expectation is changed fails on exactly that case; a corpus whose pin
+// does not match is refused before anything runs.
+func TestRunsTheShippedCorpus(t *testing.T) {
+	raw, err := os.ReadFile("../../corpus/stream-divergence/corpus.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var head struct{ SHA256 string }
+	_ = json.Unmarshal(raw, &head)
+	c, err := selftest.Parse(raw, head.SHA256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := testhost.Start(t, testhost.Options{}, "plugins/stream-divergence")
+	jwks, _ := json.Marshal(h.Keys.JWKS())
+	r := selftest.Run(context.Background(), h.Server, jwks, c)
+	if !r.OK() || r.Cases != 99 || len(r.Failures) != 0 {
+		t.Fatalf("%d of %d passed: %v", r.Passed, r.Cases, r.Failures)
+	}
+
+	// one expectation changed: that case, and only it, fails
+	var changed int
+	for i := range c.Cases {
+		if bytes.Contains(c.Cases[i].Expect.Answer, []byte(`"byte_length": 11`)) {
+			c.Cases[i].Expect.Answer = bytes.Replace(c.Cases[i].Expect.Answer, []byte(`"byte_length": 11`), []byte(`"byte_length": 12`), 1)
+			changed++
+			break
+		}
+	}
+	if changed != 1 {
+		t.Fatal("no case to change")
+	}
+	r = selftest.Run(context.Background(), h.Server, jwks, c)
+	if r.Passed != 98 || len(r.Failures) != 1 || !strings.Contains(r.Failures[0], "number differs") {
+		t.Errorf("a changed expectation: %d passed, %v", r.Passed, r.Failures)
+	}
+	// another key set: no signed answer verifies (the one case that
+	// expects the unsigned NOT COVERED text still passes)
+	other := testhost.Start(t, testhost.Options{}, "plugins/stream-divergence")
+	otherKeys, _ := json.Marshal(other.Keys.JWKS())
+	c, _ = selftest.Parse(raw, head.SHA256)
+	if r := selftest.Run(context.Background(), h.Server, otherKeys, c); r.Passed != 1 {
+		t.Errorf("%d answers passed against another host's keys, want only the unsigned one", r.Passed)
+	}
+	if _, err := selftest.Parse(raw, strings.Repeat("0", 64)); err == nil {
+		t.Error("a corpus that is not the pinned one was accepted")
+	}
+	if _, err := selftest.Parse(bytes.Replace(raw, []byte(`"status": 200`), []byte(`"status": 201`), 1), head.SHA256); err == nil {
+		t.Error("an edited corpus was accepted under its old pin")
+	}
+}
