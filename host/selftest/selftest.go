@@ -73,30 +73,39 @@ type Result struct {
 // OK reports a run where every case passed.
 func (r Result) OK() bool { return r.Cases > 0 && r.Passed == r.Cases }
 
-// Parse reads a corpus file and checks that its pin is the SHA-256 of its
-// RFC 8785 serialization without the sha256 member, and is want.
-func Parse(raw []byte, want string) (*Corpus, error) {
+// Pin is a corpus file's pin: the SHA-256 (hex) of the RFC 8785
+// serialization of the corpus object without its sha256 member.
+func Pin(raw []byte) (string, error) {
 	tree, err := signing.Decode(raw)
 	if err != nil {
-		return nil, fmt.Errorf("selftest: corpus: %w", err)
+		return "", fmt.Errorf("selftest: corpus: %w", err)
 	}
 	obj, ok := tree.(map[string]any)
 	if !ok {
-		return nil, errors.New("selftest: corpus is not an object")
+		return "", errors.New("selftest: corpus is not an object")
 	}
-	declared, _ := obj["sha256"].(string)
 	delete(obj, "sha256")
 	canon, err := signing.Canonical(obj)
 	if err != nil {
-		return nil, fmt.Errorf("selftest: corpus: %w", err)
+		return "", fmt.Errorf("selftest: corpus: %w", err)
 	}
 	sum := sha256.Sum256(canon)
-	if got := hex.EncodeToString(sum[:]); got != declared || got != want {
-		return nil, errors.New("selftest: the corpus does not match its pin")
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// Parse reads a corpus file and checks that its pin (Pin) is both the one
+// it declares and want.
+func Parse(raw []byte, want string) (*Corpus, error) {
+	pin, err := Pin(raw)
+	if err != nil {
+		return nil, err
 	}
 	var c Corpus
 	if err := json.Unmarshal(raw, &c); err != nil {
 		return nil, fmt.Errorf("selftest: corpus: %w", err)
+	}
+	if pin != c.SHA256 || pin != want {
+		return nil, errors.New("selftest: the corpus does not match its pin")
 	}
 	return &c, nil
 }

@@ -11,6 +11,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -178,8 +179,16 @@ func serviceCmd(sub string, args []string, stdout io.Writer) error {
 	storeSpec := fs.String("store", "", "sqlite (default), sqlite:PATH, or a postgres:// URL")
 	reason := fs.String("reason", "", "stop: why, as every refusal of the service will print it")
 	asJSON := fs.Bool("json", false, "status: machine-readable JSON")
+	name := ""
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		// the service may come before the flags (`stop NAME --reason …`)
+		name, args = args[0], args[1:]
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if name == "" && fs.NArg() == 1 {
+		name = fs.Arg(0)
 	}
 	if *cfgPath == "" {
 		*cfgPath = config.DefaultPath()
@@ -194,13 +203,11 @@ func serviceCmd(sub string, args []string, stdout io.Writer) error {
 	if *storeSpec != "" {
 		cfg.Store = *storeSpec
 	}
-	name := ""
 	switch sub {
 	case "stop", "resume":
-		if fs.NArg() != 1 {
-			return fmt.Errorf("service %s: name the service\n%s", sub, usage)
+		if name == "" || fs.NArg() > 1 || fs.NArg() == 1 && fs.Arg(0) != name {
+			return fmt.Errorf("service %s: name one service\n%s", sub, usage)
 		}
-		name = fs.Arg(0)
 	case "status":
 	default:
 		return fmt.Errorf("service: stop, resume or status\n%s", usage)
@@ -308,8 +315,11 @@ func serviceStatus(ctx context.Context, st *store.Store, board *servicestate.Boa
 			rows[k] = &statusRow{Service: k.Service, CriteriaID: k.CriteriaID, CriteriaRevision: k.CriteriaRevision}
 		}
 		rows[k].Since, rows[k].By = sdk.Instant(e.At), e.Actor
-		if e.Action == store.ServiceStop {
+		switch {
+		case e.Action == store.ServiceStop:
 			rows[k].Reason = e.Reason
+		case e.CorpusPassed != nil && e.CorpusCases != nil:
+			rows[k].Reason = fmt.Sprintf("resumed: corpus %d of %d passed", *e.CorpusPassed, *e.CorpusCases)
 		}
 	}
 	out := []statusRow{}

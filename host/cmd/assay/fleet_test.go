@@ -1,0 +1,179 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/assay-audit/assay/host/internal/testhost"
+	"github.com/assay-audit/assay/host/pluginhost"
+	"github.com/assay-audit/assay/host/selftest"
+	"github.com/assay-audit/assay/host/server"
+	"github.com/assay-audit/assay/host/servicestate"
+	"github.com/assay-audit/assay/host/signing"
+	"github.com/assay-audit/assay/host/solana"
+	"github.com/assay-audit/assay/host/store"
+	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
+)
+
+// sdConfig writes a config that loads the stream-divergence plugin.
+func sdConfig(t *testing.T) string {
+	plugin := testhost.Plugin(t, "plugins/stream-divergence")
+	sum, err := pluginhost.PinOf(plugin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "assay.hcl")
+	_ = os.WriteFile(cfg, []byte(fmt.Sprintf("plugin_dir = %q\nplugin \"stream-divergence\" {\n  path = %q\n  sha256 = %q\n}\n",
+		filepath.Dir(plugin), filepath.Base(plugin), sum)), 0o600)
+	return cfg
+}
+
+// precheckCode posts a pre-check from a fresh caller and returns the
+// status and error code.
+func precheckCode(t *testing.T, base string, n int) (int, string) {
+	caller := solana.EncodeBase58(bytes.Repeat([]byte{byte(n + 1)}, 32))
+	body := `{"caller":"` + caller + `","streamed_capture":{"chunks":["YQ=="]},"reference_output":{"chunks":["YQ=="]}}`
+	resp, err := http.Post(base+"/stream-divergence/precheck", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var a struct {
+		Error struct{ Code string } `json:"error"`
+	}
+	_ = json.Unmarshal(raw, &a)
+	return resp.StatusCode, a.Error.Code
+}
+
+// The operator's round trip on a running host: `assay service stop` (the
+// host answers service_stopped within its next poll), `service status`
+// shows who stopped it and why, `service resume` runs the corpus and
+// serves it again; both are rows in the store, the resume with its
+// corpus result.
+func TestServiceStopStatusResumeOnARunningHost(t *testing.T) {
+	bin := testhost.Binary(t, "host/cmd/assay", "assay")
+	cfg := sdConfig(t)
+	dataDir := t.TempDir()
+	host := startHost(t, bin, cfg, dataDir, "sqlite")
+	flags := []string{"--config", cfg, "--data-dir", dataDir}
+	var out bytes.Buffer
+	if err := run(append([]string{"service", "stop", "stream-divergence", "--reason", "criteria audit (ticket 41)"}, flags...), &out, &out); err != nil {
+		t.Fatalf("stop: %v\n%s", err, out.String())
+	}
+	n := 0
+	for deadline := time.Now().Add(10 * time.Second); ; n++ {
+		status, code := precheckCode(t, host, n)
+		if status == 503 && code == "service_stopped" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the running host still answers %d %s", status, code)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	out.Reset()
+	if err := run(append([]string{"service", "status"}, flags...), &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	if s := out.String(); !strings.Contains(s, "stopped") || !strings.Contains(s, "criteria audit (ticket 41)") || !strings.Contains(s, "operator") {
+		t.Errorf("status:\n%s", s)
+	}
+	out.Reset()
+	if err := run(append([]string{"service", "resume", "stream-divergence"}, flags...), &out, &out); err != nil {
+		t.Fatalf("resume: %v\n%s", err, out.String())
+	}
+	if s := out.String(); !strings.Contains(s, "99 of 99 cases passed") || !strings.Contains(s, "resumed") {
+		t.Errorf("resume said:\n%s", s)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; n++ {
+		if status, _ := precheckCode(t, host, n); status == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the running host did not serve again after the resume")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	st, err := store.Open(context.Background(), "sqlite", dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	events, err := st.ServiceEvents(context.Background())
+	if err != nil || len(events) != 2 || events[0].Action != "stop" || events[1].Action != "resume" ||
+		events[1].CorpusPassed == nil || *events[1].CorpusPassed != 99 || *events[1].CorpusCases != 99 || events[0].CriteriaID != "stream-divergence/v1" {
+		t.Fatalf("rows %+v %v", events, err)
+	}
+	if err := run(append([]string{"service", "stop", "stream-divergence"}, flags...), &out, &out); err == nil {
+		t.Error("a stop without a reason was accepted")
+	}
+}
+
+// At launch, a family whose corpus does not pass whole is stopped on this
+// host with "corpus failed at launch: N of M", one that ships no corpus
+// is not served either, and a family whose corpus passes is served.
+func TestLaunchSelfTestStopsAFailingFamily(t *testing.T) {
+	ctx := context.Background()
+	log := &testhost.Log{}
+	logger := hclog.New(&hclog.LoggerOptions{Output: log, Level: hclog.Info})
+	start := func(pkg string) server.Service {
+		path := testhost.Plugin(t, pkg)
+		sum, _ := pluginhost.PinOf(path)
+		f, err := pluginhost.StartFamily(ctx, pluginhost.Spec{Name: filepath.Base(pkg), Path: path, SHA256: sum},
+			pluginhost.Options{Logger: logger, Env: []string{"PATH=" + os.Getenv("PATH")}}, pluginhost.NewRouter())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(f.Close)
+		return server.Service{Desc: f.Description(), Backend: server.FamilyBackend{Family: f}}
+	}
+	good := start("plugins/stream-divergence")
+	broken := start("plugins/stream-divergence")
+	// the same plugin with one expectation of its corpus changed (and the
+	// corpus re-pinned): that case fails
+	desc := proto.Clone(broken.Desc).(*pb.FamilyDescription)
+	desc.Corpus = bytes.Replace(desc.Corpus, []byte(`"status": 200`), []byte(`"status": 201`), 1)
+	pin, err := selftest.Pin(desc.Corpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc.Corpus = bytes.Replace(desc.Corpus, []byte(desc.CorpusSha256), []byte(pin), 1)
+	desc.CorpusSha256 = pin
+	broken.Desc = desc
+	none := start("host/internal/testfamily")
+	keys, err := signing.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the broken one is the same service version: a host of its own
+	board, brokenBoard := servicestate.New(nil, nil, nil), servicestate.New(nil, nil, nil)
+	launchSelfTests(ctx, []server.Service{good, none}, keys, board, logger)
+	launchSelfTests(ctx, []server.Service{broken}, keys, brokenBoard, logger)
+
+	if st := board.State(keyOf(good)); st.Stopped {
+		t.Errorf("the passing family was stopped: %+v", st)
+	}
+	if st := brokenBoard.State(keyOf(broken)); !st.Stopped || st.Reason != "corpus failed at launch: 1 of 99" || !st.Local {
+		t.Errorf("the failing family: %+v", st)
+	}
+	if st := board.State(keyOf(none)); !st.Stopped || st.Reason != "corpus not run at launch: the family ships no corpus" {
+		t.Errorf("the family without a corpus: %+v", st)
+	}
+	if l := log.String(); !strings.Contains(l, "corpus passed at launch: service=stream-divergence cases=99 passed=99") ||
+		!strings.Contains(l, "corpus failed at launch: not served: service=stream-divergence cases=99 passed=98") {
+		t.Errorf("launch log:\n%s", l)
+	}
+}
