@@ -106,7 +106,7 @@ func (b *Board) Refresh(ctx context.Context) error {
 	}
 	b.mu.Lock()
 	for k, s := range next {
-		if old := b.shared[k]; old.Stopped != s.Stopped {
+		if old := b.shared[k]; old.Stopped != s.Stopped && !b.refreshed.IsZero() {
 			b.log.Warn("service state changed in the store", "service", k.Service, "criteria", k.CriteriaID, "stopped", s.Stopped, "actor", s.Actor)
 		}
 	}
