@@ -41,6 +41,12 @@ type Config struct {
 	FeePayer string `hcl:"fee_payer,optional"`
 	// PublicURL is the host's public base URL, for x402 resource.url.
 	PublicURL string `hcl:"public_url,optional"`
+	// KeysSecretFile names the operator's key secret (at least 32 bytes;
+	// `assay keys secret` makes one). Set, the signing keys live in the
+	// store, sealed with it, and every host on the store signs with them;
+	// unset, each host keeps its own in its data dir. Relative to the
+	// config file's folder.
+	KeysSecretFile string `hcl:"keys_secret_file,optional"`
 	// FMV is the CAD fair-market-value source.
 	FMV *FMV `hcl:"fmv,block"`
 	// Admission bounds each service's concurrent work.
@@ -155,6 +161,9 @@ func Load(path string) (Config, error) {
 		c.Network = f.Network
 	}
 	c.PayTo, c.FeePayer, c.PublicURL = f.PayTo, f.FeePayer, f.PublicURL
+	if c.KeysSecretFile = f.KeysSecretFile; c.KeysSecretFile != "" && !filepath.IsAbs(c.KeysSecretFile) {
+		c.KeysSecretFile = filepath.Join(filepath.Dir(path), c.KeysSecretFile)
+	}
 	if f.FMV != nil {
 		fmv := *f.FMV
 		if !filepath.IsAbs(fmv.RatesFile) {

@@ -44,10 +44,14 @@ type key struct {
 	priv ed25519.PrivateKey
 }
 
-// Keyring holds every key ever made for this data dir; one is active and
-// signs, all are published so older answers still verify.
+// Keyring holds every key ever made for this data dir (or, shared, for
+// every host on one store); one is active and signs, all are published so
+// older answers still verify.
 type Keyring struct {
-	path   string
+	// load reads every key with the active one named; add stores a new
+	// key and makes it active
+	load   func() (stored, error)
+	add    func(storedKey) error
 	mu     sync.RWMutex
 	keys   []key
 	active int
@@ -56,7 +60,8 @@ type Keyring struct {
 // Open loads the keyring in dir, creating it with one fresh key (file mode
 // 0600) on first use.
 func Open(dir string) (*Keyring, error) {
-	k := &Keyring{path: filepath.Join(dir, FileName)}
+	path := filepath.Join(dir, FileName)
+	k := &Keyring{load: func() (stored, error) { return readFile(path) }, add: func(sk storedKey) error { return addToFile(path, sk) }}
 	if err := k.Reload(); err == nil {
 		return k, nil
 	} else if !errors.Is(err, os.ErrNotExist) {
@@ -71,16 +76,59 @@ func Open(dir string) (*Keyring, error) {
 	return k, nil
 }
 
-// Reload re-reads the keyring file (after `assay keys rotate` by another
-// process).
-func (k *Keyring) Reload() error {
-	raw, err := os.ReadFile(k.path)
-	if err != nil {
-		return fmt.Errorf("signing: read keyring: %w", err)
-	}
+func readFile(path string) (stored, error) {
 	var s stored
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return s, fmt.Errorf("signing: read keyring: %w", err)
+	}
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return fmt.Errorf("signing: keyring is not valid JSON: %w", err)
+		return s, fmt.Errorf("signing: keyring is not valid JSON: %w", err)
+	}
+	return s, nil
+}
+
+// addToFile rewrites the keyring file with sk added and active, through a
+// temporary file renamed over it (mode 0600 from the start).
+func addToFile(path string, sk storedKey) error {
+	s, err := readFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	s.Keys = append(s.Keys, sk)
+	s.Active = sk.KID
+	raw, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return fmt.Errorf("signing: encode keyring: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".keys-*")
+	if err != nil {
+		return fmt.Errorf("signing: write keyring: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return fmt.Errorf("signing: keyring mode: %w", err)
+	}
+	if _, err := tmp.Write(raw); err != nil {
+		tmp.Close()
+		return fmt.Errorf("signing: write keyring: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("signing: write keyring: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("signing: install keyring: %w", err)
+	}
+	return nil
+}
+
+// Reload re-reads the keys (after `assay keys rotate`, on SIGHUP; a shared
+// keyring each second).
+func (k *Keyring) Reload() error {
+	s, err := k.load()
+	if err != nil {
+		return err
 	}
 	keys := make([]key, 0, len(s.Keys))
 	active := -1
@@ -108,46 +156,15 @@ func (k *Keyring) Reload() error {
 	return nil
 }
 
-// Rotate adds a fresh key, makes it active, and writes the keyring
-// atomically with mode 0600. It returns the new key's id.
+// Rotate makes a new key active; the old ones stay listed.
 func (k *Keyring) Rotate() (string, error) {
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		return "", fmt.Errorf("signing: generate key: %w", err)
 	}
-	var s stored
-	if raw, err := os.ReadFile(k.path); err == nil {
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return "", fmt.Errorf("signing: keyring is not valid JSON: %w", err)
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("signing: read keyring: %w", err)
-	}
 	kid := Thumbprint(priv.Public().(ed25519.PublicKey))
-	s.Keys = append(s.Keys, storedKey{KID: kid, Created: time.Now().UTC(), Seed: base64.StdEncoding.EncodeToString(priv.Seed())})
-	s.Active = kid
-	raw, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return "", fmt.Errorf("signing: encode keyring: %w", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(k.path), ".keys-*")
-	if err != nil {
-		return "", fmt.Errorf("signing: write keyring: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return "", fmt.Errorf("signing: keyring mode: %w", err)
-	}
-	if _, err := tmp.Write(raw); err != nil {
-		tmp.Close()
-		return "", fmt.Errorf("signing: write keyring: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return "", fmt.Errorf("signing: write keyring: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), k.path); err != nil {
-		return "", fmt.Errorf("signing: install keyring: %w", err)
+	if err := k.add(storedKey{KID: kid, Created: time.Now().UTC(), Seed: base64.StdEncoding.EncodeToString(priv.Seed())}); err != nil {
+		return "", err
 	}
 	return kid, k.Reload()
 }

@@ -231,7 +231,20 @@ func (s *Store) migrations() []string {
 	} else {
 		v4 = append(v4, `CREATE TRIGGER service_events_append_only BEFORE UPDATE OR DELETE ON service_events FOR EACH ROW EXECUTE FUNCTION assay_append_only()`)
 	}
-	return []string{v1, v2, v3, strings.Join(v4, ";\n")}
+	// v5: signing keys every host on the store signs with, their seeds
+	// sealed with the operator's key secret (append-only: the latest key
+	// is active, every one stays published)
+	v5 := []string{`CREATE TABLE signing_keys (
+			id ` + ai + `, kid TEXT NOT NULL UNIQUE, created_ns BIGINT NOT NULL, sealed TEXT NOT NULL)`}
+	if s.d.name == "sqlite" {
+		for _, op := range []string{"UPDATE", "DELETE"} {
+			v5 = append(v5, fmt.Sprintf("CREATE TRIGGER signing_keys_no_%s BEFORE %s ON signing_keys BEGIN SELECT RAISE(ABORT, 'append-only table'); END",
+				strings.ToLower(op), op))
+		}
+	} else {
+		v5 = append(v5, `CREATE TRIGGER signing_keys_append_only BEFORE UPDATE OR DELETE ON signing_keys FOR EACH ROW EXECUTE FUNCTION assay_append_only()`)
+	}
+	return []string{v1, v2, v3, strings.Join(v4, ";\n"), strings.Join(v5, ";\n")}
 }
 
 func (s *Store) migrate(ctx context.Context) error {

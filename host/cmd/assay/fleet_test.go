@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/assay-audit/assay/host/internal/storetest"
 	"github.com/assay-audit/assay/host/internal/testhost"
 	"github.com/assay-audit/assay/host/pluginhost"
 	"github.com/assay-audit/assay/host/selftest"
@@ -175,5 +176,89 @@ func TestLaunchSelfTestStopsAFailingFamily(t *testing.T) {
 	if l := log.String(); !strings.Contains(l, "corpus passed at launch: service=stream-divergence cases=99 passed=99") ||
 		!strings.Contains(l, "corpus failed at launch: not served: service=stream-divergence cases=99 passed=98") {
 		t.Errorf("launch log:\n%s", l)
+	}
+}
+
+// Two hosts, each with its own data dir, on one PostgreSQL with one key
+// secret: a report from either verifies with `assay verify --keys`
+// pointed at the other; `assay keys rotate` run once reaches both, which
+// list the new key first and sign with it, the old one still listed.
+func TestTwoHostsSignWithOneKeySet(t *testing.T) {
+	bin := testhost.Binary(t, "host/cmd/assay", "assay")
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "keys.secret")
+	var out bytes.Buffer
+	if err := run([]string{"keys", "secret", "--out", secret}, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(sdConfig(t))
+	cfg := filepath.Join(dir, "assay.hcl")
+	_ = os.WriteFile(cfg, append(raw, []byte(fmt.Sprintf("payments = \"off\"\nkeys_secret_file = %q\n", secret))...), 0o600)
+	pg := storetest.PostgresURL(t)
+	hosts := []string{startHost(t, bin, cfg, t.TempDir(), pg), startHost(t, bin, cfg, t.TempDir(), pg)}
+
+	report := func(host string) (string, []byte) {
+		resp, err := http.Post(host+"/stream-divergence/compare", "application/json",
+			strings.NewReader(`{"streamed_capture":{"chunks":["YQ=="]},"reference_output":{"chunks":["YQ=="]}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		var a struct {
+			Signature struct {
+				KeyID string `json:"key_id"`
+			} `json:"signature"`
+		}
+		if resp.StatusCode != 200 || json.Unmarshal(b, &a) != nil {
+			t.Fatalf("report from %s: %d %s", host, resp.StatusCode, b)
+		}
+		path := filepath.Join(t.TempDir(), "report.json")
+		_ = os.WriteFile(path, b, 0o600)
+		return a.Signature.KeyID, []byte(path)
+	}
+	first, pathA := report(hosts[0])
+	kidB, pathB := report(hosts[1])
+	if first != kidB {
+		t.Fatalf("the hosts sign with %s and %s", first, kidB)
+	}
+	for i, p := range [][]byte{pathA, pathB} {
+		if err := run([]string{"verify", "--keys", hosts[1-i] + "/keys", string(p)}, &out, &out); err != nil {
+			t.Errorf("host %d's report against the other host's keys: %v", i, err)
+		}
+	}
+	out.Reset()
+	if err := run([]string{"keys", "rotate", "--config", cfg, "--store", pg}, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	var rotated string
+	if _, err := fmt.Sscanf(out.String(), "active signing key: %s", &rotated); err != nil || rotated == first {
+		t.Fatalf("rotate said %q", out.String())
+	}
+	for _, host := range hosts {
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			kid, _ := report(host)
+			if kid == rotated {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s still signs with %s after the rotation", host, kid)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		resp, err := http.Get(host + "/keys")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var set signing.JWKS
+		_ = json.NewDecoder(resp.Body).Decode(&set)
+		resp.Body.Close()
+		if len(set.Keys) != 2 || set.Keys[0].Kid != rotated || set.Keys[1].Kid != first {
+			t.Errorf("%s/keys after the rotation: %+v", host, set.Keys)
+		}
+	}
+	// the report signed before the rotation still verifies on either host
+	if err := run([]string{"verify", "--keys", hosts[1] + "/keys", string(pathA)}, &out, &out); err != nil {
+		t.Errorf("an answer from before the rotation: %v", err)
 	}
 }

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
@@ -45,10 +46,11 @@ import (
 )
 
 const usage = `usage:
-  assay serve [--config FILE] [--listen ADDR] [--data-dir DIR] [--store sqlite|postgres://...] [--payments local|off|<facilitator URL>]
+  assay serve [--config FILE] [--listen ADDR] [--data-dir DIR] [--store sqlite|postgres://...] [--payments local|off|<facilitator URL>] [--keys-secret FILE]
   assay wallet new [--out FILE]
   assay call --wallet FILE | --marker TOKEN | --payment FILE [--out FILE] [--keys JWKS-URL] <url> <body.json|->
-  assay keys rotate [--data-dir DIR]
+  assay keys rotate [--config FILE] [--data-dir DIR] [--store SPEC] [--keys-secret FILE]
+  assay keys secret --out FILE
   assay service stop <service> --reason TEXT [--config FILE] [--data-dir DIR] [--store SPEC]
   assay service resume <service> [--config FILE] [--data-dir DIR] [--store SPEC]
   assay service status [--json] [--config FILE] [--data-dir DIR] [--store SPEC]
@@ -74,10 +76,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	case "serve":
 		return serve(args[1:], stderr)
 	case "keys":
-		if len(args) < 2 || args[1] != "rotate" {
-			return errors.New("keys: only `assay keys rotate`\n" + usage)
+		if len(args) < 2 {
+			return errors.New("keys: rotate or secret\n" + usage)
 		}
-		return rotate(args[2:], stdout)
+		return keysCmd(args[1], args[2:], stdout)
 	case "verify":
 		return verify(args[1:], stdout)
 	case "wallet":
@@ -116,6 +118,7 @@ func serve(args []string, stderr io.Writer) error {
 	dataDir := fs.String("data-dir", "", "data directory (default ./var)")
 	payments := fs.String("payments", "", "off | local | <facilitator URL>")
 	storeSpec := fs.String("store", "", "sqlite (default), sqlite:PATH, or a postgres:// URL")
+	keysSecret := fs.String("keys-secret", "", "key secret file: sign with the keys every host on the store shares")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -126,7 +129,7 @@ func serve(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	for flagValue, field := range map[*string]*string{listen: &cfg.Listen, dataDir: &cfg.DataDir, payments: &cfg.Payments, storeSpec: &cfg.Store} {
+	for flagValue, field := range map[*string]*string{listen: &cfg.Listen, dataDir: &cfg.DataDir, payments: &cfg.Payments, storeSpec: &cfg.Store, keysSecret: &cfg.KeysSecretFile} {
 		if *flagValue != "" {
 			*field = *flagValue
 		}
@@ -140,10 +143,6 @@ func serve(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	keys, err := signing.Open(cfg.DataDir)
-	if err != nil {
-		return err
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	st, err := store.Open(ctx, cfg.Store, cfg.DataDir)
@@ -151,6 +150,10 @@ func serve(args []string, stderr io.Writer) error {
 		return err
 	}
 	defer st.Close()
+	keys, shared, err := openKeys(ctx, cfg, st)
+	if err != nil {
+		return err
+	}
 	free, err := freetier.New(ctx, st)
 	if err != nil {
 		return err
@@ -197,6 +200,11 @@ func serve(args []string, stderr io.Writer) error {
 	boardCtx, stopBoard := context.WithCancel(ctx)
 	owned.Add(1)
 	go func() { defer owned.Done(); board.Run(boardCtx, time.Second) }()
+	if shared {
+		// a rotation on any host reaches this one within a second
+		owned.Add(1)
+		go func() { defer owned.Done(); reloadKeys(boardCtx, keys, time.Second, log) }()
+	}
 	defer func() { stopBoard(); owned.Wait() }()
 	// each family's corpus before the listener opens: one that fails is
 	// not served by this host
@@ -263,18 +271,98 @@ func pluginEnv() []string {
 	return env
 }
 
-func rotate(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("keys rotate", flag.ContinueOnError)
-	dataDir := fs.String("data-dir", config.Defaults().DataDir, "data directory")
+// openKeys opens the keyring the config names: shared through the store
+// (sealed with the operator's key secret) when keys_secret_file is set,
+// else the data dir's own.
+func openKeys(ctx context.Context, cfg config.Config, st *store.Store) (k *signing.Keyring, shared bool, err error) {
+	if cfg.KeysSecretFile == "" {
+		k, err = signing.Open(cfg.DataDir)
+		return k, false, err
+	}
+	secret, err := os.ReadFile(cfg.KeysSecretFile)
+	if err != nil {
+		return nil, false, fmt.Errorf("keys_secret_file: %w", err)
+	}
+	k, err = signing.OpenShared(ctx, st, bytes.TrimSpace(secret), cfg.DataDir)
+	return k, true, err
+}
+
+// reloadKeys re-reads a shared keyring every interval until ctx ends.
+func reloadKeys(ctx context.Context, k *signing.Keyring, every time.Duration, log hclog.Logger) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	last := k.ActiveID()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := k.Reload(); err != nil {
+				if ctx.Err() == nil {
+					log.Warn("signing keys not reloaded; the last ones read stay in force", "error", err)
+				}
+				continue
+			}
+			if id := k.ActiveID(); id != last {
+				log.Info("signing key rotated in the store", "active", id)
+				last = id
+			}
+		}
+	}
+}
+
+// keysCmd is `assay keys rotate` and `assay keys secret`.
+func keysCmd(sub string, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("keys "+sub, flag.ContinueOnError)
+	cfgPath := fs.String("config", "", "HCL config file (default: assay.hcl beside the binary, if present)")
+	dataDir := fs.String("data-dir", "", "data directory (default ./var)")
+	storeSpec := fs.String("store", "", "sqlite (default), sqlite:PATH, or a postgres:// URL")
+	secretFile := fs.String("keys-secret", "", "the key secret file (default: the config's keys_secret_file)")
+	out := fs.String("out", "", "secret: the file to write")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	k, err := signing.Open(*dataDir)
+	if sub == "secret" {
+		if *out == "" {
+			return errors.New("keys secret: --out FILE")
+		}
+		if err := signing.NewSecret(*out); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(stdout, "wrote %s (mode 0600): give every host on the store the same file as keys_secret_file, and keep it out of the store's backups\n", *out)
+		return err
+	}
+	if sub != "rotate" {
+		return errors.New("keys: rotate or secret\n" + usage)
+	}
+	if *cfgPath == "" {
+		*cfgPath = config.DefaultPath()
+	}
+	cfg, err := config.Load(*cfgPath)
+	if err != nil {
+		return err
+	}
+	for flagValue, field := range map[*string]*string{dataDir: &cfg.DataDir, storeSpec: &cfg.Store, secretFile: &cfg.KeysSecretFile} {
+		if *flagValue != "" {
+			*field = *flagValue
+		}
+	}
+	ctx := context.Background()
+	st, err := store.Open(ctx, cfg.Store, cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	k, shared, err := openKeys(ctx, cfg, st)
 	if err != nil {
 		return err
 	}
 	kid, err := k.Rotate()
 	if err != nil {
+		return err
+	}
+	if shared {
+		_, err = fmt.Fprintf(stdout, "active signing key: %s (every host on the store signs with it within a second)\n", kid)
 		return err
 	}
 	_, err = fmt.Fprintf(stdout, "active signing key: %s (a running host picks it up on SIGHUP or restart)\n", kid)
