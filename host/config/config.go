@@ -5,6 +5,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"time"
@@ -39,6 +40,11 @@ type Config struct {
 	// FeePayer overrides the fee payer a remote facilitator's /supported
 	// names.
 	FeePayer string `hcl:"fee_payer,optional"`
+	// FeePayerKeyFile is the embedded local facilitator's fee-payer
+	// keypair (default: generated into the data dir). Hosts that share a
+	// store and take payments locally must share it: a payment names the
+	// fee payer of the 402 it answers. Relative to the config's folder.
+	FeePayerKeyFile string `hcl:"fee_payer_key_file,optional"`
 	// PublicURL is the host's public base URL, for x402 resource.url.
 	PublicURL string `hcl:"public_url,optional"`
 	// KeysSecretFile names the operator's key secret (at least 32 bytes;
@@ -47,6 +53,9 @@ type Config struct {
 	// unset, each host keeps its own in its data dir. Relative to the
 	// config file's folder.
 	KeysSecretFile string `hcl:"keys_secret_file,optional"`
+	// TrustedProxies are the reverse proxies (addresses or CIDR prefixes)
+	// whose X-Forwarded-For names the client.
+	TrustedProxies []string `hcl:"trusted_proxies,optional"`
 	// FMV is the CAD fair-market-value source.
 	FMV *FMV `hcl:"fmv,block"`
 	// Admission bounds each service's concurrent work.
@@ -99,6 +108,23 @@ func (c Config) AdmissionLimits(cores int) (admission.Limits, error) {
 		l.Wait = d
 	}
 	return l, nil
+}
+
+// Proxies parses TrustedProxies: each an address or a CIDR prefix.
+func (c Config) Proxies() ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, p := range c.TrustedProxies {
+		if pre, err := netip.ParsePrefix(p); err == nil {
+			out = append(out, pre.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(p)
+		if err != nil {
+			return nil, fmt.Errorf("trusted_proxies: %q is neither an address nor a CIDR prefix", p)
+		}
+		out = append(out, netip.PrefixFrom(a, a.BitLen()))
+	}
+	return out, nil
 }
 
 // FMV names the operator's USD/CAD rates file and the basis it states.
@@ -157,12 +183,16 @@ func Load(path string) (Config, error) {
 		c.Store = f.Store
 	}
 	c.HouseWallets = f.HouseWallets
+	c.TrustedProxies = f.TrustedProxies
 	if f.Network != "" {
 		c.Network = f.Network
 	}
 	c.PayTo, c.FeePayer, c.PublicURL = f.PayTo, f.FeePayer, f.PublicURL
 	if c.KeysSecretFile = f.KeysSecretFile; c.KeysSecretFile != "" && !filepath.IsAbs(c.KeysSecretFile) {
 		c.KeysSecretFile = filepath.Join(filepath.Dir(path), c.KeysSecretFile)
+	}
+	if c.FeePayerKeyFile = f.FeePayerKeyFile; c.FeePayerKeyFile != "" && !filepath.IsAbs(c.FeePayerKeyFile) {
+		c.FeePayerKeyFile = filepath.Join(filepath.Dir(path), c.FeePayerKeyFile)
 	}
 	if f.FMV != nil {
 		fmv := *f.FMV

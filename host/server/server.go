@@ -12,8 +12,10 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -96,6 +98,10 @@ type Config struct {
 	// StopOnSelfCheck stops a service (for every host on the store) the
 	// first time one of its answers fails the pre-signing self-check.
 	StopOnSelfCheck bool
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
+	// the client (the free tier counts callers without a wallet by
+	// address; behind a proxy every connection is the proxy's).
+	TrustedProxies []netip.Prefix
 }
 
 // Server is the HTTP handler.
@@ -551,7 +557,7 @@ func (s *Server) admitFree(q *request, v *pb.Validated) bool {
 		return true
 	}
 	d := q.sv.Desc
-	c := freetier.Caller{Addr: clientAddr(q.r)}
+	c := freetier.Caller{Addr: clientAddr(q.r, s.cfg.TrustedProxies)}
 	badCaller := v.GetHasCaller() && !freetier.ValidWallet(v.GetCaller())
 	if v.GetHasCaller() && !badCaller {
 		c.Wallet = v.GetCaller()
@@ -586,13 +592,43 @@ func (s *Server) admitFree(q *request, v *pb.Validated) bool {
 	return true
 }
 
-// clientAddr is the connection's address without its port.
-func clientAddr(r *http.Request) string {
+// clientAddr is the client's address without its port: the connection's,
+// or, when the connection comes from a trusted proxy, the last address in
+// X-Forwarded-For that is not itself a trusted proxy (the entries to its
+// left are the client's word and could be anything).
+func clientAddr(r *http.Request, trusted []netip.Prefix) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
-		return r.RemoteAddr
+		host = r.RemoteAddr
+	}
+	if !isTrusted(host, trusted) {
+		return host
+	}
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		hop := strings.TrimSpace(hops[i])
+		if _, err := netip.ParseAddr(hop); err != nil {
+			break // not an address: trust nothing further left
+		}
+		if !isTrusted(hop, trusted) {
+			return hop
+		}
+		host = hop
 	}
 	return host
+}
+
+func isTrusted(addr string, trusted []netip.Prefix) bool {
+	a, err := netip.ParseAddr(addr)
+	if err != nil {
+		return false
+	}
+	for _, p := range trusted {
+		if p.Contains(a.Unmap()) {
+			return true
+		}
+	}
+	return false
 }
 
 // validate opens a session and sends the request. A plugin found dead at

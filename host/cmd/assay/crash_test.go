@@ -115,46 +115,10 @@ func TestPaymentsSurviveHostKills(t *testing.T) {
 
 func crashLoad(t *testing.T, k *killable, dataDir, spec string) {
 	url := "http://" + k.addr + "/stream-divergence/compare"
-	chunk := base64.StdEncoding.EncodeToString([]byte("a streamed answer"))
-	body := []byte(`{"streamed_capture":{"chunks":["` + chunk + `"]},"reference_output":{"chunks":["` + chunk + `"]}}`)
-
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 7))
-	var mu sync.Mutex
-	var seen []outcome
-	stop := make(chan struct{})
-	var clients sync.WaitGroup
-	for c := 0; c < 4; c++ {
-		priv, err := wallet.New(filepath.Join(t.TempDir(), "payer.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		payer := &x402.Payer{Wallet: priv, MarkerRetries: -1, Client: &http.Client{Timeout: 20 * time.Second}}
-		clients.Add(1)
-		go func() {
-			defer clients.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				res, _ := payer.Call(context.Background(), url, body)
-				if res == nil || res.Payment == "" {
-					time.Sleep(20 * time.Millisecond) // the host is down: nothing was paid
-					continue
-				}
-				o := outcome{payment: res.Payment}
-				if res.Status == 200 && res.Settlement != nil {
-					o.tx = res.Settlement.Transaction
-				}
-				mu.Lock()
-				seen = append(seen, o)
-				mu.Unlock()
-			}
-		}()
-	}
+	load := startPaying(t, url, 4, -1)
 	// kill at random moments for a bounded time
 	const kills = 12
 	for i := 0; i < kills; i++ {
@@ -163,17 +127,98 @@ func crashLoad(t *testing.T, k *killable, dataDir, spec string) {
 		k.start()
 	}
 	time.Sleep(300 * time.Millisecond)
-	close(stop)
-	clients.Wait()
-
+	seen := load.stop()
 	st, err := store.Open(context.Background(), spec, dataDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
+	answered, unanswered, resent := reconcile(t, st, url, seen, k.log)
+	t.Logf("%d kills: %d payments, %d reports delivered at once, %d without an answer, %d re-sent", kills, len(seen), answered, unanswered, resent)
+	if answered == 0 || unanswered == 0 {
+		t.Errorf("the load did not exercise both outcomes (%d delivered, %d unanswered)", answered, unanswered)
+	}
+}
+
+var payBody = func() []byte {
+	chunk := base64.StdEncoding.EncodeToString([]byte("a streamed answer"))
+	return []byte(`{"streamed_capture":{"chunks":["` + chunk + `"]},"reference_output":{"chunks":["` + chunk + `"]}}`)
+}()
+
+// paying is a load of paying clients, each paying for one compare after
+// another until stopped.
+type paying struct {
+	mu      sync.Mutex
+	seen    []outcome
+	done    chan struct{}
+	clients sync.WaitGroup
+}
+
+// startPaying starts n clients paying at url (retries: the clients'
+// MarkerRetries: -1 none, 0 the default three).
+func startPaying(t *testing.T, url string, n, retries int) *paying {
+	p := &paying{done: make(chan struct{})}
+	for c := 0; c < n; c++ {
+		priv, err := wallet.New(filepath.Join(t.TempDir(), "payer.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		payer := &x402.Payer{Wallet: priv, MarkerRetries: retries, Client: &http.Client{Timeout: 20 * time.Second}}
+		p.clients.Add(1)
+		go func() {
+			defer p.clients.Done()
+			for {
+				select {
+				case <-p.done:
+					return
+				default:
+				}
+				res, _ := payer.Call(context.Background(), url, payBody)
+				if res == nil || res.Payment == "" {
+					time.Sleep(20 * time.Millisecond) // the host is down: nothing was paid
+					continue
+				}
+				o := outcome{payment: res.Payment}
+				if res.Status == 200 && res.Settlement != nil {
+					o.tx = res.Settlement.Transaction
+				}
+				p.mu.Lock()
+				p.seen = append(p.seen, o)
+				p.mu.Unlock()
+			}
+		}()
+	}
+	return p
+}
+
+// delivered counts the reports delivered so far.
+func (p *paying) delivered() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, o := range p.seen {
+		if o.tx != "" {
+			n++
+		}
+	}
+	return n
+}
+
+func (p *paying) stop() []outcome {
+	close(p.done)
+	p.clients.Wait()
+	return p.seen
+}
+
+// reconcile sends again, once, every payment a client got no report for
+// and every one whose claim is not delivered: each must deliver exactly
+// one report, and a further re-send is a replay. Then no claim may be
+// left undelivered, no payment may have two transactions, every ledger
+// line must be the transaction of a report a client received, and every
+// such report must have exactly one line.
+func reconcile(t *testing.T, st *store.Store, url string, seen []outcome, logs func() string) (answered, unanswered, resent int) {
 	delivered := map[string]string{} // payment -> tx of a report a client holds
 	var resend []string
-	answered, unanswered := 0, 0
 	for _, o := range seen {
 		if o.tx != "" {
 			answered++
@@ -204,21 +249,17 @@ func crashLoad(t *testing.T, k *killable, dataDir, spec string) {
 			resend = append(resend, o.payment)
 		}
 	}
-	t.Logf("%d kills: %d payments, %d reports delivered at once, %d without an answer, %d re-sent", kills, len(seen), answered, unanswered, len(resend))
-	if answered == 0 || unanswered == 0 {
-		t.Errorf("the load did not exercise both outcomes (%d delivered, %d unanswered)", answered, unanswered)
-	}
 	resender := &x402.Payer{MarkerRetries: 3, Client: &http.Client{Timeout: 20 * time.Second}}
 	for _, p := range resend {
-		res, err := resender.Resend(context.Background(), url, body, p)
+		res, err := resender.Resend(context.Background(), url, payBody, p)
 		if err != nil || res.Status != 200 || res.Settlement == nil {
-			t.Fatalf("re-sending a payment the host left undelivered: %v %+v\n%s", err, res, k.log())
+			t.Fatalf("re-sending a payment the host left undelivered: %v %+v\n%s", err, res, logs())
 		}
 		if prev, ok := delivered[p]; ok && prev != res.Settlement.Transaction {
 			t.Errorf("a re-sent payment delivered under another transaction")
 		}
 		delivered[p] = res.Settlement.Transaction
-		again, err := resender.Resend(context.Background(), url, body, p)
+		again, err := resender.Resend(context.Background(), url, payBody, p)
 		if err != nil || again.Status != 402 {
 			t.Errorf("a redeemed payment sent again: %v %d", err, again.Status)
 		}
@@ -252,4 +293,5 @@ func crashLoad(t *testing.T, k *killable, dataDir, spec string) {
 	if len(reports) != len(delivered) {
 		t.Errorf("%d payments delivered under %d transactions", len(delivered), len(reports))
 	}
+	return answered, unanswered, len(resend)
 }

@@ -46,7 +46,8 @@ import (
 )
 
 const usage = `usage:
-  assay serve [--config FILE] [--listen ADDR] [--data-dir DIR] [--store sqlite|postgres://...] [--payments local|off|<facilitator URL>] [--keys-secret FILE]
+  assay serve [--config FILE] [--listen ADDR] [--data-dir DIR] [--store sqlite|postgres://...] [--payments local|off|<facilitator URL>]
+              [--keys-secret FILE] [--pay-to WALLET] [--fee-payer-key FILE] [--public-url URL] [--trusted-proxies CIDR,...]
   assay wallet new [--out FILE]
   assay call --wallet FILE | --marker TOKEN | --payment FILE [--out FILE] [--keys JWKS-URL] <url> <body.json|->
   assay keys rotate [--config FILE] [--data-dir DIR] [--store SPEC] [--keys-secret FILE]
@@ -119,6 +120,10 @@ func serve(args []string, stderr io.Writer) error {
 	payments := fs.String("payments", "", "off | local | <facilitator URL>")
 	storeSpec := fs.String("store", "", "sqlite (default), sqlite:PATH, or a postgres:// URL")
 	keysSecret := fs.String("keys-secret", "", "key secret file: sign with the keys every host on the store shares")
+	payTo := fs.String("pay-to", "", "the seller's wallet (default: the config's pay_to, else one generated into the data dir)")
+	feePayerKey := fs.String("fee-payer-key", "", "the local facilitator's fee-payer keypair (hosts on one store share it)")
+	publicURL := fs.String("public-url", "", "the public base URL behind a proxy, for x402 resource.url")
+	trusted := fs.String("trusted-proxies", "", "comma-separated addresses or CIDR prefixes of reverse proxies whose X-Forwarded-For names the client")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -129,7 +134,8 @@ func serve(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	for flagValue, field := range map[*string]*string{listen: &cfg.Listen, dataDir: &cfg.DataDir, payments: &cfg.Payments, storeSpec: &cfg.Store, keysSecret: &cfg.KeysSecretFile} {
+	for flagValue, field := range map[*string]*string{listen: &cfg.Listen, dataDir: &cfg.DataDir, payments: &cfg.Payments, storeSpec: &cfg.Store,
+		keysSecret: &cfg.KeysSecretFile, payTo: &cfg.PayTo, feePayerKey: &cfg.FeePayerKeyFile, publicURL: &cfg.PublicURL} {
 		if *flagValue != "" {
 			*field = *flagValue
 		}
@@ -140,6 +146,13 @@ func serve(args []string, stderr io.Writer) error {
 		return err
 	}
 	limits, err := cfg.AdmissionLimits(runtime.GOMAXPROCS(0))
+	if err != nil {
+		return err
+	}
+	if *trusted != "" {
+		cfg.TrustedProxies = strings.Split(*trusted, ",")
+	}
+	proxies, err := cfg.Proxies()
 	if err != nil {
 		return err
 	}
@@ -211,7 +224,7 @@ func serve(args []string, stderr io.Writer) error {
 	launchSelfTests(ctx, services, keys, board, log)
 	handler := server.New(server.Config{Services: services, Keys: keys, Payments: gate, FreeTier: free,
 		Ledger: writer, Metrics: met, Logger: log, CallTimeout: timeout,
-		Admission: limits, States: board, StopOnSelfCheck: true})
+		Admission: limits, States: board, StopOnSelfCheck: true, TrustedProxies: proxies})
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
@@ -556,7 +569,11 @@ func paymentGate(ctx context.Context, cfg config.Config, st *store.Store, log hc
 	var fac x402.Facilitator
 	switch {
 	case cfg.Payments == "local":
-		key, err := wallet.LoadOrNew(filepath.Join(cfg.DataDir, "facilitator-fee-payer.json"))
+		feePayer := cfg.FeePayerKeyFile
+		if feePayer == "" {
+			feePayer = filepath.Join(cfg.DataDir, "facilitator-fee-payer.json")
+		}
+		key, err := wallet.LoadOrNew(feePayer)
 		if err != nil {
 			return nil, err
 		}
