@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/assay-audit/assay/host/internal/storetest"
 	"github.com/assay-audit/assay/host/internal/testhost"
+	"github.com/assay-audit/assay/host/store"
 )
 
 // canary is a unique string planted in every submitted field; forms are
@@ -251,7 +251,7 @@ func canaryRun(t *testing.T, kind string) {
 	} else {
 		role.find(t, "the context-audit pre-check", r.raw)
 	}
-	rows := dumpTables(t, h.Store.DB(), kind)
+	rows := dumpTables(t, h.Store)
 	rail.find(t, "the store's rows", []byte(rows))
 	role.find(t, "the store's rows", []byte(rows))
 	role.find(t, "the host log", []byte(h.Log.String()))
@@ -320,47 +320,12 @@ func (c *steppingClock) hold(h bool) {
 }
 
 // dumpTables renders every row of every table in the store as text.
-func dumpTables(t *testing.T, db *sql.DB, kind string) string {
-	q := `SELECT name FROM sqlite_master WHERE type = 'table'`
-	if kind == "postgres" {
-		q = `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`
-	}
-	rows, err := db.Query(q)
+func dumpTables(t *testing.T, st *store.Store) string {
+	out, err := st.DumpText(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tables []string
-	for rows.Next() {
-		var n string
-		_ = rows.Scan(&n)
-		tables = append(tables, n)
-	}
-	rows.Close()
-	var out strings.Builder
-	for _, table := range tables {
-		r, err := db.Query(`SELECT * FROM ` + table)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cols, _ := r.Columns()
-		for r.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			_ = r.Scan(ptrs...)
-			fmt.Fprintf(&out, "%s %v\n", table, vals)
-			for _, v := range vals {
-				if b, ok := v.([]byte); ok {
-					out.Write(b)
-					out.WriteByte('\n')
-				}
-			}
-		}
-		r.Close()
-	}
-	return out.String()
+	return out
 }
 
 // TestCanaryNeverLeaksWithPayments runs the paid routes with x402 payments
@@ -414,7 +379,7 @@ func TestCanaryNeverLeaksWithPayments(t *testing.T) {
 		c.find(t, fmt.Sprintf("paid-route answer %d", i), a)
 	}
 	c.find(t, "the host log", []byte(h.Log.String()))
-	c.find(t, "the store's rows", []byte(dumpTables(t, h.Store.DB(), "sqlite")))
+	c.find(t, "the store's rows", []byte(dumpTables(t, h.Store)))
 	m := do(t, "GET", h.URL+"/metrics", nil, nil)
 	c.find(t, "/metrics", m.raw)
 }

@@ -354,6 +354,12 @@ func (g *Gate) busyClaim(ctx context.Context, req payment.Request, id string, no
 		return g.settleFailure(req, CodeReplayed, "duplicate_settlement", c.Payer), nil
 	}
 	wait := max(1, int((c.LeaseUntil.Sub(now)+time.Second-1)/time.Second))
+	if c.State == store.ClaimSettled {
+		// delivery is the holder's last step, normally done in
+		// milliseconds; a holder that died frees the lease later, and a
+		// client told to come back sooner only asks again
+		wait = min(wait, 2)
+	}
 	d := refuse(http.StatusServiceUnavailable, CodeInProgress)
 	d.Members["payment"] = map[string]any{"mode": "x402", "examined": true, "charged": c.State == store.ClaimSettled}
 	d.Header = map[string]string{"Retry-After": strconv.Itoa(wait)}

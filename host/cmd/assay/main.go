@@ -47,7 +47,7 @@ import (
 
 const usage = `usage:
   assay serve [--config FILE] [--listen ADDR] [--data-dir DIR] [--store sqlite|postgres://...] [--payments local|off|<facilitator URL>]
-              [--keys-secret FILE] [--pay-to WALLET] [--fee-payer-key FILE] [--public-url URL] [--trusted-proxies CIDR,...]
+              [--keys-secret FILE] [--pay-to WALLET] [--fee-payer-key FILE] [--public-url URL] [--trusted-proxies CIDR,...] [--canary-proof]
   assay wallet new [--out FILE]
   assay call --wallet FILE | --marker TOKEN | --payment FILE [--out FILE] [--keys JWKS-URL] <url> <body.json|->
   assay keys rotate [--config FILE] [--data-dir DIR] [--store SPEC] [--keys-secret FILE]
@@ -123,6 +123,7 @@ func serve(args []string, stderr io.Writer) error {
 	payTo := fs.String("pay-to", "", "the seller's wallet (default: the config's pay_to, else one generated into the data dir)")
 	feePayerKey := fs.String("fee-payer-key", "", "the local facilitator's fee-payer keypair (hosts on one store share it)")
 	publicURL := fs.String("public-url", "", "the public base URL behind a proxy, for x402 resource.url")
+	proof := fs.Bool("canary-proof", false, "before serving, send a canary through every service and route and refuse to serve if any surface keeps a trace")
 	trusted := fs.String("trusted-proxies", "", "comma-separated addresses or CIDR prefixes of reverse proxies whose X-Forwarded-For names the client")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -140,7 +141,11 @@ func serve(args []string, stderr io.Writer) error {
 			*field = *flagValue
 		}
 	}
-	log := hclog.New(&hclog.LoggerOptions{Name: "assay", Level: hclog.LevelFromString(cfg.LogLevel), Output: stderr})
+	capture := &logCapture{out: stderr}
+	if *proof {
+		capture.buf = &bytes.Buffer{}
+	}
+	log := hclog.New(&hclog.LoggerOptions{Name: "assay", Level: hclog.LevelFromString(cfg.LogLevel), Output: capture})
 	timeout, err := cfg.Timeout()
 	if err != nil {
 		return err
@@ -225,6 +230,11 @@ func serve(args []string, stderr io.Writer) error {
 	handler := server.New(server.Config{Services: services, Keys: keys, Payments: gate, FreeTier: free,
 		Ledger: writer, Metrics: met, Logger: log, CallTimeout: timeout,
 		Admission: limits, States: board, StopOnSelfCheck: true, TrustedProxies: proxies})
+	if *proof {
+		if err := canaryProof(ctx, services, board, handler, keys, st, cfg.DataDir, capture, log); err != nil {
+			return err
+		}
+	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)

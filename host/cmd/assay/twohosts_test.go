@@ -133,6 +133,21 @@ func TestTwoHostProcessesShareOnePostgres(t *testing.T) {
 			t.Fatalf("paid compare %d: %v %+v", i, err, res)
 		}
 	}
+	st, err := store.Open(context.Background(), pg, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	// a paid answer's line commits just after the answer is written
+	var lines []store.Line
+	for deadline := time.Now().Add(10 * time.Second); len(lines) < 4 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if lines, err = st.Lines(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(lines) != 4 {
+		t.Fatalf("ledger lines %d, want 4 from both hosts", len(lines))
+	}
 	req, _ := http.NewRequest("POST", urls[0]+"/stream-divergence/compare", bytes.NewReader(body))
 	req.Header.Set("PAYMENT-SIGNATURE", rec.last)
 	resp, err := http.DefaultClient.Do(req)
@@ -146,15 +161,6 @@ func TestTwoHostProcessesShareOnePostgres(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 402 || replay.Error.Code != "payment_replayed" {
 		t.Fatalf("a payment settled on host B, replayed on host A: %d %s", resp.StatusCode, replay.Error.Code)
-	}
-	st, err := store.Open(context.Background(), pg, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	lines, err := st.Lines(context.Background())
-	if err != nil || len(lines) != 4 {
-		t.Fatalf("ledger lines %d (%v), want 4 from both hosts", len(lines), err)
 	}
 	for _, l := range lines {
 		// local facilitator: house proofs at the criteria's price, no rate

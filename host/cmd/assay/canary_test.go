@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/assay-audit/assay/host/internal/testhost"
+	"github.com/assay-audit/assay/host/pluginhost"
+	"github.com/assay-audit/assay/host/server"
+	"github.com/assay-audit/assay/host/servicestate"
+	"github.com/assay-audit/assay/host/signing"
+	"github.com/assay-audit/assay/host/store"
+)
+
+// `assay serve --canary-proof` on the real binaries and every family:
+// nearly two thousand planted requests, no trace on any surface, and then
+// the host serves.
+func TestServeWithCanaryProof(t *testing.T) {
+	bin := testhost.Binary(t, "host/cmd/assay", "assay")
+	for _, p := range []string{"plugins/stream-divergence", "plugins/lifecycle-analytics", "plugins/scope-hygiene", "plugins/context-audit",
+		"plugins/adapter-letta-af", "plugins/adapter-anthropic-messages", "plugins/adapter-generic-message-list"} {
+		testhost.Plugin(t, p)
+	}
+	dir := filepath.Dir(testhost.Plugin(t, "plugins/stream-divergence"))
+	var pins bytes.Buffer
+	if err := run([]string{"plugins", "pin", "--dir", dir}, &pins, &pins); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "assay.hcl")
+	_ = os.WriteFile(cfg, []byte(`plugin_dir = "`+dir+`"`+"\n"+pins.String()), 0o600)
+	addr := freePort(t)
+	cmd := exec.Command(bin, "serve", "--config", cfg, "--listen", addr, "--data-dir", t.TempDir(), "--canary-proof")
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	var log strings.Builder
+	buf := make([]byte, 4096)
+	for !strings.Contains(log.String(), "listening") {
+		n, err := stderr.Read(buf)
+		log.Write(buf[:n])
+		if err != nil {
+			t.Fatalf("the host ended before listening:\n%s", log.String())
+		}
+	}
+	if !strings.Contains(log.String(), "canary proof passed: no trace on any surface") || strings.Count(log.String(), "corpus passed at launch") != 4 {
+		t.Fatalf("launch log:\n%s", log.String())
+	}
+	resp, err := http.Get("http://" + addr + "/healthz")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("serving after the proof: %v", err)
+	}
+	resp.Body.Close()
+}
+
+// A host that keeps what it is sent (here a handler that logs request
+// bodies) fails the proof, which names the surface and refuses to serve.
+func TestCanaryProofRefusesALeak(t *testing.T) {
+	ctx := context.Background()
+	var out bytes.Buffer
+	capture := &logCapture{out: &out, buf: &bytes.Buffer{}}
+	log := hclog.New(&hclog.LoggerOptions{Output: capture, Level: hclog.Info})
+	path := testhost.Plugin(t, "plugins/stream-divergence")
+	sum, _ := pluginhost.PinOf(path)
+	f, err := pluginhost.StartFamily(ctx, pluginhost.Spec{Name: "stream-divergence", Path: path, SHA256: sum},
+		pluginhost.Options{Logger: log, Env: []string{"PATH=" + os.Getenv("PATH")}}, pluginhost.NewRouter())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	dataDir := t.TempDir()
+	keys, _ := signing.Open(dataDir)
+	st, err := store.Open(ctx, "sqlite", dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	services := []server.Service{{Desc: f.Description(), Backend: server.FamilyBackend{Family: f}}}
+	honest := server.New(server.Config{Services: services, Keys: keys, Logger: log})
+	leaky := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		log.Info("request", "body", string(body)) // the defect the proof exists to catch
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		honest.ServeHTTP(w, r)
+	})
+	err = canaryProof(ctx, services, servicestate.New(nil, nil, nil), leaky, keys, st, dataDir, capture, log)
+	if err == nil || !strings.Contains(err.Error(), "canary proof failed") || !strings.Contains(out.String(), "surface=\"the host log") {
+		t.Fatalf("a leaking host: %v\n%.2000s", err, out.String())
+	}
+	capture.buf = &bytes.Buffer{}
+	if err := canaryProof(ctx, services, servicestate.New(nil, nil, nil), honest, keys, st, dataDir, capture, log); err != nil {
+		t.Errorf("the same host without the leak: %v", err)
+	}
+}
