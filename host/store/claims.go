@@ -123,12 +123,20 @@ func (s *Store) LeaseClaim(ctx context.Context, paymentID, owner string, now, un
 	return affectedOne(res, "lease claim")
 }
 
-// SettleClaim records the settlement of owner's settling claim.
-// ErrDuplicateTx: that transaction is already another claim's.
+// SettleClaim records the settlement of owner's settling claim, and (when
+// c.LeaseUntil is set) moves its lease's end there: what remains is the
+// delivery, much shorter than a settlement. ErrDuplicateTx: that
+// transaction is already another claim's.
 func (s *Store) SettleClaim(ctx context.Context, paymentID, owner string, c Claim, now time.Time) error {
-	res, err := s.db.ExecContext(ctx, s.q(`UPDATE payment_claims SET state = ?, tx_id = ?, payer = ?, network = ?, fee_lamports = ?, house = ?, settled_ns = ?
+	var until *int64
+	if !c.LeaseUntil.IsZero() {
+		ns := c.LeaseUntil.UnixNano()
+		until = &ns
+	}
+	res, err := s.db.ExecContext(ctx, s.q(`UPDATE payment_claims SET state = ?, tx_id = ?, payer = ?, network = ?, fee_lamports = ?, house = ?, settled_ns = ?,
+		lease_until_ns = COALESCE(?, lease_until_ns)
 		WHERE payment_id = ? AND owner = ? AND state = ?`),
-		ClaimSettled, c.TxID, c.Payer, c.Network, c.FeeLamports, c.House, now.UnixNano(), paymentID, owner, ClaimSettling)
+		ClaimSettled, c.TxID, c.Payer, c.Network, c.FeeLamports, c.House, now.UnixNano(), until, paymentID, owner, ClaimSettling)
 	if err != nil {
 		if isUniqueViolation(err) {
 			return ErrDuplicateTx
@@ -147,6 +155,16 @@ func (s *Store) DropClaim(ctx context.Context, paymentID, owner string) error {
 	_, err := s.db.ExecContext(ctx, s.q(`DELETE FROM payment_claims WHERE payment_id = ? AND owner = ? AND state = ?`), paymentID, owner, ClaimSettling)
 	if err != nil {
 		return fmt.Errorf("store: drop claim: %w", err)
+	}
+	return nil
+}
+
+// RenewClaim moves the end of owner's lease to until.
+func (s *Store) RenewClaim(ctx context.Context, paymentID, owner string, until time.Time) error {
+	_, err := s.db.ExecContext(ctx, s.q(`UPDATE payment_claims SET lease_until_ns = ? WHERE payment_id = ? AND owner = ? AND state <> ?`),
+		until.UnixNano(), paymentID, owner, ClaimDelivered)
+	if err != nil {
+		return fmt.Errorf("store: renew claim: %w", err)
 	}
 	return nil
 }

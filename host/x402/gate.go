@@ -22,6 +22,10 @@ import (
 // HeaderMarker carries a delivery marker on a re-sent request.
 const HeaderMarker = "ASSAY-DELIVERY-MARKER"
 
+// deliveryLease is how long a settled claim's holder keeps it to sign,
+// write and record the answer: a holder that dies then frees it soon.
+const deliveryLease = 5 * time.Second
+
 // Gate codes (refusal codes of the paid route's payment step).
 const (
 	CodeRequired      = "payment_required"
@@ -287,6 +291,9 @@ func (g *Gate) Settle(ctx context.Context, req payment.Request, a *payment.Admis
 		if c, d, err = g.settle(ctx, req, st, c, opened); err != nil || d != nil {
 			return nil, d, err
 		}
+	} else if err := g.cfg.Store.RenewClaim(ctx, st.id, g.owner, g.cfg.Now().Add(deliveryLease)); err != nil {
+		// a settled claim redeemed: what remains is the delivery
+		return nil, nil, err
 	}
 	resp, _ := EncodeHeader(SettleResponse{Success: true, Transaction: c.TxID, Network: c.Network, Payer: c.Payer})
 	return &payment.Receipt{
@@ -322,6 +329,7 @@ func (g *Gate) settle(ctx context.Context, req payment.Request, st *admitted, c 
 		return c, g.settleFailure(req, CodeNotSettled, s.Reason, s.Payer), err
 	}
 	c.TxID, c.Payer, c.Network, c.FeeLamports = s.TxID, s.Payer, s.Network, s.FeeLamports
+	c.LeaseUntil = g.cfg.Now().Add(deliveryLease)
 	if c.Payer == "" {
 		c.Payer = st.payer
 	}
@@ -354,12 +362,6 @@ func (g *Gate) busyClaim(ctx context.Context, req payment.Request, id string, no
 		return g.settleFailure(req, CodeReplayed, "duplicate_settlement", c.Payer), nil
 	}
 	wait := max(1, int((c.LeaseUntil.Sub(now)+time.Second-1)/time.Second))
-	if c.State == store.ClaimSettled {
-		// delivery is the holder's last step, normally done in
-		// milliseconds; a holder that died frees the lease later, and a
-		// client told to come back sooner only asks again
-		wait = min(wait, 2)
-	}
 	d := refuse(http.StatusServiceUnavailable, CodeInProgress)
 	d.Members["payment"] = map[string]any{"mode": "x402", "examined": true, "charged": c.State == store.ClaimSettled}
 	d.Header = map[string]string{"Retry-After": strconv.Itoa(wait)}
