@@ -9,3 +9,10 @@ import _ "embed"
 //
 //go:embed criteria.json
 var Document []byte
+
+// RequestSchema is request.schema.json: the request body's shape as a JSON
+// Schema (2020-12), for the host's OpenAPI document and its x402 discovery
+// metadata. It describes; the family's validation decides.
+//
+//go:embed request.schema.json
+var RequestSchema []byte

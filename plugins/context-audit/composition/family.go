@@ -66,6 +66,7 @@ func New() (*Family, error) {
 		return nil, err
 	}
 	desc.Corpus = contextcompositioncorpus.JSON
+	desc.RequestSchema = contextcomposition.RequestSchema
 	var d document
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return nil, fmt.Errorf("criteria: %w", err)

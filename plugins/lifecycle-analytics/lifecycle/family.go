@@ -34,6 +34,7 @@ func New() (*Family, error) {
 		return nil, err
 	}
 	desc.Corpus = settlementevidencecorpus.JSON
+	desc.RequestSchema = settlementevidence.RequestSchema
 	var s sentences
 	if err := json.Unmarshal(doc, &s); err != nil {
 		return nil, fmt.Errorf("criteria sentences: %w", err)

@@ -41,6 +41,7 @@ func New() (*Family, error) {
 		return nil, err
 	}
 	desc.Corpus = memoryscopehygienecorpus.JSON
+	desc.RequestSchema = memoryscopehygiene.RequestSchema
 	var d document
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return nil, fmt.Errorf("criteria: %w", err)

@@ -32,6 +32,7 @@ func New() (*Family, error) {
 		return nil, err
 	}
 	desc.Corpus = streamdivergencecorpus.JSON
+	desc.RequestSchema = streamdivergence.RequestSchema
 	var fixed fixedSentences
 	if err := json.Unmarshal(doc, &fixed); err != nil {
 		return nil, fmt.Errorf("criteria sentences: %w", err)

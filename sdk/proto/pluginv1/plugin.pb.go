@@ -322,7 +322,11 @@ type FamilyDescription struct {
 	// The family's corpus (its corpus.json, whose pin is corpus_sha256): the
 	// host runs it against the plugin before serving it, and again before an
 	// operator's resume; a family that ships none is not served.
-	Corpus        []byte `protobuf:"bytes,15,opt,name=corpus,proto3" json:"corpus,omitempty"`
+	Corpus []byte `protobuf:"bytes,15,opt,name=corpus,proto3" json:"corpus,omitempty"`
+	// The request body's shape as a JSON Schema (2020-12): the host's
+	// OpenAPI document and its x402 discovery metadata describe the routes
+	// with it. It describes; the family's own validation decides.
+	RequestSchema []byte `protobuf:"bytes,16,opt,name=request_schema,json=requestSchema,proto3" json:"request_schema,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -458,6 +462,13 @@ func (x *FamilyDescription) GetReadsSharedBodies() bool {
 func (x *FamilyDescription) GetCorpus() []byte {
 	if x != nil {
 		return x.Corpus
+	}
+	return nil
+}
+
+func (x *FamilyDescription) GetRequestSchema() []byte {
+	if x != nil {
+		return x.RequestSchema
 	}
 	return nil
 }
@@ -2117,7 +2128,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\rAttachRequest\x12&\n" +
 	"\x0fhost_service_id\x18\x01 \x01(\rR\rhostServiceId\"\x10\n" +
 	"\x0eAttachResponse\"\x11\n" +
-	"\x0fDescribeRequest\"\xf0\x04\n" +
+	"\x0fDescribeRequest\"\x97\x05\n" +
 	"\x11FamilyDescription\x12\x1f\n" +
 	"\vcriteria_id\x18\x01 \x01(\tR\n" +
 	"criteriaId\x12+\n" +
@@ -2136,7 +2147,8 @@ const file_plugin_proto_rawDesc = "" +
 	"\ttripwires\x18\f \x01(\v2\x1a.assay.plugin.v1.TripwiresR\ttripwires\x12\x18\n" +
 	"\aformats\x18\r \x03(\tR\aformats\x12.\n" +
 	"\x13reads_shared_bodies\x18\x0e \x01(\bR\x11readsSharedBodies\x12\x16\n" +
-	"\x06corpus\x18\x0f \x01(\fR\x06corpus\"\x84\x01\n" +
+	"\x06corpus\x18\x0f \x01(\fR\x06corpus\x12%\n" +
+	"\x0erequest_schema\x18\x10 \x01(\fR\rrequestSchema\"\x84\x01\n" +
 	"\x02Op\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12(\n" +
 	"\x10price_usdc_units\x18\x02 \x01(\x03R\x0epriceUsdcUnits\x12\x1f\n" +
