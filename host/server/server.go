@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -109,6 +110,10 @@ type Server struct {
 	cfg      Config
 	mux      *http.ServeMux
 	services map[string]*service
+	routes   []string // every pattern mounted, but the catch-all
+	// the OpenAPI document, built at its first request
+	openAPIOnce  sync.Once
+	openAPIBytes []byte
 }
 
 type service struct {
@@ -174,6 +179,7 @@ func New(cfg Config) *Server {
 	s.route("GET /keys", "", "keys", s.keys)
 	s.route("GET /{$}", "", "catalog", s.catalog)
 	s.route("GET /metrics", "", "metrics", cfg.Metrics.Handler("").ServeHTTP)
+	s.route("GET /openapi.json", "", "openapi", s.openAPIDoc)
 	s.route("/", "", "unmatched", notCovered)
 	return s
 }
@@ -181,6 +187,9 @@ func New(cfg Config) *Server {
 // route registers a handler and counts its requests under a label set the
 // host owns: the service and the route template, never the path.
 func (s *Server) route(pattern, service, label string, h http.HandlerFunc) {
+	if label != "unmatched" {
+		s.routes = append(s.routes, pattern)
+	}
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		start := time.Now()

@@ -1,0 +1,256 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"sort"
+	"strings"
+
+	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
+)
+
+// Routes lists every route the server mounts ("METHOD /path", Go's
+// pattern syntax: "/{$}" is the root alone), sorted: what the OpenAPI
+// document must describe, and nothing else.
+func (s *Server) Routes() []string {
+	out := append([]string(nil), s.routes...)
+	sort.Strings(out)
+	return out
+}
+
+// openAPIPath is a route's path as OpenAPI writes it.
+func openAPIPath(pattern string) (method, path string) {
+	method, path, _ = strings.Cut(pattern, " ")
+	if path == "/{$}" {
+		path = "/"
+	}
+	return strings.ToLower(method), path
+}
+
+// hostRefusalCodes are the refusal codes the host itself answers on
+// service routes (the families' own come from their criteria).
+var hostRefusalCodes = []string{codeBodyCap, codeUnavailable, codeDeadline, codeInternal, codeSelfCheck, codeCaller, codeInterval,
+	codeSpent, codeFreeDown, codePaymentDown, codeBusy, codeStopped, codeBodyTimeout, codeBodyBroken,
+	"payment_required", "payment_invalid", "payment_replayed", "payment_not_settled", "payment_in_progress",
+	"marker_invalid", "marker_expired", "marker_spent"}
+
+type object = map[string]any
+
+func ref(name string) object { return object{"$ref": "#/components/schemas/" + name} }
+
+// requestSchemaName names a service's request body schema.
+func requestSchemaName(service string) string {
+	var b strings.Builder
+	for _, part := range strings.FieldsFunc(service, func(r rune) bool { return r == '-' || r == '_' }) {
+		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+	}
+	return b.String() + "Request"
+}
+
+// componentSchema places a family's JSON Schema under components: its
+// internal references ("#/$defs/x") are rewritten to where it now stands.
+func componentSchema(raw []byte, name string) any {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return object{"type": "object", "description": "the family describes no request schema"}
+	}
+	var walk func(any) any
+	walk = func(x any) any {
+		switch t := x.(type) {
+		case map[string]any:
+			for k, val := range t {
+				if s, ok := val.(string); ok && k == "$ref" && strings.HasPrefix(s, "#/") {
+					t[k] = "#/components/schemas/" + name + "/" + strings.TrimPrefix(s, "#/")
+					continue
+				}
+				t[k] = walk(val)
+			}
+		case []any:
+			for i := range t {
+				t[i] = walk(t[i])
+			}
+		}
+		return x
+	}
+	return walk(v)
+}
+
+func jsonContent(schema any) object {
+	return object{"application/json": object{"schema": schema}}
+}
+
+func answer(desc string) object {
+	return object{"description": desc, "content": jsonContent(ref("SignedAnswer"))}
+}
+
+func refusal(desc string, headers ...string) object {
+	r := object{"description": desc, "content": jsonContent(ref("Refusal"))}
+	if len(headers) > 0 {
+		h := object{}
+		for _, name := range headers {
+			h[name] = object{"$ref": "#/components/headers/" + name}
+		}
+		r["headers"] = h
+	}
+	return r
+}
+
+// serviceOperations are the path items of one service mounted at prefix.
+func serviceOperations(d *pb.FamilyDescription, prefix string, paths object) {
+	name := d.GetService()
+	body := object{"required": true, "content": jsonContent(ref(requestSchemaName(name)))}
+	tag := []string{name}
+	suffix := strings.NewReplacer("/", "_", "-", "_").Replace(prefix)
+	paths[prefix+"/criteria"] = object{"get": object{"operationId": "criteria" + suffix, "tags": tag,
+		"summary": "The " + d.GetCriteriaId() + " criteria document, byte for byte (its corpus pin included)",
+		"responses": object{"200": object{"description": "the criteria document", "content": jsonContent(object{"type": "object"})}}}}
+	if prefix != "" {
+		paths[prefix+"/metrics"] = object{"get": object{"operationId": "metrics" + suffix, "tags": tag,
+			"summary": "Prometheus metrics labelled with this service",
+			"responses": object{"200": object{"description": "Prometheus text format", "content": object{"text/plain": object{"schema": object{"type": "string"}}}}}}}
+	}
+	paths[prefix+"/precheck"] = object{"post": object{"operationId": "precheck" + suffix, "tags": tag,
+		"summary": "Free pre-check: validation and assessability only, no measurement",
+		"description": "Free: " + itoa(d.GetFreeTier().GetPerDay()) + " per UTC day per caller wallet (the body's caller) or client address, at least " +
+			itoa(d.GetFreeTier().GetMinIntervalMs()) + " ms apart; a refused pre-check counts.",
+		"requestBody": body,
+		"responses": object{
+			"200": answer("the signed pre-check (kind precheck)"),
+			"400": refusal("a signed refusal naming the failed rule (the family's code, or caller_invalid, body_incomplete)"),
+			"402": refusal("free_allowance_spent: the caller's free pre-checks for this UTC day are spent"),
+			"408": refusal("body_read_timeout: the body did not arrive within the read timeout"),
+			"413": refusal("body_bytes_cap: the body is over the published cap (" + itoa(d.GetBodyBytes()) + " bytes)"),
+			"422": answer("the signed could-not-measure answer (kind could_not_measure)"),
+			"429": refusal("free_interval: inside the minimum interval; retry_after_ms and Retry-After say when", "Retry-After"),
+			"500": refusal("internal_error or self_check_failed: nothing issued"),
+			"503": refusal("service_stopped, service_busy, plugin_unavailable, deadline_exceeded, free_tier_unavailable", "Retry-After"),
+		}}}
+	for _, op := range d.GetOps() {
+		paths[prefix+"/"+op.GetName()] = object{"post": object{"operationId": op.GetName() + suffix, "tags": tag,
+			"summary": "Paid (" + op.GetPriceLabel() + " " + op.GetPriceBasis() + "): the signed report, after an x402 v2 payment",
+			"description": "Without PAYMENT-SIGNATURE the answer is 402 with PAYMENT-REQUIRED (x402 v2, scheme exact, Solana USDC, " +
+				itoa(op.GetPriceUsdcUnits()) + " atomic units). The submission is validated before the payment is read: a refused one is never charged. " +
+				"A payment taken whose report was not delivered is redeemed by sending the same request with the same PAYMENT-SIGNATURE (or the delivery marker) again.",
+			"parameters": []any{
+				object{"in": "header", "name": "PAYMENT-SIGNATURE", "required": false, "description": "base64 JSON x402 v2 PaymentPayload", "schema": object{"type": "string"}},
+				object{"in": "header", "name": "ASSAY-DELIVERY-MARKER", "required": false, "description": "a delivery marker a 503 gave, instead of a payment", "schema": object{"type": "string"}},
+			},
+			"requestBody": body,
+			"responses": object{
+				"200": object{"description": "the signed report (kind report); its payment member names the transaction", "content": jsonContent(ref("SignedAnswer")),
+					"headers": object{"PAYMENT-RESPONSE": object{"$ref": "#/components/headers/PAYMENT-RESPONSE"}}},
+				"400": refusal("a signed refusal: the family's rule, or marker_invalid, marker_expired, marker_spent, body_incomplete"),
+				"402": refusal("payment_required (with x402 and PAYMENT-REQUIRED), payment_invalid, payment_replayed, payment_not_settled", "PAYMENT-REQUIRED"),
+				"408": refusal("body_read_timeout: the body did not arrive within the read timeout"),
+				"413": refusal("body_bytes_cap: the body is over the published cap (" + itoa(d.GetBodyBytes()) + " bytes)"),
+				"422": answer("the signed could-not-measure answer, delivered unpaid"),
+				"500": refusal("internal_error or self_check_failed: nothing charged"),
+				"503": refusal("service_stopped, service_busy, payment_in_progress, payment_unavailable, plugin_unavailable, deadline_exceeded; after a payment was checked, payment.delivery_marker and ASSAY-DELIVERY-MARKER", "Retry-After", "ASSAY-DELIVERY-MARKER"),
+			}}}
+	}
+}
+
+func itoa(n int64) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+// openAPI builds the OpenAPI 3.1 document of every route the server
+// mounts.
+func (s *Server) openAPI() object {
+	paths := object{
+		"/": object{"get": object{"operationId": "catalog", "summary": "The catalog of services (JSON; HTML for a browser)",
+			"responses": object{"200": object{"description": "the catalog", "content": object{
+				"application/json": object{"schema": object{"type": "object"}},
+				"text/html":        object{"schema": object{"type": "string"}}}}}}},
+		"/keys": object{"get": object{"operationId": "keys", "summary": "The report-signing public keys (JWKS, Ed25519), active first; retired keys stay listed",
+			"responses": object{"200": object{"description": "a JWKS", "content": object{"application/jwk-set+json": object{"schema": ref("JWKS")}}}}}},
+		"/healthz": object{"get": object{"operationId": "healthz", "summary": "Liveness",
+			"responses": object{"200": object{"description": "ok", "content": jsonContent(object{"type": "object"})}}}},
+		"/metrics": object{"get": object{"operationId": "metrics", "summary": "Prometheus metrics",
+			"responses": object{"200": object{"description": "Prometheus text format", "content": object{"text/plain": object{"schema": object{"type": "string"}}}}}}},
+		"/openapi.json": object{"get": object{"operationId": "openapi", "summary": "This document",
+			"responses": object{"200": object{"description": "OpenAPI 3.1", "content": jsonContent(object{"type": "object"})}}}},
+	}
+	schemas := object{
+		"SignedAnswer": object{"type": "object", "description": "Every JSON answer on a service route: the family's members plus these, signed (Ed25519 over the RFC 8785 bytes of the object without signature).",
+			"required": []any{"service", "service_version", "criteria", "corpus", "op", "kind", "issued_at", "signature"},
+			"properties": object{
+				"service": object{"type": "string"}, "service_version": object{"type": "string"},
+				"criteria": object{"type": "object", "properties": object{"id": object{"type": "string"}, "revision": object{"type": "string"}}},
+				"corpus":   object{"type": "object", "properties": object{"id": object{"type": "string"}, "sha256": object{"type": "string"}}},
+				"op":       object{"type": "string"},
+				"kind":     object{"enum": []any{"precheck", "report", "could_not_measure", "refusal"}},
+				"issued_at": object{"type": "string", "format": "date-time"},
+				"payment": object{"type": "object", "description": "on paid routes: mode, examined, charged, and once charged network, transaction, payer, price; after a payment was checked and the report not delivered, delivery_marker",
+					"properties": object{"delivery_marker": ref("DeliveryMarker")}},
+				"signature": object{"type": "object", "required": []any{"alg", "key_id", "value"},
+					"properties": object{"alg": object{"const": "Ed25519"}, "key_id": object{"type": "string"}, "value": object{"type": "string", "description": "base64url, no padding"}}},
+			}},
+		"Refusal": object{"allOf": []any{ref("SignedAnswer"), object{"type": "object", "required": []any{"error"},
+			"properties": object{
+				"error": object{"type": "object", "required": []any{"code", "message"},
+					"properties": object{"code": object{"type": "string", "description": "the family's code from its criteria, or one of the host's", "examples": anySlice(hostRefusalCodes)},
+						"message": object{"type": "string", "description": "static text: never any part of a submission"},
+						"reason":  object{"type": "string"}, "retry_after_ms": object{"type": "integer"}, "cap": object{"type": "integer"}}},
+				"x402": ref("PaymentRequired")}}}},
+		"DeliveryMarker": object{"type": "object", "required": []any{"token", "header"},
+			"properties": object{"token": object{"type": "string"}, "header": object{"const": "ASSAY-DELIVERY-MARKER"},
+				"expires_at": object{"type": "string", "format": "date-time", "description": "absent once the payment was taken: it never expires"}}},
+		"PaymentRequired": object{"type": "object", "description": "x402 v2 PaymentRequired (also base64 JSON in PAYMENT-REQUIRED)",
+			"required": []any{"x402Version", "resource", "accepts"},
+			"properties": object{
+				"x402Version": object{"const": 2}, "error": object{"type": "string"},
+				"resource": object{"type": "object", "required": []any{"url"}, "properties": object{
+					"url": object{"type": "string"}, "description": object{"type": "string"}, "mimeType": object{"type": "string"}}},
+				"accepts": object{"type": "array", "items": object{"type": "object",
+					"required": []any{"scheme", "network", "asset", "amount", "payTo", "maxTimeoutSeconds"},
+					"properties": object{"scheme": object{"const": "exact"}, "network": object{"type": "string"}, "asset": object{"type": "string"},
+						"amount": object{"type": "string"}, "payTo": object{"type": "string"}, "maxTimeoutSeconds": object{"type": "integer"},
+						"extra": object{"type": "object"}}}},
+				"extensions": object{"type": "object", "description": "bazaar: x402 discovery metadata (info and schema of the route's input and output)"},
+			}},
+		"JWKS": object{"type": "object", "required": []any{"keys"}, "properties": object{"keys": object{"type": "array", "items": object{"type": "object",
+			"properties": object{"kty": object{"const": "OKP"}, "crv": object{"const": "Ed25519"}, "x": object{"type": "string"}, "kid": object{"type": "string"},
+				"alg": object{"type": "string"}, "use": object{"type": "string"}}}}}},
+	}
+	names := make([]string, 0, len(s.services))
+	for name := range s.services {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		d := s.services[name].Desc
+		schemas[requestSchemaName(name)] = componentSchema(d.GetRequestSchema(), requestSchemaName(name))
+		serviceOperations(d, "/"+name, paths)
+		if len(s.services) == 1 {
+			serviceOperations(d, "", paths)
+		}
+	}
+	return object{
+		"openapi": "3.1.0",
+		"info": object{"title": "Assay", "version": "1",
+			"description": "Paid, signed, criteria-bound audit services: every answer is a signed report of facts under a published criteria document, never a grade."},
+		"paths": paths,
+		"components": object{"schemas": schemas, "headers": object{
+			"Retry-After":           object{"description": "seconds to wait before sending again", "schema": object{"type": "integer"}},
+			"PAYMENT-REQUIRED":      object{"description": "base64 JSON x402 v2 PaymentRequired", "schema": object{"type": "string"}},
+			"PAYMENT-RESPONSE":      object{"description": "base64 JSON x402 v2 SettleResponse", "schema": object{"type": "string"}},
+			"ASSAY-DELIVERY-MARKER": object{"description": "a token that redeems the payment for this report, no second charge", "schema": object{"type": "string"}},
+		}},
+	}
+}
+
+func anySlice(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
+
+func (s *Server) openAPIDoc(w http.ResponseWriter, _ *http.Request) {
+	s.openAPIOnce.Do(func() { s.openAPIBytes, _ = json.MarshalIndent(s.openAPI(), "", " ") })
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(s.openAPIBytes)
+}
