@@ -102,11 +102,11 @@ func serviceOperations(d *pb.FamilyDescription, prefix string, paths object) {
 	tag := []string{name}
 	suffix := strings.NewReplacer("/", "_", "-", "_").Replace(prefix)
 	paths[prefix+"/criteria"] = object{"get": object{"operationId": "criteria" + suffix, "tags": tag,
-		"summary": "The " + d.GetCriteriaId() + " criteria document, byte for byte (its corpus pin included)",
+		"summary":   "The " + d.GetCriteriaId() + " criteria document, byte for byte (its corpus pin included)",
 		"responses": object{"200": object{"description": "the criteria document", "content": jsonContent(object{"type": "object"})}}}}
 	if prefix != "" {
 		paths[prefix+"/metrics"] = object{"get": object{"operationId": "metrics" + suffix, "tags": tag,
-			"summary": "Prometheus metrics labelled with this service",
+			"summary":   "Prometheus metrics labelled with this service",
 			"responses": object{"200": object{"description": "Prometheus text format", "content": object{"text/plain": object{"schema": object{"type": "string"}}}}}}}
 	}
 	paths[prefix+"/precheck"] = object{"post": object{"operationId": "precheck" + suffix, "tags": tag,
@@ -177,10 +177,10 @@ func (s *Server) openAPI() object {
 			"required": []any{"service", "service_version", "criteria", "corpus", "op", "kind", "issued_at", "signature"},
 			"properties": object{
 				"service": object{"type": "string"}, "service_version": object{"type": "string"},
-				"criteria": object{"type": "object", "properties": object{"id": object{"type": "string"}, "revision": object{"type": "string"}}},
-				"corpus":   object{"type": "object", "properties": object{"id": object{"type": "string"}, "sha256": object{"type": "string"}}},
-				"op":       object{"type": "string"},
-				"kind":     object{"enum": []any{"precheck", "report", "could_not_measure", "refusal"}},
+				"criteria":  object{"type": "object", "properties": object{"id": object{"type": "string"}, "revision": object{"type": "string"}}},
+				"corpus":    object{"type": "object", "properties": object{"id": object{"type": "string"}, "sha256": object{"type": "string"}}},
+				"op":        object{"type": "string"},
+				"kind":      object{"enum": []any{"precheck", "report", "could_not_measure", "refusal"}},
 				"issued_at": object{"type": "string", "format": "date-time"},
 				"payment": object{"type": "object", "description": "on paid routes: mode, examined, charged, and once charged network, transaction, payer, price; after a payment was checked and the report not delivered, delivery_marker",
 					"properties": object{"delivery_marker": ref("DeliveryMarker")}},
