@@ -22,6 +22,16 @@ type Request struct {
 	Service string
 	Op      string
 	Price   Price
+	// Input describes the route's request body for discovery (x402
+	// clients and discovery services list the route from the 402).
+	Input Input
+}
+
+// Input is a route's request body: its JSON Schema and an example (from
+// the family's corpus, never a submission). Either may be nil.
+type Input struct {
+	Schema  []byte
+	Example []byte
 }
 
 // Admission is a gate's leave to measure one request.

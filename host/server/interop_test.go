@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assay-audit/assay/host/internal/testhost"
 	"github.com/assay-audit/assay/host/wallet"
 )
 
@@ -125,5 +126,53 @@ func TestOfficialClientPays(t *testing.T) {
 	defer stub.mu.Unlock()
 	if strings.Join(stub.methods, ",") != "getAccountInfo" {
 		t.Errorf("the official client asked RPC for %v", stub.methods)
+	}
+}
+
+// A 402 carries x402 v2 discovery metadata the official @x402/extensions
+// package accepts: the bazaar extension validates (its info against its
+// schema, and the protocol's rules), and extractDiscoveryInfo lists the
+// route with its URL, method, description and MIME type, for every family.
+func TestOfficialDiscoveryReadsThe402(t *testing.T) {
+	dir := interopDir(t)
+	h := startPaidWith(t, testhost.Options{Adapters: caAdapters}, sdPkg, lcPkg, shPkg, caPkg)
+	bodies := map[string][]byte{
+		"/stream-divergence/compare":   sdBody([]string{"a"}, []string{"a"}),
+		"/lifecycle-analytics/analyse": []byte(`{"log":[{"challenge_id":"a","issued_at":"2026-11-29T10:00:00Z","expires_at":"2026-11-29T10:05:00Z"}]}`),
+		"/scope-hygiene/audit":         []byte(`{"family":"mem0","form":"full_text","records":[{"id":"r1","content_text":"x"}]}`),
+		"/context-audit/audit":         envelope("generic-message-list", map[string]any{"messages": []any{map[string]any{"role": "user", "text": "hi"}}}),
+	}
+	for route, body := range bodies {
+		cmd := exec.Command("node", "discover.mjs", h.URL+route, string(body))
+		cmd.Dir = dir
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", route, err, out)
+		}
+		var got struct {
+			Resource  struct{ URL, Description, MimeType string }
+			HasBazaar bool
+			Valid     struct {
+				Valid  bool
+				Errors []string
+			}
+			Spec struct {
+				Valid  bool
+				Errors []string
+			}
+			Discovered map[string]any
+			Error      string
+		}
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatalf("%s: %v\n%s", route, err, out)
+		}
+		if !got.HasBazaar || !got.Valid.Valid || !got.Spec.Valid || got.Discovered == nil || got.Error != "" {
+			t.Errorf("%s: %s", route, out)
+			continue
+		}
+		if got.Discovered["resourceUrl"] != h.URL+route || got.Discovered["method"] != "POST" || got.Resource.MimeType != "application/json" ||
+			!strings.Contains(got.Resource.Description, "per ") {
+			t.Errorf("%s listed as %s", route, out)
+		}
 	}
 }

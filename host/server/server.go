@@ -4,6 +4,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -120,9 +121,45 @@ type service struct {
 	Service
 	check *selfcheck.Checker
 	ops   map[string]*pb.Op
+	// inputs describe each op's request body for discovery
+	inputs map[string]payment.Input
 	// places for pre-checks and for paid ops, apart: a flood of free
 	// pre-checks cannot keep paying callers out
 	prechecks, paid *admission.Gate
+}
+
+// corpusExample is the smallest JSON object body among the corpus cases
+// that a route answers 200: an example of a request it measures (the
+// corpus is synthetic, never a submission); nil when there is none.
+func corpusExample(corpus []byte, path string) []byte {
+	var doc struct {
+		Cases []struct {
+			Request struct {
+				Path string          `json:"path"`
+				Body json.RawMessage `json:"body"`
+			} `json:"request"`
+			Expect struct {
+				Status int `json:"status"`
+			} `json:"expect"`
+		} `json:"cases"`
+	}
+	if json.Unmarshal(corpus, &doc) != nil {
+		return nil
+	}
+	var best []byte
+	for _, c := range doc.Cases {
+		if c.Request.Path != path || c.Expect.Status != http.StatusOK || len(c.Request.Body) == 0 {
+			continue
+		}
+		var b bytes.Buffer
+		if json.Compact(&b, c.Request.Body) != nil || b.Bytes()[0] != '{' {
+			continue
+		}
+		if best == nil || b.Len() < len(best) {
+			best = b.Bytes()
+		}
+	}
+	return best
 }
 
 // key names the service under its criteria version.
@@ -164,8 +201,11 @@ func New(cfg Config) *Server {
 			cfg.Metrics.Admission(svc.Desc.GetService(), "precheck", sv.prechecks.Working, sv.prechecks.Waiting)
 			cfg.Metrics.Admission(svc.Desc.GetService(), "op", sv.paid.Working, sv.paid.Waiting)
 		}
+		sv.inputs = map[string]payment.Input{}
 		for _, op := range svc.Desc.GetOps() {
 			sv.ops[op.GetName()] = op
+			sv.inputs[op.GetName()] = payment.Input{Schema: svc.Desc.GetRequestSchema(),
+				Example: corpusExample(svc.Desc.GetCorpus(), "/"+svc.Desc.GetService()+"/"+op.GetName())}
 		}
 		cfg.Metrics.Stopped(svc.Desc.GetService(), svc.Desc.GetCriteriaId(), svc.Desc.GetCriteriaRevision(),
 			func() bool { return cfg.States.State(sv.key()).Stopped })
@@ -453,7 +493,8 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 		return
 	}
 	preq := payment.Request{HTTP: r, Service: sv.Desc.GetService(), Op: op.GetName(),
-		Price: payment.Price{USDCUnits: op.GetPriceUsdcUnits(), Label: op.GetPriceLabel(), Basis: op.GetPriceBasis()}}
+		Price: payment.Price{USDCUnits: op.GetPriceUsdcUnits(), Label: op.GetPriceLabel(), Basis: op.GetPriceBasis()},
+		Input: sv.inputs[op.GetName()]}
 	adm, demand, err := s.cfg.Payments.Admit(ctx, preq)
 	switch {
 	case err != nil:

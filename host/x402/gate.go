@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -169,6 +170,9 @@ func examined() map[string]any {
 func (g *Gate) demand402(req payment.Request, code, reason string) *payment.Demand {
 	pr := PaymentRequired{X402Version: Version, Error: reason, Resource: g.resource(req),
 		Accepts: []Requirements{g.Requirements(req)}, Extensions: map[string]any{}}
+	if b := bazaar(req.Input); b != nil {
+		pr.Extensions["bazaar"] = b
+	}
 	h, _ := EncodeHeader(pr)
 	d := &payment.Demand{Status: http.StatusPaymentRequired, Code: code, Message: gateMessages[code],
 		Members: map[string]any{"x402": pr, "payment": examined()}, Header: map[string]string{HeaderRequired: h}}
@@ -482,4 +486,56 @@ func PaymentID(p *PaymentPayload) (string, error) {
 	}
 	sum := sha256.Sum256(append([]byte("assay-payment-id/1\x00"), tx.MessageBytes...))
 	return base64.RawURLEncoding.EncodeToString(sum[:]), nil
+}
+
+// bazaar is the route's x402 v2 discovery metadata, the `bazaar`
+// extension of PaymentRequired as the official packages define it
+// (@x402/extensions, bazaar/http/types.ts BodyDiscoveryInfo; Go
+// extensions/types DiscoveryExtension): info.input is an HTTP POST with a
+// JSON body (the corpus's example), info.output JSON, and schema a JSON
+// Schema (2020-12) that validates info, the route's request schema as
+// input.body. nil when the route has no schema or example.
+func bazaar(in payment.Input) map[string]any {
+	var body, example map[string]any
+	if json.Unmarshal(in.Schema, &body) != nil || json.Unmarshal(in.Example, &example) != nil || body == nil || example == nil {
+		return nil
+	}
+	// the request schema's own definitions move to the root, where its
+	// "#/$defs/…" references now resolve
+	defs := body["$defs"]
+	delete(body, "$defs")
+	delete(body, "$schema")
+	schema := map[string]any{
+		"$schema": "https://json-schema.org/draft/2020-12/schema",
+		"type":    "object",
+		"properties": map[string]any{
+			"input": map[string]any{
+				"type": "object",
+				"properties": map[string]any{
+					"type":     map[string]any{"type": "string", "const": "http"},
+					"method":   map[string]any{"type": "string", "enum": []any{"POST"}},
+					"bodyType": map[string]any{"type": "string", "enum": []any{"json", "form-data", "text"}},
+					"body":     body,
+				},
+				"required":             []any{"type", "method", "bodyType", "body"},
+				"additionalProperties": false,
+			},
+			"output": map[string]any{
+				"type":       "object",
+				"properties": map[string]any{"type": map[string]any{"type": "string"}, "format": map[string]any{"type": "string"}},
+				"required":   []any{"type"},
+			},
+		},
+		"required": []any{"input"},
+	}
+	if defs != nil {
+		schema["$defs"] = defs
+	}
+	return map[string]any{
+		"info": map[string]any{
+			"input":  map[string]any{"type": "http", "method": "POST", "bodyType": "json", "body": example},
+			"output": map[string]any{"type": "json", "format": "a signed report: Ed25519 over the RFC 8785 bytes, keys at GET /keys"},
+		},
+		"schema": schema,
+	}
 }
