@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/assay-audit/assay/sdk"
+	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 )
 
 type catalogOp struct {
@@ -16,19 +17,31 @@ type catalogOp struct {
 	PriceUSDCUnits int64  `json:"price_usdc_units"`
 	PriceLabel     string `json:"price_label"`
 	PriceBasis     string `json:"price_basis"`
+	// Example is a curl command for the op (its body from the corpus).
+	Example string `json:"example"`
 }
 
 type catalogService struct {
-	Service          string      `json:"service"`
-	ServiceVersion   string      `json:"service_version"`
-	CriteriaID       string      `json:"criteria_id"`
-	CriteriaRevision string      `json:"criteria_revision"`
-	Criteria         string      `json:"criteria"`
-	Precheck         string      `json:"precheck"`
-	BodyBytes        int64       `json:"body_bytes"`
-	FreePerDay       int64       `json:"free_prechecks_per_day"`
-	FreeIntervalMS   int64       `json:"free_precheck_min_interval_ms"`
-	Ops              []catalogOp `json:"ops"`
+	Service          string           `json:"service"`
+	ServiceVersion   string           `json:"service_version"`
+	CriteriaID       string           `json:"criteria_id"`
+	CriteriaRevision string           `json:"criteria_revision"`
+	Criteria         string           `json:"criteria"`
+	Page             string           `json:"page"`
+	Precheck         string           `json:"precheck"`
+	PrecheckExample  string           `json:"precheck_example"`
+	BodyBytes        int64            `json:"body_bytes"`
+	Caps             map[string]int64 `json:"caps"`
+	FreePerDay       int64            `json:"free_prechecks_per_day"`
+	FreeIntervalMS   int64            `json:"free_precheck_min_interval_ms"`
+	Ops              []catalogOp      `json:"ops"`
+	// Measures and Never are the criteria's own sentences: what the
+	// service states and what it never does or says.
+	Measures string `json:"measures"`
+	Never    string `json:"never"`
+	// NeverAssessable is the criteria's never-assessable register, where
+	// it has one.
+	NeverAssessable []string `json:"never_assessable,omitempty"`
 	// State is "serving" or "stopped" (stop-serving, with its reason).
 	State         string `json:"state"`
 	StoppedReason string `json:"stopped_reason,omitempty"`
@@ -39,57 +52,152 @@ type catalogService struct {
 type catalogDoc struct {
 	Services []catalogService `json:"services"`
 	Keys     string           `json:"keys"`
+	OpenAPI  string           `json:"openapi"`
+}
+
+// criteriaText is what the catalog quotes from a criteria document.
+type criteriaText struct {
+	Honesty         string   `json:"honesty_line"`
+	ScopeBlock      string   `json:"scope_block"`
+	Never           string   `json:"never"`
+	NeverAssessable []string `json:"never_assessable"`
+	InputContract   struct {
+		Caps map[string]int64 `json:"caps"`
+	} `json:"input_contract"`
+}
+
+// quoted reads the criteria's sentences: the honesty line (the scope
+// block where the criteria have none) says what a report states.
+func quoted(d *pb.FamilyDescription) criteriaText {
+	var t criteriaText
+	_ = json.Unmarshal(d.GetCriteriaDocument(), &t)
+	if t.Honesty == "" {
+		t.Honesty = t.ScopeBlock
+	}
+	return t
+}
+
+// curlExample is a copyable request with a body from the corpus.
+func curlExample(path string, body []byte, paid bool) string {
+	b := string(body)
+	if b == "" {
+		b = "{}"
+	}
+	cmd := "curl -s -X POST http://HOST" + path + " -H 'Content-Type: application/json' \\\n  -d '" + strings.ReplaceAll(b, "'", `'\''`) + "'"
+	if paid {
+		cmd = "# unpaid: 402 with PAYMENT-REQUIRED; `assay call --wallet payer.json http://HOST" + path + " body.json` pays and saves the report\n" + cmd
+	}
+	return cmd
+}
+
+func (s *Server) catalogEntry(name string, sv *service) catalogService {
+	d := sv.Desc
+	q := quoted(d)
+	cs := catalogService{
+		Service: name, ServiceVersion: d.GetServiceVersion(),
+		CriteriaID: d.GetCriteriaId(), CriteriaRevision: d.GetCriteriaRevision(),
+		Criteria: "/" + name + "/criteria", Page: "/" + name, Precheck: "/" + name + "/precheck",
+		BodyBytes: d.GetBodyBytes(), Caps: q.InputContract.Caps,
+		FreePerDay: d.GetFreeTier().GetPerDay(), FreeIntervalMS: d.GetFreeTier().GetMinIntervalMs(),
+		Measures: q.Honesty, Never: q.Never, NeverAssessable: q.NeverAssessable,
+	}
+	example := corpusExample(d.GetCorpus(), "/"+name+"/precheck")
+	if len(example) > 2 && example[0] == '{' && !strings.Contains(string(example), `"caller"`) {
+		example = append([]byte(`{"caller":"<your Solana wallet>",`), example[1:]...)
+		if string(example[len(example)-2:]) == ",}" {
+			example = append(example[:len(example)-2], '}')
+		}
+	}
+	cs.PrecheckExample = curlExample(cs.Precheck, example, false)
+	cs.State = "serving"
+	if st := s.cfg.States.State(sv.key()); st.Stopped {
+		cs.State, cs.StoppedReason, cs.StoppedSince, cs.StoppedBy = "stopped", st.Reason, sdk.Instant(st.Since), st.Actor
+	}
+	for _, op := range d.GetOps() {
+		endpoint := "/" + name + "/" + op.GetName()
+		cs.Ops = append(cs.Ops, catalogOp{Name: op.GetName(), Endpoint: endpoint,
+			PriceUSDCUnits: op.GetPriceUsdcUnits(), PriceLabel: op.GetPriceLabel(), PriceBasis: op.GetPriceBasis(),
+			Example: curlExample(endpoint, sv.inputs[op.GetName()].Example, true)})
+	}
+	return cs
 }
 
 func (s *Server) catalogDoc() catalogDoc {
-	doc := catalogDoc{Keys: "/keys", Services: []catalogService{}}
+	doc := catalogDoc{Keys: "/keys", OpenAPI: "/openapi.json", Services: []catalogService{}}
 	for name, sv := range s.services {
-		d := sv.Desc
-		cs := catalogService{
-			Service: name, ServiceVersion: d.GetServiceVersion(),
-			CriteriaID: d.GetCriteriaId(), CriteriaRevision: d.GetCriteriaRevision(),
-			Criteria: "/" + name + "/criteria", Precheck: "/" + name + "/precheck",
-			BodyBytes:  d.GetBodyBytes(),
-			FreePerDay: d.GetFreeTier().GetPerDay(), FreeIntervalMS: d.GetFreeTier().GetMinIntervalMs(),
-		}
-		cs.State = "serving"
-		if st := s.cfg.States.State(sv.key()); st.Stopped {
-			cs.State, cs.StoppedReason, cs.StoppedSince, cs.StoppedBy = "stopped", st.Reason, sdk.Instant(st.Since), st.Actor
-		}
-		for _, op := range d.GetOps() {
-			cs.Ops = append(cs.Ops, catalogOp{Name: op.GetName(), Endpoint: "/" + name + "/" + op.GetName(),
-				PriceUSDCUnits: op.GetPriceUsdcUnits(), PriceLabel: op.GetPriceLabel(), PriceBasis: op.GetPriceBasis()})
-		}
-		doc.Services = append(doc.Services, cs)
+		doc.Services = append(doc.Services, s.catalogEntry(name, sv))
 	}
 	sort.Slice(doc.Services, func(i, j int) bool { return doc.Services[i].Service < doc.Services[j].Service })
 	return doc
 }
 
-var catalogPage = template.Must(template.New("catalog").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Assay</title>
-<style>body{font:15px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem}
-table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.3rem .5rem;text-align:left}
-code{background:#f4f4f4;padding:0 .2rem}</style></head><body>
+// The pages are plain HTML and CSS: no script, no request leaves them, no
+// colour that reads as good or bad.
+const pageHead = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title>
+<style>body{font:15px/1.5 system-ui,sans-serif;max-width:56rem;margin:2rem auto;padding:0 1rem;color:#222}
+table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.3rem .5rem;text-align:left;vertical-align:top}
+code,pre{background:#f4f4f4;padding:0 .2rem}pre{padding:.6rem;overflow-x:auto;white-space:pre-wrap}
+section{border-top:1px solid #ccc;margin-top:1.5rem}.q{font-style:italic}</style></head><body>`
+
+var catalogPages = template.Must(template.New("service").Parse(`{{define "service"}}<section id="{{.Service}}">
+<h2><a href="{{.Page}}">{{.Service}}</a> {{.ServiceVersion}}</h2>
+<p>Criteria: <a href="{{.Criteria}}">{{.CriteriaID}}</a> (revision {{.CriteriaRevision}}). State: {{.State}}{{if .StoppedReason}}: {{.StoppedReason}} (since {{.StoppedSince}}, by {{.StoppedBy}}){{end}}.</p>
+<p><b>What it states.</b> <span class="q">{{.Measures}}</span></p>
+<p><b>What it never does or says.</b> <span class="q">{{.Never}}</span></p>
+<table>
+<tr><th>free pre-check</th><td><code>POST {{.Precheck}}</code>: {{.FreePerDay}} per UTC day per caller wallet, at least {{.FreeIntervalMS}} ms apart</td></tr>
+{{range .Ops}}<tr><th>paid: {{.Name}}</th><td><code>POST {{.Endpoint}}</code>: {{.PriceLabel}} {{.PriceBasis}} ({{.PriceUSDCUnits}} USDC units, x402 v2)</td></tr>
+{{end}}<tr><th>caps</th><td>{{range $k, $v := .Caps}}{{$k}} {{$v}}; {{end}}</td></tr>
+</table>
+<p>Pre-check:</p><pre>{{.PrecheckExample}}</pre>
+{{range .Ops}}<p>Paid call ({{.Name}}):</p><pre>{{.Example}}</pre>{{end}}
+{{end}}
+{{define "catalog"}}` + pageHead + `
 <h1>Assay</h1>
-<p>Signed, criteria-bound audit services. Every answer is signed (Ed25519 over RFC 8785 JSON); public keys at <a href="{{.Keys}}"><code>{{.Keys}}</code></a>.</p>
-<table><tr><th>service</th><th>state</th><th>criteria</th><th>free pre-check</th><th>paid</th></tr>
-{{range .Services}}<tr><td>{{.Service}} {{.ServiceVersion}}</td>
-<td>{{.State}}{{if .StoppedReason}}: {{.StoppedReason}} (since {{.StoppedSince}}, by {{.StoppedBy}}){{end}}</td>
-<td><a href="{{.Criteria}}">{{.CriteriaID}}</a> ({{.CriteriaRevision}})</td>
-<td><code>POST {{.Precheck}}</code> ({{.FreePerDay}}/day)</td>
-<td>{{range .Ops}}<code>POST {{.Endpoint}}</code> {{.PriceLabel}} {{.PriceBasis}}<br>{{end}}</td></tr>
-{{end}}</table></body></html>`))
+<p>Signed, criteria-bound audit services. Every answer is signed (Ed25519 over RFC 8785 JSON); public keys at <a href="{{.Keys}}"><code>{{.Keys}}</code></a>; every route in <a href="{{.OpenAPI}}"><code>{{.OpenAPI}}</code></a>. Replace HOST with this host's address.</p>
+{{range .Services}}{{template "service" .}}{{end}}
+</body></html>{{end}}
+{{define "one"}}` + pageHead + `
+<p><a href="/">All services</a></p>
+{{template "service" .}}
+{{if .NeverAssessable}}<h3>Never assessable</h3><ul>{{range .NeverAssessable}}<li>{{.}}</li>{{end}}</ul>{{end}}
+</body></html>{{end}}`))
+
+func wantsHTML(r *http.Request) bool { return strings.Contains(r.Header.Get("Accept"), "text/html") }
 
 func (s *Server) catalog(w http.ResponseWriter, r *http.Request) {
 	doc := s.catalogDoc()
-	if strings.Contains(r.Header.Get("Accept"), "text/html") {
+	if wantsHTML(r) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_ = catalogPage.Execute(w, doc)
+		_ = catalogPages.ExecuteTemplate(w, "catalog", struct {
+			catalogDoc
+			Title string
+		}{doc, "Assay"})
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(doc)
+}
+
+// servicePage is GET /{service}: one service's entry, as a page for a
+// browser (with the criteria's never-assessable list) or as JSON.
+func (s *Server) servicePage(name string, sv *service) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		cs := s.catalogEntry(name, sv)
+		if wantsHTML(r) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			_ = catalogPages.ExecuteTemplate(w, "one", struct {
+				catalogService
+				Title string
+			}{cs, "Assay: " + name})
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(cs)
+	}
 }

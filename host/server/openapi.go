@@ -105,6 +105,11 @@ func serviceOperations(d *pb.FamilyDescription, prefix string, paths object) {
 		"summary":   "The " + d.GetCriteriaId() + " criteria document, byte for byte (its corpus pin included)",
 		"responses": object{"200": object{"description": "the criteria document", "content": jsonContent(object{"type": "object"})}}}}
 	if prefix != "" {
+		paths[prefix] = object{"get": object{"operationId": "page" + suffix, "tags": tag,
+			"summary": "This service's catalog entry: what it states and never says, price, caps, free allowance, example requests (JSON; HTML for a browser)",
+			"responses": object{"200": object{"description": "the entry", "content": object{
+				"application/json": object{"schema": object{"type": "object"}},
+				"text/html":        object{"schema": object{"type": "string"}}}}}}}
 		paths[prefix+"/metrics"] = object{"get": object{"operationId": "metrics" + suffix, "tags": tag,
 			"summary":   "Prometheus metrics labelled with this service",
 			"responses": object{"200": object{"description": "Prometheus text format", "content": object{"text/plain": object{"schema": object{"type": "string"}}}}}}}

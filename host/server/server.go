@@ -259,6 +259,7 @@ func (s *Server) mount(prefix string, sv *service) {
 	})
 	if prefix != "" {
 		s.route("GET "+prefix+"/metrics", name, "metrics", s.cfg.Metrics.Handler(name).ServeHTTP)
+		s.route("GET "+prefix, name, "page", s.servicePage(name, sv))
 	}
 	s.route("POST "+prefix+"/precheck", name, "precheck", func(w http.ResponseWriter, r *http.Request) {
 		s.handle(w, r, sv, nil)
