@@ -3,10 +3,7 @@ package server_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -18,46 +15,35 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assay-audit/assay/host/canaryproof"
 	"github.com/assay-audit/assay/host/internal/storetest"
 	"github.com/assay-audit/assay/host/internal/testhost"
 	"github.com/assay-audit/assay/host/store"
 )
 
-// canary is a unique string planted in every submitted field; forms are
-// every way it could leak: itself, its base64 (three alphabets) and its
-// SHA-256 in hex and base64.
+// canary is a unique string planted in every submitted field, with every
+// form it could leak in (canaryproof: itself, its base64 and its SHA-256,
+// and those of every byte string added).
 type canary struct {
+	*canaryproof.Canary
 	value string
-	forms map[string]string
 }
 
 func newCanary(t *testing.T) canary {
-	b := make([]byte, 12)
-	if _, err := rand.Read(b); err != nil {
+	c, err := canaryproof.New()
+	if err != nil {
 		t.Fatal(err)
 	}
-	c := canary{value: "CANARY" + hex.EncodeToString(b), forms: map[string]string{}}
-	c.add("raw", []byte(c.value))
-	return c
+	return canary{Canary: c, value: c.Value}
 }
 
 // add registers a submitted byte string and its derived forms.
-func (c canary) add(label string, b []byte) {
-	sum := sha256.Sum256(b)
-	c.forms[label] = string(b)
-	c.forms[label+" base64"] = base64.StdEncoding.EncodeToString(b)
-	c.forms[label+" base64url"] = base64.RawURLEncoding.EncodeToString(b)
-	c.forms[label+" sha256 hex"] = hex.EncodeToString(sum[:])
-	c.forms[label+" sha256 base64"] = base64.StdEncoding.EncodeToString(sum[:])
-	c.forms[label+" sha256 base64url"] = base64.RawURLEncoding.EncodeToString(sum[:])
-}
+func (c canary) add(label string, b []byte) { c.Add(label, b) }
 
 func (c canary) find(t *testing.T, surface string, data []byte) {
 	t.Helper()
-	for label, form := range c.forms {
-		if len(form) >= 8 && bytes.Contains(data, []byte(form)) {
-			t.Errorf("canary (%s) found in %s", label, surface)
-		}
+	for _, form := range c.Find(data) {
+		t.Errorf("canary (%s) found in %s", form, surface)
 	}
 }
 
@@ -80,6 +66,7 @@ func canaryRun(t *testing.T, kind string) {
 	c.add("artefact", artefact)
 	c.add("other artefact", other)
 	b64 := base64.StdEncoding.EncodeToString
+	bodies := 0
 	sd := func(streamed, reference []any, extra map[string]any) []byte {
 		m := map[string]any{
 			"streamed_capture": map[string]any{"chunks": streamed, c.value: c.value},
@@ -90,7 +77,8 @@ func canaryRun(t *testing.T, kind string) {
 			m[k] = v
 		}
 		body, _ := json.Marshal(m)
-		c.add("body "+string(rune('A'+len(c.forms)%26)), body)
+		bodies++
+		c.add(fmt.Sprintf("body %d", bodies), body)
 		return body
 	}
 	good := sd([]any{b64(artefact[:9]), b64(artefact[9:])}, []any{b64(other)}, map[string]any{"caller": c.value})

@@ -161,20 +161,11 @@ func (s *Store) q(query string) string { return s.d.rebind(query) }
 func (s *Store) migrations() []string {
 	ai, bt := s.d.autoinc, s.d.boolType
 	appendOnly := []string{}
-	if s.d.name == "sqlite" {
-		for _, t := range []string{"ledger", "ledger_amendments"} {
-			for _, op := range []string{"UPDATE", "DELETE"} {
-				appendOnly = append(appendOnly, fmt.Sprintf(
-					"CREATE TRIGGER %s_no_%s BEFORE %s ON %s BEGIN SELECT RAISE(ABORT, 'append-only table'); END",
-					t, strings.ToLower(op), op, t))
-			}
-		}
-	} else {
+	if s.d.name == "postgres" {
 		appendOnly = append(appendOnly,
-			`CREATE FUNCTION assay_append_only() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'append-only table'; END $$`,
-			`CREATE TRIGGER ledger_append_only BEFORE UPDATE OR DELETE ON ledger FOR EACH ROW EXECUTE FUNCTION assay_append_only()`,
-			`CREATE TRIGGER ledger_amendments_append_only BEFORE UPDATE OR DELETE ON ledger_amendments FOR EACH ROW EXECUTE FUNCTION assay_append_only()`)
+			`CREATE FUNCTION assay_append_only() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'append-only table'; END $$`)
 	}
+	appendOnly = append(append(appendOnly, s.appendOnly("ledger")...), s.appendOnly("ledger_amendments")...)
 	v1 := strings.Join(append([]string{
 		`CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL)`,
 		`CREATE TABLE free_tier (key TEXT PRIMARY KEY, day TEXT NOT NULL, count BIGINT NOT NULL, last_ns BIGINT NOT NULL)`,
@@ -223,28 +214,28 @@ func (s *Store) migrations() []string {
 			action TEXT NOT NULL, reason TEXT NOT NULL, actor TEXT NOT NULL,
 			corpus_passed BIGINT, corpus_cases BIGINT)`,
 		`CREATE INDEX service_events_version ON service_events (service, criteria_id, criteria_revision, id)`}
-	if s.d.name == "sqlite" {
-		for _, op := range []string{"UPDATE", "DELETE"} {
-			v4 = append(v4, fmt.Sprintf("CREATE TRIGGER service_events_no_%s BEFORE %s ON service_events BEGIN SELECT RAISE(ABORT, 'append-only table'); END",
-				strings.ToLower(op), op))
-		}
-	} else {
-		v4 = append(v4, `CREATE TRIGGER service_events_append_only BEFORE UPDATE OR DELETE ON service_events FOR EACH ROW EXECUTE FUNCTION assay_append_only()`)
-	}
+	v4 = append(v4, s.appendOnly("service_events")...)
 	// v5: signing keys every host on the store signs with, their seeds
 	// sealed with the operator's key secret (append-only: the latest key
 	// is active, every one stays published)
 	v5 := []string{`CREATE TABLE signing_keys (
 			id ` + ai + `, kid TEXT NOT NULL UNIQUE, created_ns BIGINT NOT NULL, sealed TEXT NOT NULL)`}
-	if s.d.name == "sqlite" {
-		for _, op := range []string{"UPDATE", "DELETE"} {
-			v5 = append(v5, fmt.Sprintf("CREATE TRIGGER signing_keys_no_%s BEFORE %s ON signing_keys BEGIN SELECT RAISE(ABORT, 'append-only table'); END",
-				strings.ToLower(op), op))
-		}
-	} else {
-		v5 = append(v5, `CREATE TRIGGER signing_keys_append_only BEFORE UPDATE OR DELETE ON signing_keys FOR EACH ROW EXECUTE FUNCTION assay_append_only()`)
-	}
+	v5 = append(v5, s.appendOnly("signing_keys")...)
 	return []string{v1, v2, v3, strings.Join(v4, ";\n"), strings.Join(v5, ";\n")}
+}
+
+// appendOnly are the statements that make the database refuse UPDATE and
+// DELETE on a table (PostgreSQL's through assay_append_only, made in v1).
+func (s *Store) appendOnly(table string) []string {
+	if s.d.name == "postgres" {
+		return []string{fmt.Sprintf("CREATE TRIGGER %s_append_only BEFORE UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION assay_append_only()", table, table)}
+	}
+	var out []string
+	for _, op := range []string{"UPDATE", "DELETE"} {
+		out = append(out, fmt.Sprintf("CREATE TRIGGER %s_no_%s BEFORE %s ON %s BEGIN SELECT RAISE(ABORT, 'append-only table'); END",
+			table, strings.ToLower(op), op, table))
+	}
+	return out
 }
 
 func (s *Store) migrate(ctx context.Context) error {

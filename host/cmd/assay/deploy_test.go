@@ -111,51 +111,23 @@ func TestFleetBehindAProxy(t *testing.T) {
 
 	// one caller's burst of pre-checks at one instant, split over both
 	// hosts: exactly one is free
-	statuses := map[int]int{}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for range 40 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			resp, err := http.Post(proxy.URL+"/stream-divergence/precheck", "application/json",
-				bytes.NewReader([]byte(`{"caller":"9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin","streamed_capture":{"chunks":["YQ=="]},"reference_output":{"chunks":["YQ=="]}}`)))
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			resp.Body.Close()
-			mu.Lock()
-			statuses[resp.StatusCode]++
-			mu.Unlock()
-		}()
+	precheck := func(caller, forwarded string) *http.Request {
+		req, _ := http.NewRequest("POST", proxy.URL+"/stream-divergence/precheck",
+			bytes.NewReader([]byte(`{`+caller+`"streamed_capture":{"chunks":["YQ=="]},"reference_output":{"chunks":["YQ=="]}}`)))
+		if forwarded != "" {
+			req.Header.Set("X-Forwarded-For", forwarded)
+		}
+		return req
 	}
-	wg.Wait()
+	statuses := burst(t, 40, func(int) *http.Request {
+		return precheck(`"caller":"9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin",`, "")
+	})
 	if statuses[200] != 1 || statuses[429] != 39 {
 		t.Fatalf("one caller's burst through the proxy: %v, want exactly one free pre-check", statuses)
 	}
 	// callers without a wallet are counted by the address the trusted
 	// proxy names: two clients' bursts, one free pre-check each
-	statuses = map[int]int{}
-	for i := range 40 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			req, _ := http.NewRequest("POST", proxy.URL+"/stream-divergence/precheck",
-				bytes.NewReader([]byte(`{"streamed_capture":{"chunks":["YQ=="]},"reference_output":{"chunks":["YQ=="]}}`)))
-			req.Header.Set("X-Forwarded-For", fmt.Sprintf("198.51.100.%d", 7+i%2))
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			resp.Body.Close()
-			mu.Lock()
-			statuses[resp.StatusCode]++
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
+	statuses = burst(t, 40, func(i int) *http.Request { return precheck("", fmt.Sprintf("198.51.100.%d", 7+i%2)) })
 	if statuses[200] != 2 || statuses[429] != 38 {
 		t.Fatalf("two clients' bursts through the proxy: %v, want one free pre-check each", statuses)
 	}
@@ -182,4 +154,28 @@ func TestFleetBehindAProxy(t *testing.T) {
 	defer st.Close()
 	answered, unanswered, resent := reconcile(t, st, url, seen, logs)
 	t.Logf("%d payments: %d delivered at once (%d before the kill), %d without an answer, %d re-sent", len(seen), answered, atKill, unanswered, resent)
+}
+
+// burst sends n requests at once and counts their statuses.
+func burst(t *testing.T, n int, req func(i int) *http.Request) map[int]int {
+	statuses := map[int]int{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := http.DefaultClient.Do(req(i))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			mu.Lock()
+			statuses[resp.StatusCode]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return statuses
 }

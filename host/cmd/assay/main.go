@@ -128,18 +128,12 @@ func serve(args []string, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *cfgPath == "" {
-		*cfgPath = config.DefaultPath()
-	}
-	cfg, err := config.Load(*cfgPath)
+	cfg, err := loadConfig(*cfgPath, func(c *config.Config) map[*string]*string {
+		return map[*string]*string{listen: &c.Listen, dataDir: &c.DataDir, payments: &c.Payments, storeSpec: &c.Store,
+			keysSecret: &c.KeysSecretFile, payTo: &c.PayTo, feePayerKey: &c.FeePayerKeyFile, publicURL: &c.PublicURL}
+	})
 	if err != nil {
 		return err
-	}
-	for flagValue, field := range map[*string]*string{listen: &cfg.Listen, dataDir: &cfg.DataDir, payments: &cfg.Payments, storeSpec: &cfg.Store,
-		keysSecret: &cfg.KeysSecretFile, payTo: &cfg.PayTo, feePayerKey: &cfg.FeePayerKeyFile, publicURL: &cfg.PublicURL} {
-		if *flagValue != "" {
-			*field = *flagValue
-		}
 	}
 	capture := &logCapture{out: stderr}
 	if *proof {
@@ -281,6 +275,25 @@ func serve(args []string, stderr io.Writer) error {
 	}
 }
 
+// loadConfig reads the config (path, or assay.hcl beside the binary) and
+// lets the flags a command was given override it: overrides maps each
+// flag's value to the field it replaces when set.
+func loadConfig(path string, overrides func(*config.Config) map[*string]*string) (config.Config, error) {
+	if path == "" {
+		path = config.DefaultPath()
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		return cfg, err
+	}
+	for flagValue, field := range overrides(&cfg) {
+		if *flagValue != "" {
+			*field = *flagValue
+		}
+	}
+	return cfg, nil
+}
+
 // pluginEnv is the little a plugin needs from the host's environment.
 func pluginEnv() []string {
 	var env []string
@@ -358,17 +371,11 @@ func keysCmd(sub string, args []string, stdout io.Writer) error {
 	if sub != "rotate" {
 		return errors.New("keys: rotate or secret\n" + usage)
 	}
-	if *cfgPath == "" {
-		*cfgPath = config.DefaultPath()
-	}
-	cfg, err := config.Load(*cfgPath)
+	cfg, err := loadConfig(*cfgPath, func(c *config.Config) map[*string]*string {
+		return map[*string]*string{dataDir: &c.DataDir, storeSpec: &c.Store, secretFile: &c.KeysSecretFile}
+	})
 	if err != nil {
 		return err
-	}
-	for flagValue, field := range map[*string]*string{dataDir: &cfg.DataDir, storeSpec: &cfg.Store, secretFile: &cfg.KeysSecretFile} {
-		if *flagValue != "" {
-			*field = *flagValue
-		}
 	}
 	ctx := context.Background()
 	st, err := store.Open(ctx, cfg.Store, cfg.DataDir)
@@ -490,18 +497,11 @@ func ledgerCmd(sub string, args []string, stdout io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *cfgPath == "" {
-		*cfgPath = config.DefaultPath()
-	}
-	cfg, err := config.Load(*cfgPath)
+	cfg, err := loadConfig(*cfgPath, func(c *config.Config) map[*string]*string {
+		return map[*string]*string{dataDir: &c.DataDir, storeSpec: &c.Store}
+	})
 	if err != nil {
 		return err
-	}
-	if *dataDir != "" {
-		cfg.DataDir = *dataDir
-	}
-	if *storeSpec != "" {
-		cfg.Store = *storeSpec
 	}
 	ctx := context.Background()
 	st, err := store.Open(ctx, cfg.Store, cfg.DataDir)

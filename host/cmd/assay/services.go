@@ -190,18 +190,11 @@ func serviceCmd(sub string, args []string, stdout io.Writer) error {
 	if name == "" && fs.NArg() == 1 {
 		name = fs.Arg(0)
 	}
-	if *cfgPath == "" {
-		*cfgPath = config.DefaultPath()
-	}
-	cfg, err := config.Load(*cfgPath)
+	cfg, err := loadConfig(*cfgPath, func(c *config.Config) map[*string]*string {
+		return map[*string]*string{dataDir: &c.DataDir, storeSpec: &c.Store}
+	})
 	if err != nil {
 		return err
-	}
-	if *dataDir != "" {
-		cfg.DataDir = *dataDir
-	}
-	if *storeSpec != "" {
-		cfg.Store = *storeSpec
 	}
 	switch sub {
 	case "stop", "resume":
