@@ -39,7 +39,7 @@ func TestBodyTheHostCannotHold(t *testing.T) {
 		t.Fatalf("a body the host cannot hold: %d %.300s", r.status, r.raw)
 	}
 	verified(t, h, r)
-	if n := testhost.OpenSharedBodies("self"); n != 0 {
+	if n := testhost.SharedBodiesSettled("self"); n != 0 {
 		t.Errorf("the host holds %d shared bodies after answering", n)
 	}
 	if log := h.Log.String(); !strings.Contains(log, "request body could not be held") || strings.Contains(log, marker) {

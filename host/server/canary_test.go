@@ -265,7 +265,7 @@ func canaryRun(t *testing.T, kind string) {
 	}
 	// shared bodies are memory, never files on disk; none outlives its request
 	for _, pid := range append(h.PIDs(), "self") {
-		if n := testhost.OpenSharedBodies(pid); n != 0 {
+		if n := testhost.SharedBodiesSettled(pid); n != 0 {
 			t.Errorf("process %s holds %d shared bodies after every request answered", pid, n)
 		}
 	}

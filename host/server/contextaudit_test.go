@@ -276,7 +276,7 @@ func TestSharedAndInlineBodiesAgree(t *testing.T) {
 			t.Errorf("%s: %d bodies shared with the family, %d with adapters", c.name, fam, adapt)
 		}
 		for _, pid := range append(h.PIDs(), "self") {
-			if n := testhost.OpenSharedBodies(pid); n != 0 {
+			if n := testhost.SharedBodiesSettled(pid); n != 0 {
 				t.Errorf("%s: process %s holds %d shared bodies after every request answered", c.name, pid, n)
 			}
 		}

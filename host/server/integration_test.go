@@ -61,6 +61,31 @@ func do(t testing.TB, method, url string, body []byte, header map[string]string)
 	return r
 }
 
+// metricsWith fetches a metrics page until it holds every sample wanted
+// (a request is counted as its handler returns, an instant after its
+// client has read the answer, which the host flushes first), failing the
+// test on each one missing after 5 s.
+func metricsWith(t testing.TB, url string, wants ...string) []byte {
+	t.Helper()
+	var raw []byte
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		raw = do(t, "GET", url, nil, nil).raw
+		missing := false
+		for _, w := range wants {
+			missing = missing || !strings.Contains(string(raw), w)
+		}
+		if !missing || time.Now().After(deadline) {
+			break
+		}
+	}
+	for _, w := range wants {
+		if !strings.Contains(string(raw), w) {
+			t.Errorf("GET %s lacks %s", url, w)
+		}
+	}
+	return raw
+}
+
 func post(t testing.TB, url string, body []byte) reply { return do(t, "POST", url, body, nil) }
 
 func errorCode(r reply) string {
@@ -234,7 +259,7 @@ func TestFiveMiBBodyCrossesTheBoundary(t *testing.T) {
 		} else {
 			resp.Body.Close()
 		}
-		if n := testhost.OpenSharedBodies("self"); n != 0 {
+		if n := testhost.SharedBodiesSettled("self"); n != 0 {
 			t.Errorf("the host holds %d shared bodies after every request answered", n)
 		}
 	}
@@ -393,17 +418,11 @@ func TestLedgerLineBreakingTheClosedListIsNeverWritten(t *testing.T) {
 	if len(lines) != 1 || lines[0].FamilyFields != `{"op":"measure"}` || !lines[0].House || lines[0].PriceUSDCUnits != 0 {
 		t.Fatalf("ledger %+v: want exactly the good report's line", lines)
 	}
-	m := do(t, "GET", h.URL+"/test-family/metrics", nil, nil)
-	for _, want := range []string{
+	m := metricsWith(t, h.URL+"/test-family/metrics",
 		`assay_ledger_refused_lines_total{service="test-family"} 1`,
 		`assay_self_check_failures_total{service="test-family"} 1`,
-		`assay_calls_total{service="test-family",tier="paid"} 1`,
-	} {
-		if !strings.Contains(string(m.raw), want) {
-			t.Errorf("metrics lack %s", want)
-		}
-	}
-	if strings.Contains(string(m.raw), "stream-divergence") {
+		`assay_calls_total{service="test-family",tier="paid"} 1`)
+	if strings.Contains(string(m), "stream-divergence") {
 		t.Error("a service's metrics carry another service's samples")
 	}
 }

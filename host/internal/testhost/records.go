@@ -4,6 +4,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // PeakRSS is a process's high-water resident set (VmHWM) in bytes; pid
@@ -40,6 +41,18 @@ func OpenSharedBodies(pid string) int {
 		if target, err := os.Readlink(dir + "/" + e.Name()); err == nil && strings.HasPrefix(target, "/memfd:assay-body") {
 			n++
 		}
+	}
+	return n
+}
+
+// SharedBodiesSettled is OpenSharedBodies once the process's requests have
+// finished: the host flushes an answer to its client before the handler's
+// deferred cleanup closes the body, so a client can read the answer an
+// instant before the file is closed. It waits up to 5 s for 0.
+func SharedBodiesSettled(pid string) int {
+	n := OpenSharedBodies(pid)
+	for deadline := time.Now().Add(5 * time.Second); n != 0 && time.Now().Before(deadline); n = OpenSharedBodies(pid) {
+		time.Sleep(10 * time.Millisecond)
 	}
 	return n
 }
