@@ -26,6 +26,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/assay-audit/assay/host/selftest"
 )
 
 // Canary is one unique string and every form of it a leak could take.
@@ -176,16 +178,7 @@ type Request struct {
 // request twice, with the canary everywhere (Plant) and as extra members
 // (PlantMembers), and an unmatched op with the canary in its path.
 func (c *Canary) Requests(service string, corpus []byte) ([]Request, error) {
-	var doc struct {
-		Cases []struct {
-			Request struct {
-				Method   string          `json:"method"`
-				Path     string          `json:"path"`
-				Body     json.RawMessage `json:"body"`
-				BodyText *string         `json:"body_text"`
-			} `json:"request"`
-		} `json:"cases"`
-	}
+	var doc selftest.Corpus
 	if err := json.Unmarshal(corpus, &doc); err != nil {
 		return nil, fmt.Errorf("canaryproof: %s corpus: %w", service, err)
 	}
