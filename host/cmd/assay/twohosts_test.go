@@ -243,12 +243,8 @@ func (r *sigRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 // and sign the transfer -> retry -> report checked against /keys -> saved).
 func TestAssayCallPays(t *testing.T) {
 	bin := testhost.Binary(t, "host/cmd/assay", "assay")
-	plugin := testhost.Plugin(t, "plugins/stream-divergence")
-	sum, _ := pluginhost.PinOf(plugin)
 	dir := t.TempDir()
-	cfg := filepath.Join(dir, "assay.hcl")
-	_ = os.WriteFile(cfg, []byte(fmt.Sprintf("plugin_dir = %q\nplugin \"stream-divergence\" {\n  path = %q\n  sha256 = %q\n}\n",
-		filepath.Dir(plugin), filepath.Base(plugin), sum)), 0o600)
+	cfg := sdConfig(t)
 	dataDir := filepath.Join(dir, "var")
 	url := startHost(t, bin, cfg, dataDir, "sqlite")
 
@@ -295,12 +291,8 @@ func TestAssayCallPays(t *testing.T) {
 // sent later buys the report with it.
 func TestAssayCallSavesWhatItPaidFor(t *testing.T) {
 	bin := testhost.Binary(t, "host/cmd/assay", "assay")
-	plugin := testhost.Plugin(t, "plugins/stream-divergence")
-	sum, _ := pluginhost.PinOf(plugin)
 	dir := t.TempDir()
-	cfg := filepath.Join(dir, "assay.hcl")
-	_ = os.WriteFile(cfg, []byte(fmt.Sprintf("plugin_dir = %q\nplugin \"stream-divergence\" {\n  path = %q\n  sha256 = %q\n}\n",
-		filepath.Dir(plugin), filepath.Base(plugin), sum)), 0o600)
+	cfg := sdConfig(t)
 	host := startHost(t, bin, cfg, filepath.Join(dir, "var"), "sqlite")
 	walletPath, bodyPath := filepath.Join(dir, "payer.json"), filepath.Join(dir, "body.json")
 	var out bytes.Buffer
