@@ -6,7 +6,7 @@ BIN     := bin
 # a main (work in progress) are tested but not built
 PLUGINS := $(patsubst plugins/%/main.go,%,$(wildcard plugins/*/main.go))
 
-.PHONY: build run test test-go corpus-test corpus proto bench fmt vet clean
+.PHONY: build run test test-go corpus-test corpus proto bench screenshots fmt vet clean
 
 build:
 	@mkdir -p $(BIN)
@@ -43,6 +43,11 @@ PROTO_PLUGIN   = {"local":["$(GO)","run","$(1)"],"out":"sdk/proto/pluginv1","opt
 proto:
 	$(GO) run $(BUF) generate sdk/proto --template \
 		'{"version":"v2","plugins":[$(call PROTO_PLUGIN,$(GEN_GO)),$(call PROTO_PLUGIN,$(GEN_GO_GRPC))]}'
+
+# Redraw the README's screenshots of the report viewer (docs/img), from
+# reports a test host signs; needs chromium (apt-get install chromium).
+screenshots: build
+	ASSAY_BIN=$(CURDIR)/$(BIN) ASSAY_REQUIRE_BROWSER=1 ASSAY_SCREENSHOTS=$(CURDIR)/docs/img $(GO) test -count=1 -run '^TestViewerInBrowser$$' ./host/server
 
 bench: build
 	ASSAY_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench . -benchmem -count 6 ./... | tee bench.txt

@@ -197,6 +197,36 @@ func canaryRun(t *testing.T, kind string) {
 			c.find(t, "header "+name+" of "+k.name, []byte(strings.Join(vals, " ")))
 		}
 	}
+	// every route the server mounts meets the canary: the POST routes
+	// above carry it in their bodies, every GET route here carries it in
+	// its query and a header (as JSON and as a browser asks), and no
+	// answer gives it back
+	posted := map[string]bool{}
+	for _, k := range calls {
+		posted["POST "+k.path] = true
+	}
+	for _, route := range h.Server.Routes() {
+		method, path, _ := strings.Cut(route, " ")
+		if path == "/{$}" {
+			path = "/"
+		}
+		if method != http.MethodGet {
+			if !posted[route] {
+				t.Errorf("the canary never reaches %s", route)
+			}
+			continue
+		}
+		for _, accept := range []string{"application/json", "text/html"} {
+			r := do(t, method, h.URL+path+"?q="+c.value+"&"+c.value+"=1", nil, map[string]string{"X-Note": c.value, "Accept": accept})
+			if r.status != 200 {
+				t.Errorf("%s (%s): %d", route, accept, r.status)
+			}
+			c.find(t, "the answer to "+route, r.raw)
+			for name, vals := range r.header {
+				c.find(t, "header "+name+" of "+route, []byte(strings.Join(vals, " ")))
+			}
+		}
+	}
 	for _, path := range []string{"/metrics", "/stream-divergence/metrics", "/test-family/metrics"} {
 		m := do(t, "GET", h.URL+path, nil, nil)
 		if m.status != 200 || !strings.Contains(string(m.raw), "assay_requests_total") {

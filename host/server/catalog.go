@@ -53,6 +53,9 @@ type catalogDoc struct {
 	Services []catalogService `json:"services"`
 	Keys     string           `json:"keys"`
 	OpenAPI  string           `json:"openapi"`
+	// Viewer is the page that checks a signed answer's signature in the
+	// browser and draws it.
+	Viewer string `json:"viewer"`
 }
 
 // criteriaText is what the catalog quotes from a criteria document.
@@ -123,7 +126,7 @@ func (s *Server) catalogEntry(name string, sv *service) catalogService {
 }
 
 func (s *Server) catalogDoc() catalogDoc {
-	doc := catalogDoc{Keys: "/keys", OpenAPI: "/openapi.json", Services: []catalogService{}}
+	doc := catalogDoc{Keys: "/keys", OpenAPI: "/openapi.json", Viewer: "/view", Services: []catalogService{}}
 	for name, sv := range s.services {
 		doc.Services = append(doc.Services, s.catalogEntry(name, sv))
 	}
@@ -155,11 +158,11 @@ var catalogPages = template.Must(template.New("service").Parse(`{{define "servic
 {{end}}
 {{define "catalog"}}` + pageHead + `
 <h1>Assay</h1>
-<p>Signed, criteria-bound audit services. Every answer is signed (Ed25519 over RFC 8785 JSON); public keys at <a href="{{.Keys}}"><code>{{.Keys}}</code></a>; every route in <a href="{{.OpenAPI}}"><code>{{.OpenAPI}}</code></a>. Replace HOST with this host's address.</p>
+<p>Signed, criteria-bound audit services. Every answer is signed (Ed25519 over RFC 8785 JSON); public keys at <a href="{{.Keys}}"><code>{{.Keys}}</code></a>; every route in <a href="{{.OpenAPI}}"><code>{{.OpenAPI}}</code></a>. To read a report, drop it on the <a href="{{.Viewer}}">report viewer</a>: it checks the signature in your browser and draws the report, and the report never leaves the browser. Replace HOST with this host's address.</p>
 {{range .Services}}{{template "service" .}}{{end}}
 </body></html>{{end}}
 {{define "one"}}` + pageHead + `
-<p><a href="/">All services</a></p>
+<p><a href="/">All services</a> · <a href="/view">report viewer</a></p>
 {{template "service" .}}
 {{if .NeverAssessable}}<h3>Never assessable</h3><ul>{{range .NeverAssessable}}<li>{{.}}</li>{{end}}</ul>{{end}}
 </body></html>{{end}}`))

@@ -18,6 +18,9 @@ func TestCatalogPages(t *testing.T) {
 	h := testhost.Start(t, testhost.Options{Adapters: caAdapters}, sdPkg, caPkg)
 	page := do(t, "GET", h.URL+"/", nil, map[string]string{"Accept": "text/html"})
 	text := html.UnescapeString(string(page.raw))
+	if !strings.Contains(text, `<a href="/view">report viewer</a>`) {
+		t.Error("the catalog page does not link the report viewer")
+	}
 	for _, c := range []struct{ service, criteria, op, price string }{
 		{"stream-divergence", "stream-divergence", "compare", "$0.05"},
 		{"context-audit", "context-composition", "audit", "$0.05"},

@@ -174,6 +174,8 @@ func (s *Server) openAPI() object {
 			"responses": object{"200": object{"description": "ok", "content": jsonContent(object{"type": "object"})}}}},
 		"/metrics": object{"get": object{"operationId": "metrics", "summary": "Prometheus metrics",
 			"responses": object{"200": object{"description": "Prometheus text format", "content": object{"text/plain": object{"schema": object{"type": "string"}}}}}}},
+		"/view": object{"get": object{"operationId": "view", "summary": "The report viewer: a page that checks a signed answer's signature in the browser (WebCrypto Ed25519, keys from /keys or a pasted JWKS) and draws it; the answer never leaves the browser",
+			"responses": object{"200": object{"description": "one self-contained HTML page (inline style and script pinned by its Content-Security-Policy)", "content": object{"text/html": object{"schema": object{"type": "string"}}}}}}},
 		"/openapi.json": object{"get": object{"operationId": "openapi", "summary": "This document",
 			"responses": object{"200": object{"description": "OpenAPI 3.1", "content": jsonContent(object{"type": "object"})}}}},
 	}

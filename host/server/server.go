@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/assay-audit/assay/host/viewer"
 	"io"
 	"maps"
 	"net"
@@ -220,6 +221,7 @@ func New(cfg Config) *Server {
 	s.route("GET /{$}", "", "catalog", s.catalog)
 	s.route("GET /metrics", "", "metrics", cfg.Metrics.Handler("").ServeHTTP)
 	s.route("GET /openapi.json", "", "openapi", s.openAPIDoc)
+	s.route("GET /view", "", "view", viewer.New().ServeHTTP)
 	s.route("/", "", "unmatched", notCovered)
 	return s
 }
