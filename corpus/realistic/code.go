@@ -3,6 +3,7 @@ package realistic
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Code is built from per-language statement shapes filled with identifiers
@@ -113,7 +114,10 @@ func (g *gen) goCode(lines int) string {
 	typ := g.pascal(2)
 	fmt.Fprintf(&b, "package %s\n\nimport (\n\t\"context\"\n\t\"errors\"\n\t\"fmt\"\n\t\"time\"\n)\n\n", strings.ToLower(g.p.pick(vocab.nouns)))
 	doc := g.p.sentence()
-	fmt.Fprintf(&b, "// %s %s\ntype %s struct {\n", typ, strings.ToLower(doc[:1])+doc[1:], typ)
+	// lower-case the first rune, not the first byte: a sentence may open
+	// with a quotation mark of three bytes
+	_, n := utf8.DecodeRuneInString(doc)
+	fmt.Fprintf(&b, "// %s %s\ntype %s struct {\n", typ, strings.ToLower(doc[:n])+doc[n:], typ)
 	for i := 0; i < 2+g.r.IntN(4); i++ {
 		t := []string{"string", "int", "[]byte", "time.Duration", "*" + g.pascal(1), "map[string]int", "chan struct{}"}[g.r.IntN(7)]
 		fmt.Fprintf(&b, "\t%s %s\n", g.camel(1+g.r.IntN(2)), t)

@@ -557,8 +557,9 @@ func TestBenchRecords(t *testing.T) {
 			if len(body) > BodyCap {
 				t.Fatalf("body %d bytes over the criteria's body cap %d", len(body), BodyCap)
 			}
-			if !json.Valid(body) {
-				t.Fatal("body is not valid JSON")
+			// json.Valid lets invalid UTF-8 through; the host refuses it
+			if !json.Valid(body) || !utf8.Valid(body) {
+				t.Fatal("body is not valid JSON in UTF-8")
 			}
 			r, x := measure(t, body)
 			t.Logf("%s: %d bytes, %d messages, %d blocks (%d sized), largest block %d B, near pairs ≥0.80: %d, in [0.70,0.80): %d, exact groups %d (excess %d), base64 segments std %d url-safe %d, fenced blocks %d, stated %d (within %d, disagree %d), harness_stated_counts %d B",
@@ -618,8 +619,8 @@ func TestDeterministic(t *testing.T) {
 				t.Error("seeds 7 and 8 gave the same bytes")
 			}
 			for _, x := range [][]byte{a, c} {
-				if len(x) > size || len(x)*50 < size*49 || !json.Valid(x) {
-					t.Errorf("record of %d bytes (valid JSON: %v) for size %d", len(x), json.Valid(x), size)
+				if len(x) > size || len(x)*50 < size*49 || !json.Valid(x) || !utf8.Valid(x) {
+					t.Errorf("record of %d bytes (valid JSON: %v, UTF-8: %v) for size %d", len(x), json.Valid(x), utf8.Valid(x), size)
 				}
 			}
 		})

@@ -1,7 +1,7 @@
 package server_test
 
 import (
-	"runtime"
+	"github.com/assay-audit/assay/corpus/realistic"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,23 +29,22 @@ func BenchmarkContextAuditMaxRecord(b *testing.B) {
 	plugin := testhost.Start(b, testhost.Options{NoFreeTier: true, Adapters: caAdapters}, caPkg)
 	local := testhost.InProcess(b, testhost.Options{NoFreeTier: true,
 		LocalAdapters: []sdk.Adapter{anthropic.Adapter{}, generic.Adapter{}, lettaaf.Adapter{}}}, fam)
-	for _, format := range compositiontest.Formats {
-		body := compositiontest.MaxRecordOf(b, format)
+	for _, rec := range benchRecords(b) {
 		for _, c := range []struct {
 			name string
 			h    *testhost.Host
 		}{{"plugin", plugin}, {"in-process", local}} {
-			b.Run(format+"/"+c.name, func(b *testing.B) {
-				b.SetBytes(int64(len(body)))
+			b.Run(rec.name+"/"+c.name, func(b *testing.B) {
+				b.SetBytes(int64(len(rec.body)))
 				b.ReportAllocs()
 				for b.Loop() {
-					serve(b, c.h.Server, "/context-audit/audit", body)
+					serve(b, c.h.Server, "/context-audit/audit", rec.body)
 				}
-				if c.name == "plugin" && format == compositiontest.Formats[0] {
+				if c.name == "plugin" && rec.name == "max/"+compositiontest.Formats[0] {
 					famPeak := testhost.PeakRSS(strconv.Itoa(plugin.Families["context-audit"].PID()))
 					b.ReportMetric(float64(famPeak)/(1<<20), "family-peak-MiB")
 					for _, a := range plugin.Adapters {
-						if a.Description().GetFormatId() == format {
+						if a.Description().GetFormatId() == rec.format {
 							b.ReportMetric(float64(testhost.PeakRSS(strconv.Itoa(a.PID())))/(1<<20), "adapter-peak-MiB")
 						}
 					}
@@ -53,8 +52,30 @@ func BenchmarkContextAuditMaxRecord(b *testing.B) {
 				}
 			})
 		}
-		runtime.KeepAlive(body)
 	}
+}
+
+type benchRecord struct {
+	name, format string
+	body         []byte
+}
+
+// benchRecords are the synthetic max record of each format and a 5 MiB
+// record of each format as a harness writes it (corpus/realistic: written
+// from the criteria alone, never tuned to the engine).
+func benchRecords(tb testing.TB) []benchRecord {
+	var out []benchRecord
+	for _, format := range compositiontest.Formats {
+		out = append(out, benchRecord{"max/" + format, format, compositiontest.MaxRecordOf(tb, format)})
+	}
+	for _, format := range realistic.Formats {
+		body, err := realistic.Record(format, realistic.BodyCap, 1)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, benchRecord{"realistic/" + format, format, body})
+	}
+	return out
 }
 
 // The benchmark's records are measurable in every format, and their
@@ -62,6 +83,21 @@ func BenchmarkContextAuditMaxRecord(b *testing.B) {
 // prove nothing).
 func TestMaxContextRecordIsReported(t *testing.T) {
 	h := testhost.Start(t, testhost.Options{Adapters: caAdapters}, caPkg)
+	// the realistic records: 5 MiB, reported, every factor but F-11
+	// assessable (their stated counts make F-10 one)
+	for _, format := range realistic.Formats {
+		body, err := realistic.Record(format, realistic.BodyCap, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := post(t, h.URL+"/context-audit/audit", body)
+		if r.status != 200 {
+			t.Fatalf("realistic %s: %d %.300s", format, r.status, r.raw)
+		}
+		if line, _ := r.json["measurement_line"].(string); !strings.Contains(line, "· FULL —") {
+			t.Errorf("realistic %s: line %q", format, line)
+		}
+	}
 	for _, format := range compositiontest.Formats {
 		r := post(t, h.URL+"/context-audit/audit", compositiontest.MaxRecordOf(t, format))
 		if r.status != 200 {
