@@ -17,28 +17,30 @@ import (
 	"github.com/assay-audit/assay/sdk/sharedbody"
 )
 
-// takeShared reads a shared body's range from the channel: the error is a
+// takeShared maps a shared body's range from the channel, valid until
+// release (which the handler defers, so it runs after the handler's last
+// send: everything a plugin answers is encoded by then). The error is a
 // static status (Unavailable when the descriptor never came, so the host
 // treats it like a transient fault, never as the caller's). A failure is
 // logged here too: the host sees only the status.
-func takeShared(ctx context.Context, log hclog.Logger, bodies *sharedbody.Receiver, sb *pb.SharedBody) ([]byte, error) {
+func takeShared(ctx context.Context, log hclog.Logger, bodies *sharedbody.Receiver, sb *pb.SharedBody) (b []byte, release func(), err error) {
 	if bodies == nil {
-		return nil, status.Error(codes.InvalidArgument, "shared body without a channel")
+		return nil, nil, status.Error(codes.InvalidArgument, "shared body without a channel")
 	}
 	began := time.Now()
-	b, err := bodies.Take(ctx, sb.GetToken(), sb.GetOffset(), sb.GetLength())
+	b, release, err = bodies.TakeMapped(ctx, sb.GetToken(), sb.GetOffset(), sb.GetLength())
 	switch {
 	case err == nil:
-		return b, nil
+		return b, release, nil
 	case errors.Is(err, sharedbody.ErrRange), errors.Is(err, sharedbody.ErrUnsealed):
 		log.Warn("shared body unusable", "length", sb.GetLength(), "waited_ms", time.Since(began).Milliseconds())
-		return nil, status.Error(codes.InvalidArgument, "shared body unusable")
+		return nil, nil, status.Error(codes.InvalidArgument, "shared body unusable")
 	case errors.Is(err, sharedbody.ErrTimeout):
 		log.Warn("shared body did not arrive before the deadline", "length", sb.GetLength(), "waited_ms", time.Since(began).Milliseconds())
 	default:
 		log.Warn("shared body unavailable", "length", sb.GetLength(), "waited_ms", time.Since(began).Milliseconds())
 	}
-	return nil, status.Error(codes.Unavailable, "shared body unavailable")
+	return nil, nil, status.Error(codes.Unavailable, "shared body unavailable")
 }
 
 // overran logs a step that ended after its request was given up (its
@@ -59,7 +61,10 @@ func loggerOr(log hclog.Logger) hclog.Logger {
 }
 
 // Adapter is the contract of a format-adapter plugin, in plain Go: it turns
-// one declared format's record into a SessionRecord or a refusal.
+// one declared format's record into a SessionRecord or a refusal. In a
+// plugin, req.Record is the host's pages, mapped, and valid only until
+// Adapt returns (its answer is encoded before they are released): an
+// adapter keeps nothing of it, or of any string made from it, past Adapt.
 type Adapter interface {
 	Describe() *pb.AdapterDescription
 	Adapt(ctx context.Context, req *pb.AdaptRequest) *pb.AdaptResponse
@@ -128,18 +133,18 @@ func (s *adapterServer) Adapt(ctx context.Context, req *pb.AdaptRequest) (resp *
 		}
 	}()
 	if sr := req.GetSharedRecord(); sr != nil {
-		rec, err := takeShared(ctx, s.log, s.bodies, sr)
+		rec, release, err := takeShared(ctx, s.log, s.bodies, sr)
 		if err != nil {
 			return nil, err
 		}
+		// the answer is encoded below, before this runs: nothing read
+		// from the mapped record is touched after it
+		defer release()
 		req.Record, req.SharedRecord = rec, nil
 	}
 	began := time.Now()
 	defer overran(ctx, s.log, "adapt ended after its request was given up", began, len(req.GetRecord()))
 	defer overrun(ctx, s.grace, s.log, s.exit, len(req.GetRecord()))()
-	if s.memory == nil {
-		return s.impl.Adapt(ctx, req), nil
-	}
 	defer s.memory.Reserve(len(req.GetRecord()))()
 	return encoded(s.impl.Adapt(ctx, req))
 }
@@ -147,7 +152,8 @@ func (s *adapterServer) Adapt(ctx context.Context, req *pb.AdaptRequest) (resp *
 // encoded is the answer already encoded, as a message whose only content
 // is those bytes (kept as unknown fields, which proto writes out
 // verbatim): gRPC encodes a handler's answer after the handler returns,
-// and by then the memory budget is back at idle, so a collection would
+// and by then the mapped record is released (the answer's strings may
+// alias it) and the memory budget is back at idle, so a collection would
 // fall on the request's path. Encoded here, the work is done within the
 // budget and what is left for gRPC is one copy. The wire bytes are the
 // same.

@@ -50,7 +50,10 @@ type Request struct {
 	// Op is the paid op's name when Route is Op.
 	Op string
 	// Body is the request body. It is read-only: the texts of a record
-	// adapted from it (Adapters.Adapt) share its memory.
+	// adapted from it (Adapters.Adapt) share its memory. In a plugin it
+	// is the host's own pages, mapped, and valid only until the request
+	// ends (the report sent): a family keeps nothing of it, or of any
+	// string made from it, past Check and Measure (copy what must stay).
 	Body []byte
 	// Now is the host's clock when the request arrived.
 	Now time.Time
@@ -236,9 +239,13 @@ func (s *familyServer) Run(stream grpc.BidiStreamingServer[pb.HostToFamily, pb.F
 		Now:  time.Unix(0, start.GetNowUnixNano()).UTC(),
 	}
 	if sb := start.GetSharedBody(); sb != nil {
-		if req.Body, err = takeShared(stream.Context(), s.log, s.bodies, sb); err != nil {
+		var release func()
+		if req.Body, release, err = takeShared(stream.Context(), s.log, s.bodies, sb); err != nil {
 			return err
 		}
+		// every send below encodes its message before it returns, so
+		// nothing aliasing the mapped body is read after this runs
+		defer release()
 	}
 	// budgeted to the end of the request: validation and measurement
 	defer s.memory.Reserve(len(req.Body))()

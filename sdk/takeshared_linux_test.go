@@ -36,7 +36,7 @@ func TestASharedBodyThatNeverArrivesIsLogged(t *testing.T) {
 	log := hclog.New(&hclog.LoggerOptions{Output: &out, JSONFormat: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	_, err = takeShared(ctx, log, bodies, &pb.SharedBody{Token: 7, Length: 1234})
+	_, _, err = takeShared(ctx, log, bodies, &pb.SharedBody{Token: 7, Length: 1234})
 	if status.Code(err) != codes.Unavailable {
 		t.Fatalf("error %v, want Unavailable", err)
 	}

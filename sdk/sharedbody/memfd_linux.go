@@ -227,20 +227,48 @@ func (c *unixConn) shutdown() {
 	c.once.Do(func() { _ = unix.Shutdown(c.fd, unix.SHUT_RDWR) })
 }
 
-// readSealed reads a range of a file the host sealed: the seals are what
-// make the bytes read here the bytes the host received.
-func readSealed(f *os.File, offset, length uint64) ([]byte, error) {
+// checkSealed checks that f is sealed and holds the range.
+func checkSealed(f *os.File, offset, length uint64) error {
 	got, err := unix.FcntlInt(f.Fd(), unix.F_GET_SEALS, 0)
 	if err != nil || got&seals != seals {
-		return nil, ErrUnsealed
+		return ErrUnsealed
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		return nil, fmt.Errorf("shared body: stat: %w", err)
+		return fmt.Errorf("shared body: stat: %w", err)
 	}
 	size := uint64(st.Size)
 	if offset > size || length > size-offset {
-		return nil, ErrRange
+		return ErrRange
+	}
+	return nil
+}
+
+// mapSealed maps a range of a file the host sealed, read-only and shared.
+// A mapping starts on a page boundary, so the page holding offset is
+// mapped from its start and the range sliced out of it.
+func mapSealed(f *os.File, offset, length uint64) ([]byte, func(), error) {
+	if err := checkSealed(f, offset, length); err != nil {
+		return nil, nil, err
+	}
+	if length == 0 {
+		return []byte{}, func() {}, nil
+	}
+	page := uint64(os.Getpagesize())
+	start := offset &^ (page - 1)
+	m, err := unix.Mmap(int(f.Fd()), int64(start), int(offset-start+length), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return nil, nil, fmt.Errorf("shared body: map: %w", err)
+	}
+	var once sync.Once
+	return m[offset-start:][:length:length], func() { once.Do(func() { _ = unix.Munmap(m) }) }, nil
+}
+
+// readSealed reads a range of a file the host sealed: the seals are what
+// make the bytes read here the bytes the host received.
+func readSealed(f *os.File, offset, length uint64) ([]byte, error) {
+	if err := checkSealed(f, offset, length); err != nil {
+		return nil, err
 	}
 	out := make([]byte, length)
 	if _, err := f.ReadAt(out, int64(offset)); err != nil {

@@ -47,3 +47,5 @@ func (s *Sender) Close() error { return nil }
 func inherited(string) conn { return nil }
 
 func readSealed(*os.File, uint64, uint64) ([]byte, error) { return nil, ErrUnsupported }
+
+func mapSealed(*os.File, uint64, uint64) ([]byte, func(), error) { return nil, nil, ErrUnsupported }

@@ -3,7 +3,8 @@
 // into a sealed in-memory file (Linux memfd: RAM only, no path on any
 // filesystem, gone when the last descriptor closes) and passes the
 // descriptor over a socket pair it opened when it launched the plugin. The
-// plugin reads the range it needs straight into a buffer of its own.
+// plugin maps the range it needs read-only (TakeMapped) or reads it into a
+// buffer of its own (Take).
 //
 // Why: over go-plugin's connection a 5 MiB body is cut into 16 KiB HTTP/2
 // frames, encrypted and decrypted (AutoMTLS), flow-controlled and
@@ -145,6 +146,32 @@ func (r *Receiver) slotLocked(token uint64) *slot {
 // Take waits for the descriptor sent under token, reads length bytes from
 // offset into a new buffer, and closes it. ctx bounds the wait.
 func (r *Receiver) Take(ctx context.Context, token, offset, length uint64) ([]byte, error) {
+	f, err := r.wait(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readSealed(f, offset, length)
+}
+
+// TakeMapped is Take without the copy: the range is mapped read-only from
+// the sealed file, so the plugin reads the very pages the host wrote (the
+// kernel counts them once, and no buffer is allocated, zeroed and filled).
+// The bytes stay valid until release is called (once; later calls do
+// nothing): after it, reading them, or a string made from them, faults.
+// The seals make the mapping safe to hold: the file can neither change
+// nor shrink under it.
+func (r *Receiver) TakeMapped(ctx context.Context, token, offset, length uint64) (b []byte, release func(), err error) {
+	f, err := r.wait(ctx, token)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close() // the mapping outlives the descriptor
+	return mapSealed(f, offset, length)
+}
+
+// wait is the descriptor sent under token, once it has arrived.
+func (r *Receiver) wait(ctx context.Context, token uint64) (*os.File, error) {
 	r.mu.Lock()
 	s := r.slotLocked(token)
 	r.mu.Unlock()
@@ -166,8 +193,7 @@ func (r *Receiver) Take(ctx context.Context, token, offset, length uint64) ([]by
 		}
 		return nil, ErrClosed
 	}
-	defer f.Close()
-	return readSealed(f, offset, length)
+	return f, nil
 }
 
 // Pending counts descriptors received and not yet taken (for tests and

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"strconv"
 	"sync"
 	"testing"
@@ -83,7 +84,19 @@ func TestBodiesArriveIntact(t *testing.T) {
 		wg.Go(func() {
 			body, off := bodies[i], offsets[i]
 			length := uint64(len(body)) - off
-			got, err := r.Take(context.Background(), tokens[i], off, length)
+			// even bodies by a copy, odd ones mapped (at odd offsets)
+			var got []byte
+			var err error
+			if i%2 == 0 {
+				got, err = r.Take(context.Background(), tokens[i], off, length)
+			} else {
+				var release func()
+				got, release, err = r.TakeMapped(context.Background(), tokens[i], off, length)
+				if err == nil {
+					defer release()
+					defer release() // a second release does nothing
+				}
+			}
 			if err != nil {
 				errs <- err
 				return
@@ -191,8 +204,18 @@ func TestSealsAndRanges(t *testing.T) {
 		if _, err := r.Take(context.Background(), tok, c.off, c.n); !errors.Is(err, ErrRange) {
 			t.Errorf("range %d+%d: %v", c.off, c.n, err)
 		}
+		tok, _ = s.Send(b)
+		if _, _, err := r.TakeMapped(context.Background(), tok, c.off, c.n); !errors.Is(err, ErrRange) {
+			t.Errorf("mapped range %d+%d: %v", c.off, c.n, err)
+		}
 	}
 	tok, _ := s.Send(b)
+	if g, release, err := r.TakeMapped(context.Background(), tok, 10, 0); err != nil || len(g) != 0 {
+		t.Errorf("empty mapped range at the end: %q %v", g, err)
+	} else {
+		release()
+	}
+	tok, _ = s.Send(b)
 	if g, err := r.Take(context.Background(), tok, 10, 0); err != nil || len(g) != 0 {
 		t.Errorf("empty range at the end: %q %v", g, err)
 	}
@@ -208,6 +231,50 @@ func TestSealsAndRanges(t *testing.T) {
 	}
 	if _, err := r.Take(context.Background(), tok, 0, 0); !errors.Is(err, ErrUnsealed) {
 		t.Errorf("unsealed: %v", err)
+	}
+	if tok, err = s.Send(unsealed); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := r.TakeMapped(context.Background(), tok, 0, 0); !errors.Is(err, ErrUnsealed) {
+		t.Errorf("unsealed, mapped: %v", err)
+	}
+}
+
+// A mapped take allocates nothing the size of the body: the plugin reads
+// the host's pages, where Take allocates and fills a buffer of its own.
+func TestTakeMappedCopiesNothing(t *testing.T) {
+	s, r := pair(t)
+	body := randomBody(rand.New(rand.NewPCG(3, 4)), 5<<20)
+	b, err := New(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	allocated := func(take func(tok uint64)) uint64 {
+		tok, err := s.Send(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		take(tok)
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	copied := allocated(func(tok uint64) {
+		if got, err := r.Take(context.Background(), tok, 1, uint64(len(body))-1); err != nil || !bytes.Equal(got, body[1:]) {
+			t.Errorf("take: %v", err)
+		}
+	})
+	mapped := allocated(func(tok uint64) {
+		got, release, err := r.TakeMapped(context.Background(), tok, 1, uint64(len(body))-1)
+		if err != nil || !bytes.Equal(got, body[1:]) {
+			t.Fatalf("mapped take: %v", err)
+		}
+		release()
+	})
+	if copied < uint64(len(body))-1 || mapped > 64<<10 {
+		t.Errorf("allocated %d bytes by a copy, %d mapped, for a body of %d", copied, mapped, len(body))
 	}
 }
 

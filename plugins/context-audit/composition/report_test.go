@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assay-audit/assay/corpus/realistic"
 	"github.com/assay-audit/assay/plugins/adapter-anthropic-messages/anthropic"
+	"github.com/assay-audit/assay/plugins/adapter-generic-message-list/generic"
+	"github.com/assay-audit/assay/plugins/adapter-letta-af/lettaaf"
 	"github.com/assay-audit/assay/plugins/context-audit/compositiontest"
 	"github.com/assay-audit/assay/sdk"
 	"github.com/assay-audit/assay/sdk/familytest"
@@ -248,5 +251,40 @@ func BenchmarkIssueReference(b *testing.B) {
 		if _, err := compositiontest.Reference(body); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkRealisticRecord is BenchmarkMaxRecord on the 5 MiB realistic
+// record of each format (corpus/realistic), each adapted once by its own
+// adapter.
+func BenchmarkRealisticRecord(b *testing.B) {
+	f, err := New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	adapters := map[string]sdk.Adapter{"anthropic-messages": anthropic.Adapter{}, "generic-message-list": generic.Adapter{}, "letta-af": lettaaf.Adapter{}}
+	for _, format := range realistic.Formats {
+		body, err := realistic.Record(format, realistic.BodyCap, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		env, _ := ParseEnvelope(body, f.accepted)
+		resp := adapters[format].Adapt(context.Background(), &pb.AdaptRequest{FormatId: env.FormatID, Record: env.Record})
+		if err := sdk.ResolveTextSpans(resp.GetRecord(), env.Record); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(format, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				c := f.Check(context.Background(), sdk.Request{Route: sdk.Op, Op: "audit", Body: body, Adapters: fakeAdapters{resp.GetRecord()}})
+				if c.Measure == nil {
+					b.Fatal("not accepted")
+				}
+				if _, err := c.Measure(context.Background(), func() time.Time { return checkEnd }); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
