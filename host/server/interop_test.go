@@ -58,28 +58,11 @@ func (s *rpcStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result})
 }
 
-// interopDir installs the official client packages once (npm ci) and
-// returns their folder.
-func interopDir(t *testing.T) string {
-	dir, err := filepath.Abs("../x402/interop")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@x402", "fetch")); err != nil {
-		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("npm ci for the official x402 client: %v\n%s", err, out)
-		}
-	}
-	return dir
-}
-
 // TestOfficialClientPays: a payment built by the official x402 JavaScript
 // packages (@x402/fetch, @x402/svm, @x402/core), nobody's code here, is
 // accepted, settled and delivered.
 func TestOfficialClientPays(t *testing.T) {
-	dir := interopDir(t)
+	dir := nodeDir(t, "../x402/interop", "@x402/fetch")
 	h := startPaid(t, sdPkg)
 	stub := &rpcStub{}
 	rpc := httptest.NewServer(stub)
@@ -134,7 +117,7 @@ func TestOfficialClientPays(t *testing.T) {
 // schema, and the protocol's rules), and extractDiscoveryInfo lists the
 // route with its URL, method, description and MIME type, for every family.
 func TestOfficialDiscoveryReadsThe402(t *testing.T) {
-	dir := interopDir(t)
+	dir := nodeDir(t, "../x402/interop", "@x402/fetch")
 	h := startPaidWith(t, testhost.Options{Adapters: caAdapters}, sdPkg, lcPkg, shPkg, caPkg)
 	bodies := map[string][]byte{
 		"/stream-divergence/compare":   sdBody([]string{"a"}, []string{"a"}),

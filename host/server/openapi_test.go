@@ -12,18 +12,18 @@ import (
 	"github.com/assay-audit/assay/host/internal/testhost"
 )
 
-// apicheckDir installs the OpenAPI validator once (npm ci) and returns
-// its folder.
-func apicheckDir(t *testing.T) string {
-	dir, err := filepath.Abs("apicheck")
+// nodeDir installs a node helper's locked packages once (npm ci, when
+// node_modules lacks module) and returns its absolute folder.
+func nodeDir(t *testing.T, rel, module string) string {
+	dir, err := filepath.Abs(rel)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@readme", "openapi-parser")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", module)); err != nil {
 		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
 		cmd.Dir = dir
 		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("npm ci for the OpenAPI validator: %v\n%s", err, out)
+			t.Fatalf("npm ci in %s: %v\n%s", rel, err, out)
 		}
 	}
 	return dir
@@ -34,7 +34,7 @@ func apicheckDir(t *testing.T) string {
 // and nothing else, with every family's request schema; a host with one
 // service describes its root routes too.
 func TestOpenAPIDescribesEveryRoute(t *testing.T) {
-	dir := apicheckDir(t)
+	dir := nodeDir(t, "apicheck", "@readme/openapi-parser")
 	for _, c := range []struct {
 		name string
 		pkgs []string

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -68,17 +67,7 @@ func TestViewerInBrowser(t *testing.T) {
 		}
 		t.Skip("no chromium on PATH: the viewer's browser test needs Debian's chromium (apt-get install chromium; .ci/run installs it)")
 	}
-	dir, err := filepath.Abs("browsercheck")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "playwright-core")); err != nil {
-		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("npm ci for playwright-core: %v\n%s", err, out)
-		}
-	}
+	dir := nodeDir(t, "browsercheck", "playwright-core")
 
 	h := testhost.Start(t, testhost.Options{Adapters: caAdapters}, sdPkg, lcPkg, shPkg, caPkg)
 	// a context record as a harness writes it (corpus/realistic: prose,
