@@ -384,8 +384,10 @@ type hostAdapters struct {
 
 func (h *hostAdapters) Adapt(ctx context.Context, req *pb.AdaptRequest) (*pb.AdaptResponse, error) {
 	// record is the bytes the adapter sees: text spans in its answer are
-	// offsets into them
+	// offsets into them, and ResolveTextSpans below decodes the escaped
+	// ones, so the adapter may answer every JSON string as a span
 	record := req.GetRecord()
+	req.JsonStringSpans = true
 	if span := req.GetRecordSpan(); span != nil {
 		rec, err := SpanOf(h.body, span)
 		if err != nil {
@@ -395,7 +397,7 @@ func (h *hostAdapters) Adapt(ctx context.Context, req *pb.AdaptRequest) (*pb.Ada
 		if h.token != 0 {
 			req.BodyToken = h.token // the host slices the body it holds
 		} else {
-			req = &pb.AdaptRequest{FormatId: req.GetFormatId(), FormatVersion: req.GetFormatVersion(), Record: rec}
+			req = &pb.AdaptRequest{FormatId: req.GetFormatId(), FormatVersion: req.GetFormatVersion(), Record: rec, JsonStringSpans: true}
 		}
 	}
 	var resp *pb.AdaptResponse

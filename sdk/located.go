@@ -43,12 +43,25 @@ func Locate(doc []byte) (*Doc, error) {
 	if uint64(len(doc)) >= math.MaxUint32 {
 		return nil, ErrNotJSON
 	}
-	d := &Doc{src: doc}
+	d := &Doc{src: doc, tape: make([]located, 0, tapeSize(doc))}
 	i, ok := validValue(doc, skipSpace(doc, 0), 0, &d.tape)
 	if !ok || skipSpace(doc, i) != len(doc) {
 		return nil, ErrNotJSON
 	}
 	return d, nil
+}
+
+// tapeSize estimates how many strings and containers doc holds, from its
+// quotes (less the escaped ones), braces and brackets, so the tape is
+// allocated once: grown by append, a 5 MiB record's tape was allocated
+// about five times over (large slices grow by a quarter). Counting bytes
+// is a fraction of the scan. Braces inside strings make it an
+// overestimate, bounded by the most entries a document of that size can
+// hold; a short estimate only means append grows the rest.
+func tapeSize(doc []byte) int {
+	quotes := bytes.Count(doc, []byte{'"'}) - bytes.Count(doc, []byte{'\\', '"'})
+	n := quotes/2 + bytes.Count(doc, []byte{'{'}) + bytes.Count(doc, []byte{'['})
+	return min(n, len(doc)/2+1) // "" and {} are the smallest entries
 }
 
 // Root is the document's value.
@@ -187,6 +200,37 @@ func (v Value) Get(name string) (Value, bool) {
 	}
 }
 
+// Pick sets out[i] to the member named names[i] (the last of duplicates,
+// as Get; a zero Value when there is none) in one walk of the object, where
+// a Get for each would walk it once per name. out must be as long as names;
+// nothing is set when v is not an object.
+func (v Value) Pick(names []string, out []Value) {
+	clear(out)
+	if v.Kind != '{' {
+		return
+	}
+	for c := v.cursor(); ; {
+		k, m, more := c.next()
+		if !more {
+			return
+		}
+		inner := v.d.src[k.Start+1 : k.End-1]
+		if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+			for i, n := range names {
+				if string(inner) == n { // the name's text is its bytes
+					out[i] = m
+				}
+			}
+			continue
+		}
+		for i, n := range names {
+			if k.Is(n) {
+				out[i] = m
+			}
+		}
+	}
+}
+
 // Is reports whether v is a string whose text (as String decodes it) is
 // s. It allocates nothing for a name of up to 64 bytes.
 func (v Value) Is(s string) bool {
@@ -223,12 +267,24 @@ func (v Value) String() (string, bool) {
 // TextSpan is a string value's contents as a span of the document when
 // they need no decoding (no escape, valid UTF-8); ok is false otherwise.
 func (v Value) TextSpan() (*pb.Span, bool) {
+	return v.TextSpanFor(false)
+}
+
+// TextSpanFor is TextSpan, and, when jsonStrings is set (the request's
+// json_string_spans: the family's SDK decodes such spans itself), also
+// the span of a string that needs decoding, marked json_string: then
+// every string value is a span, and ok is false only for other kinds.
+func (v Value) TextSpanFor(jsonStrings bool) (*pb.Span, bool) {
 	if v.Kind != '"' {
 		return nil, false
 	}
 	inner := v.d.src[v.Start+1 : v.End-1]
+	span := &pb.Span{Offset: uint64(v.Start + 1), Length: uint64(len(inner))}
 	if bytes.IndexByte(inner, '\\') >= 0 || !utf8.Valid(inner) {
-		return nil, false
+		if !jsonStrings {
+			return nil, false
+		}
+		span.JsonString = true
 	}
-	return &pb.Span{Offset: uint64(v.Start + 1), Length: uint64(len(inner))}, true
+	return span, true
 }

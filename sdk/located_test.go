@@ -216,3 +216,102 @@ func FuzzStringOf(f *testing.F) {
 		}
 	})
 }
+
+// A json_string span resolves to the string's text as encoding/json
+// decodes it, and only when it is exactly a JSON string's contents.
+func TestJSONStringSpans(t *testing.T) {
+	record := []byte("{\"a\":\"x\\n\\u00e9\\ud83d\\ude00\\ud800\xff\",\"b\":\"plain\",\"c\":5}")
+	block := func(off, n uint64) *pb.SessionRecord {
+		return &pb.SessionRecord{Messages: []*pb.Message{{Blocks: []*pb.Block{{TextSpan: &pb.Span{Offset: off, Length: n, JsonString: true}}}}}}
+	}
+	var want struct{ A, B string }
+	if err := json.Unmarshal(record, &want); err != nil {
+		t.Fatal(err)
+	}
+	a := strings.Index(string(record), `x\n`)
+	aEnd := strings.Index(string(record), `","b"`)
+	b := strings.Index(string(record), "plain")
+	for _, c := range []struct {
+		off, n int
+		want   string
+	}{{a, aEnd - a, want.A}, {b, 5, want.B}} {
+		rec := block(uint64(c.off), uint64(c.n))
+		if err := ResolveTextSpans(rec, record); err != nil || rec.GetMessages()[0].GetBlocks()[0].GetText() != c.want {
+			t.Errorf("span %d+%d: %v %q, want %q", c.off, c.n, err, rec.GetMessages()[0].GetBlocks()[0].GetText(), c.want)
+		}
+	}
+	// a plain string's text is the record's bytes, not a copy
+	rec := block(uint64(b), 5)
+	_ = ResolveTextSpans(rec, record)
+	if unsafe.StringData(rec.GetMessages()[0].GetBlocks()[0].GetText()) != &record[b] {
+		t.Error("a plain json_string span was copied")
+	}
+	// short of the closing quote, past it, from the opening quote, a
+	// number, the record's edges
+	for _, bad := range [][2]int{{a, aEnd - a - 1}, {a, aEnd - a + 1}, {a - 1, aEnd - a + 1}, {b + 1, 4}, {len(record) - 2, 1}, {0, 1}, {len(record), 0}} {
+		if err := ResolveTextSpans(block(uint64(bad[0]), uint64(bad[1])), record); err == nil {
+			t.Errorf("json_string span %d+%d resolved", bad[0], bad[1])
+		}
+	}
+}
+
+// Every string of any JSON document goes back as a span with
+// TextSpanFor(true) and resolves to its text (String); TextSpanFor(false)
+// is TextSpan. Pick agrees with Get for every object.
+func FuzzSpansAndPick(f *testing.F) {
+	for _, s := range []string{`{"a":"x\ny","b":["\u00e9",{"a":1,"a":"2"}]}`, "[\"\xff\",\"\\ud800\",\"\"]", `{"r\u006fle":"user","role":"tool"}`} {
+		f.Add([]byte(s))
+	}
+	names := []string{"a", "b", "role", "\ufffd", ""}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		d, err := Locate(doc)
+		if err != nil {
+			return
+		}
+		var blocks []*pb.Block
+		var want []string
+		var walk func(v Value)
+		walk = func(v Value) {
+			switch v.Kind {
+			case '"':
+				span, ok := v.TextSpanFor(true)
+				s, _ := v.String()
+				if !ok {
+					t.Fatalf("no span for string %q", v.Raw())
+				}
+				if plain, ok := v.TextSpan(); ok != !span.GetJsonString() || ok && (plain.GetOffset() != span.GetOffset() || plain.GetLength() != span.GetLength()) {
+					t.Fatalf("TextSpan %v and TextSpanFor(true) %v disagree", plain, span)
+				}
+				blocks = append(blocks, &pb.Block{TextSpan: span})
+				want = append(want, s)
+			case '{':
+				picked := make([]Value, len(names))
+				v.Pick(names, picked)
+				for i, n := range names {
+					g, ok := v.Get(n)
+					if ok != (picked[i].Kind != 0) || g.Start != picked[i].Start || g.End != picked[i].End {
+						t.Fatalf("Pick(%q) %v, Get %v %v", n, picked[i].Raw(), g.Raw(), ok)
+					}
+				}
+				for k, m := range v.Members() {
+					walk(k)
+					walk(m)
+				}
+			case '[':
+				for e := range v.Elems() {
+					walk(e)
+				}
+			}
+		}
+		walk(d.Root())
+		rec := &pb.SessionRecord{Messages: []*pb.Message{{Blocks: blocks}}}
+		if err := ResolveTextSpans(rec, doc); err != nil {
+			t.Fatal(err)
+		}
+		for i, b := range blocks {
+			if b.GetText() != want[i] {
+				t.Fatalf("string %d: %q, want %q", i, b.GetText(), want[i])
+			}
+		}
+	})
+}

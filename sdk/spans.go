@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"bytes"
 	"unicode/utf8"
 	"unsafe"
 
@@ -11,12 +12,30 @@ import (
 // in record. A span yields nothing an adapter could not have sent inline
 // (the adapter is pinned and trusted with the record), so only what keeps
 // the record well-formed is checked: the span lies inside the record and
-// its bytes are valid UTF-8.
+// its bytes are valid UTF-8, or, for a json_string span, they are the
+// whole contents of a valid JSON string of the record (its quotes just
+// outside the span), decoded here as encoding/json decodes them.
 //
-// The texts share record's memory (a 5 MiB record's texts are not copied
+// Plain texts share record's memory (a 5 MiB record's texts are not copied
 // again), so record must not change afterwards: the SDK resolves spans
-// only against bodies it owns and never writes.
+// only against bodies it owns and never writes. Decoded texts share one
+// buffer, allocated once for the whole record.
 func ResolveTextSpans(rec *pb.SessionRecord, record []byte) error {
+	// the decoded texts' room: their bytes, which only bytes that are not
+	// UTF-8 outgrow (each becomes U+FFFD); a buffer that has to grow
+	// leaves the texts already made in the old one, which stays as it is
+	escaped := 0
+	for _, m := range rec.GetMessages() {
+		for _, b := range m.GetBlocks() {
+			if span := b.GetTextSpan(); span.GetJsonString() {
+				escaped += int(min(span.GetLength(), uint64(len(record))))
+			}
+		}
+	}
+	var decoded []byte
+	if escaped > 0 {
+		decoded = make([]byte, 0, escaped)
+	}
 	for _, m := range rec.GetMessages() {
 		for _, b := range m.GetBlocks() {
 			span := b.GetTextSpan()
@@ -27,7 +46,11 @@ func ResolveTextSpans(rec *pb.SessionRecord, record []byte) error {
 			if err != nil {
 				return err
 			}
-			if !utf8.Valid(t) {
+			if span.GetJsonString() {
+				if t, err = jsonStringText(record, span, t, &decoded); err != nil {
+					return err
+				}
+			} else if !utf8.Valid(t) {
 				return ErrSpan
 			}
 			b.TextSpan = nil
@@ -35,4 +58,31 @@ func ResolveTextSpans(rec *pb.SessionRecord, record []byte) error {
 		}
 	}
 	return nil
+}
+
+// jsonStringText decodes inner, the span's bytes of record, when they are
+// the contents of one valid JSON string there, into the room left in
+// *decoded (each text capped at its own end, so a later append never
+// writes into it). Contents with no escape and valid UTF-8 are their
+// own text, and are not copied.
+func jsonStringText(record []byte, span *pb.Span, inner []byte, decoded *[]byte) ([]byte, error) {
+	off := int(span.GetOffset())
+	if off == 0 || off+len(inner) >= len(record) || record[off-1] != '"' {
+		return nil, ErrSpan
+	}
+	if end, ok := validString(record, off-1); !ok || end != off+len(inner)+1 {
+		return nil, ErrSpan
+	}
+	if !needsDecoding(inner) {
+		return inner, nil
+	}
+	from := len(*decoded)
+	*decoded = appendText(*decoded, inner)
+	return (*decoded)[from:len(*decoded):len(*decoded)], nil
+}
+
+// needsDecoding reports whether a valid JSON string's contents differ from
+// their text: an escape, or bytes that are not UTF-8.
+func needsDecoding(inner []byte) bool {
+	return bytes.IndexByte(inner, '\\') >= 0 || !utf8.Valid(inner)
 }

@@ -239,13 +239,13 @@ func (h *hostServer) resolve(req *pb.AdaptRequest) (*pb.AdaptRequest, *heldRange
 	span := req.GetRecordSpan()
 	if span == nil {
 		// a family's own record travels as bytes, never as a file
-		return &pb.AdaptRequest{FormatId: req.GetFormatId(), FormatVersion: req.GetFormatVersion(), Record: req.GetRecord()}, nil, nil
+		return &pb.AdaptRequest{FormatId: req.GetFormatId(), FormatVersion: req.GetFormatVersion(), Record: req.GetRecord(), JsonStringSpans: req.GetJsonStringSpans()}, nil, nil
 	}
 	rec, shared, ok := h.bodies.span(req.GetBodyToken(), span)
 	if !ok {
 		return nil, nil, status.Error(codes.InvalidArgument, "record span names no open request's body")
 	}
-	return &pb.AdaptRequest{FormatId: req.GetFormatId(), FormatVersion: req.GetFormatVersion(), Record: rec}, shared, nil
+	return &pb.AdaptRequest{FormatId: req.GetFormatId(), FormatVersion: req.GetFormatVersion(), Record: rec, JsonStringSpans: req.GetJsonStringSpans()}, shared, nil
 }
 
 // serveHost offers the Host service on a new family connection, once per

@@ -37,6 +37,13 @@ func TestAdaptersAreReachedThroughTheHost(t *testing.T) {
 	if r := post(t, url, []byte(`{"adapt":"other-format","record":"x"}`)); r.status != 503 || errorCode(r) != "plugin_unavailable" {
 		t.Errorf("no adapter: %d %s", r.status, r.raw)
 	}
+	// the SDK's family asks for json_string spans, the host passes the ask
+	// on, and the family's SDK decodes the span the adapter answers:
+	// "x\ny" (6 bytes in the record) is 3 bytes of text
+	if r := post(t, url, []byte(`{"adapt":"test-format","record":"\"x\\ny\""}`)); r.status != 200 ||
+		r.json["adapted_role"] != "json_string_spans=true" || r.json["adapted_text_bytes"] != float64(3) {
+		t.Errorf("json_string span: %d %s", r.status, r.raw)
+	}
 	// a 5 MiB record crosses family -> host -> adapter -> host -> family
 	// through the brokered Host service's raised limits
 	const cap5 = 5 << 20

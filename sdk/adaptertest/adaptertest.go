@@ -43,6 +43,9 @@ type Cases struct {
 //     whose every block carries exactly one content (text, a text span
 //     that resolves in the record, or non-serialisable), the same way
 //     twice;
+//   - with json_string_spans set (as the SDK's families ask) and without
+//     it, the family sees the same record, and without it no span is a
+//     json_string one;
 //   - every invalid record is refused with RefusalCode (or AmbiguousCode),
 //     no refusal message repeats any 16-byte run of the record, and the
 //     messages are static: at most 16 distinct ones over every invalid and
@@ -57,7 +60,7 @@ func Run(t TB, a sdk.Adapter, c Cases) {
 	}
 	ctx := context.Background()
 	adapt := func(rec []byte) *pb.AdaptResponse {
-		return a.Adapt(ctx, &pb.AdaptRequest{FormatId: d.GetFormatId(), Record: rec})
+		return a.Adapt(ctx, &pb.AdaptRequest{FormatId: d.GetFormatId(), Record: rec, JsonStringSpans: true})
 	}
 	for i, rec := range c.Valid {
 		r := adapt(rec)
@@ -68,6 +71,9 @@ func Run(t TB, a sdk.Adapter, c Cases) {
 		}
 		if again := adapt(rec); !proto.Equal(r, again) {
 			t.Errorf("valid record %d adapts differently twice", i)
+		}
+		if err := sameEitherWay(a, rec, r); err != "" {
+			t.Errorf("valid record %d: %s", i, err)
 		}
 		// text spans are offsets into the record: the SDK resolves them
 		// for the family, so they must resolve here
@@ -111,6 +117,31 @@ func Run(t TB, a sdk.Adapter, c Cases) {
 			}()
 		}
 	}
+}
+
+// sameEitherWay compares an answer given with json_string_spans (r) with
+// the answer to the same record without it: equal once their spans are
+// resolved, and none of the second's spans a json_string one. The answer
+// is "" or what is wrong.
+func sameEitherWay(a sdk.Adapter, rec []byte, r *pb.AdaptResponse) string {
+	plain := a.Adapt(context.Background(), &pb.AdaptRequest{FormatId: a.Describe().GetFormatId(), Record: rec})
+	for _, m := range plain.GetRecord().GetMessages() {
+		for _, b := range m.GetBlocks() {
+			if b.GetTextSpan().GetJsonString() {
+				return "a json_string span in an answer to a request without json_string_spans"
+			}
+		}
+	}
+	r, plain = proto.CloneOf(r), proto.CloneOf(plain)
+	for _, x := range []*pb.AdaptResponse{r, plain} {
+		if x.GetRecord() != nil && sdk.ResolveTextSpans(x.GetRecord(), rec) != nil {
+			return "a text span does not resolve"
+		}
+	}
+	if !proto.Equal(r, plain) {
+		return "the record differs with json_string_spans and without"
+	}
+	return ""
 }
 
 func checkRefusal(t TB, what string, i int, rec []byte, r *pb.AdaptResponse, mustRefuse bool) {
@@ -161,10 +192,10 @@ type FatalTB interface {
 }
 
 // Adapted adapts a record that must adapt and returns it as a family sees
-// it: text spans resolved by the SDK.
+// it: asked as the SDK asks (json_string_spans set), text spans resolved.
 func Adapted(t FatalTB, a sdk.Adapter, record []byte) *pb.SessionRecord {
 	t.Helper()
-	r := a.Adapt(context.Background(), &pb.AdaptRequest{FormatId: a.Describe().GetFormatId(), Record: record})
+	r := a.Adapt(context.Background(), &pb.AdaptRequest{FormatId: a.Describe().GetFormatId(), Record: record, JsonStringSpans: true})
 	if r.GetRecord() == nil {
 		t.Fatalf("refused: %s", r.GetRefusal().GetCode())
 	}
@@ -176,6 +207,22 @@ func Adapted(t FatalTB, a sdk.Adapter, record []byte) *pb.SessionRecord {
 // one of a record and a refusal, and a record's text spans resolve (the
 // SDK resolves them for the family, so they are resolved here too).
 func Answer(t FatalTB, r *pb.AdaptResponse, record []byte) {
+	t.Helper()
+	answer(t, r, record)
+}
+
+// AnswerEitherWay is Answer for an answer given with json_string_spans,
+// and checks that the answer without it is the same record (and has no
+// json_string span): the check for a fuzz target.
+func AnswerEitherWay(t FatalTB, a sdk.Adapter, r *pb.AdaptResponse, record []byte) {
+	t.Helper()
+	if err := sameEitherWay(a, record, r); err != "" {
+		t.Fatalf("%s", err)
+	}
+	answer(t, r, record)
+}
+
+func answer(t FatalTB, r *pb.AdaptResponse, record []byte) {
 	t.Helper()
 	if (r.GetRecord() == nil) == (r.GetRefusal() == nil) {
 		t.Fatalf("exactly one of record and refusal")

@@ -3,7 +3,10 @@
 // is the record itself; the record "refuse" is a parse refusal, and the
 // record "crash" kills the process, and the record "stall" answers only
 // when the call's deadline has passed. A record that starts "memory_limit"
-// has the process's soft memory limit during the call as its role.
+// has the process's soft memory limit during the call as its role. A
+// record that is one JSON string goes back as a text span of it (an
+// escaped one only when the request allows json_string spans), its role
+// saying whether the request did.
 package main
 
 import (
@@ -38,6 +41,15 @@ func (adapter) Adapt(ctx context.Context, req *pb.AdaptRequest) *pb.AdaptRespons
 		role = strconv.FormatInt(debug.SetMemoryLimit(-1), 10) // -1 reads it
 	}
 	block := &pb.Block{KindRaw: "text", Content: &pb.Block_Text{Text: string(req.GetRecord())}}
+	if doc, err := sdk.Locate(req.GetRecord()); err == nil && doc.Root().Kind == '"' {
+		role = "json_string_spans=" + strconv.FormatBool(req.GetJsonStringSpans())
+		if span, ok := doc.Root().TextSpanFor(req.GetJsonStringSpans()); ok {
+			block = &pb.Block{KindRaw: "text", TextSpan: span}
+		} else {
+			s, _ := doc.Root().String()
+			block.Content = &pb.Block_Text{Text: s}
+		}
+	}
 	return &pb.AdaptResponse{Result: &pb.AdaptResponse_Record{Record: &pb.SessionRecord{
 		Level: "L0", Messages: []*pb.Message{{RoleRaw: role, Blocks: []*pb.Block{block}}}}}}
 }

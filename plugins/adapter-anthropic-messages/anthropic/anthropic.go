@@ -23,6 +23,10 @@ func (Adapter) Describe() *pb.AdapterDescription {
 	return &pb.AdapterDescription{Family: "context-composition/v1", FormatId: FormatID, FormatVersions: []string{"2023-06-01"}, AdapterVersion: "0.1.0"}
 }
 
+// adapter is one Adapt call's reading: jsonSpans is the request's
+// json_string_spans (escaped texts may go back as spans too).
+type adapter struct{ jsonSpans bool }
+
 func refuse() *pb.AdaptResponse {
 	return &pb.AdaptResponse{Result: &pb.AdaptResponse_Refusal{Refusal: &pb.AdaptRefusal{
 		Code: "record_does_not_parse_as_declared_format", Message: "the record is not an Anthropic messages list"}}}
@@ -34,6 +38,7 @@ func refuse() *pb.AdaptResponse {
 // the process boundary a second time, and a tool input's canonical text is
 // written from that input alone.
 func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse {
+	a := adapter{jsonSpans: req.GetJsonStringSpans()}
 	doc, err := sdk.Locate(req.GetRecord())
 	if err != nil {
 		return refuse()
@@ -51,7 +56,7 @@ func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse 
 		}
 		msgs = m
 		if sys, ok := top.Get("system"); ok && sys.Kind != 'n' {
-			blocks, ok := content(sys)
+			blocks, ok := a.content(sys)
 			if !ok {
 				return refuse()
 			}
@@ -70,7 +75,7 @@ func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse 
 			role, _ = r.String()
 		}
 		c, _ := m.Get("content")
-		blocks, ok := content(c)
+		blocks, ok := a.content(c)
 		if !ok {
 			return refuse()
 		}
@@ -82,13 +87,13 @@ func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse 
 // content adapts a content member: a string is one text block; an array is
 // one or more blocks per element; anything else (absent included) does
 // not parse as the format.
-func content(n sdk.Value) ([]*pb.Block, bool) {
+func (a adapter) content(n sdk.Value) ([]*pb.Block, bool) {
 	switch n.Kind {
 	case '"':
-		return []*pb.Block{text("text", n)}, true
+		return []*pb.Block{a.text("text", n)}, true
 	case '[':
 		var out []*pb.Block
-		ok := appendArray(&out, n, "")
+		ok := a.appendArray(&out, n, "")
 		return out, ok
 	}
 	return nil, false
@@ -99,12 +104,12 @@ func content(n sdk.Value) ([]*pb.Block, bool) {
 // kind); an element that is not an object fails the array. One slice
 // grows through every level of nesting, so a tool_result nested thousands
 // deep costs its blocks once, not once per level.
-func appendArray(out *[]*pb.Block, n sdk.Value, kind string) bool {
+func (a adapter) appendArray(out *[]*pb.Block, n sdk.Value, kind string) bool {
 	for p := range n.Elems() {
 		if p.Kind != '{' {
 			return false
 		}
-		appendBlocks(out, p, kind)
+		a.appendBlocks(out, p, kind)
 	}
 	return true
 }
@@ -119,17 +124,17 @@ func str(p sdk.Value, name string) (string, bool) {
 
 // textOf is a member as a text block when it is a string; ok is false
 // otherwise.
-func textOf(kind string, p sdk.Value, name string) (*pb.Block, bool) {
+func (a adapter) textOf(kind string, p sdk.Value, name string) (*pb.Block, bool) {
 	n, ok := p.Get(name)
 	if !ok || n.Kind != '"' {
 		return nil, false
 	}
-	return text(kind, n), true
+	return a.text(kind, n), true
 }
 
 // appendBlocks appends one block object's blocks: one, or a tool_result's
 // inner blocks (none readable: one non-serialisable block in their place).
-func appendBlocks(out *[]*pb.Block, p sdk.Value, kind string) {
+func (a adapter) appendBlocks(out *[]*pb.Block, p sdk.Value, kind string) {
 	typ, _ := str(p, "type")
 	if typ == "tool_result" {
 		if kind == "" {
@@ -137,16 +142,16 @@ func appendBlocks(out *[]*pb.Block, p sdk.Value, kind string) {
 		}
 		c, _ := p.Get("content")
 		if c.Kind == '"' {
-			*out = append(*out, text(kind, c))
+			*out = append(*out, a.text(kind, c))
 			return
 		}
 		before := len(*out)
-		if c.Kind != '[' || !appendArray(out, c, kind) || len(*out) == before {
+		if c.Kind != '[' || !a.appendArray(out, c, kind) || len(*out) == before {
 			*out = append((*out)[:before], nonSerialisable(kind))
 		}
 		return
 	}
-	b := blockOf(typ, p)
+	b := a.blockOf(typ, p)
 	if kind != "" {
 		b.KindRaw = kind
 	}
@@ -154,20 +159,20 @@ func appendBlocks(out *[]*pb.Block, p sdk.Value, kind string) {
 }
 
 // blockOf is the one block of a block object other than a tool_result.
-func blockOf(typ string, p sdk.Value) *pb.Block {
+func (a adapter) blockOf(typ string, p sdk.Value) *pb.Block {
 	switch typ {
 	case "text":
-		if b, ok := textOf(typ, p, "text"); ok {
+		if b, ok := a.textOf(typ, p, "text"); ok {
 			return b
 		}
 		return plain(typ, "")
 	case "tool_use", "server_tool_use":
 		name, _ := str(p, "name")
-		b := canonical(typ, p, "input")
+		b := a.canonical(typ, p, "input")
 		b.Name, b.HasArgs = name, true
 		return b
 	case "thinking":
-		if b, ok := textOf(typ, p, "thinking"); ok {
+		if b, ok := a.textOf(typ, p, "thinking"); ok {
 			return b
 		}
 		return plain(typ, "")
@@ -176,28 +181,29 @@ func blockOf(typ string, p sdk.Value) *pb.Block {
 	case "document":
 		src, _ := p.Get("source")
 		if st, _ := str(src, "type"); src.Kind == '{' && st == "text" {
-			if b, ok := textOf(typ, src, "data"); ok {
+			if b, ok := a.textOf(typ, src, "data"); ok {
 				return b
 			}
 			return plain(typ, "")
 		}
 		return nonSerialisable(typ)
 	case "search_result":
-		return canonical(typ, p, "content")
+		return a.canonical(typ, p, "content")
 	}
 	if len(typ) > len("_tool_result") && typ[len(typ)-len("_tool_result"):] == "_tool_result" {
-		return canonical(typ, p, "content")
+		return a.canonical(typ, p, "content")
 	}
-	if b, ok := textOf(typ, p, "text"); ok {
+	if b, ok := a.textOf(typ, p, "text"); ok {
 		return b
 	}
 	return nonSerialisable(typ)
 }
 
 // text is a string node as a block: a span of the record when its
-// contents need no decoding, else the decoded text.
-func text(kind string, n sdk.Value) *pb.Block {
-	if span, ok := n.TextSpan(); ok {
+// contents need no decoding (with jsonSpans, whatever they hold), else the
+// decoded text.
+func (a adapter) text(kind string, n sdk.Value) *pb.Block {
+	if span, ok := n.TextSpanFor(a.jsonSpans); ok {
 		return &pb.Block{KindRaw: kind, TextSpan: span}
 	}
 	s, _ := n.String()
@@ -215,7 +221,7 @@ func nonSerialisable(kind string) *pb.Block {
 // canonical is a member's RFC 8785 serialization (the same bytes in every
 // implementation); a missing member is non-serialisable. A member already
 // written in that form is answered as a span of the record.
-func canonical(kind string, p sdk.Value, member string) *pb.Block {
+func (a adapter) canonical(kind string, p sdk.Value, member string) *pb.Block {
 	n, ok := p.Get(member)
 	if !ok {
 		return nonSerialisable(kind)

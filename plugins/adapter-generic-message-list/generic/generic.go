@@ -74,7 +74,7 @@ func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse 
 				if !ok {
 					return refuse()
 				}
-				b, ok := block(e)
+				b, ok := block(e, req.GetJsonStringSpans())
 				if !ok {
 					return refuse()
 				}
@@ -90,7 +90,7 @@ func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse 
 		if !ok || e.Text == nil {
 			return refuse()
 		}
-		b, ok := block(e)
+		b, ok := block(e, req.GetJsonStringSpans())
 		if !ok {
 			return refuse()
 		}
@@ -173,8 +173,10 @@ func entryOf(n sdk.Value) (entry, bool) {
 }
 
 // block builds one block; ok is false for a text that is neither a string
-// nor null, or a stated count that is not a whole number.
-func block(e entry) (*pb.Block, bool) {
+// nor null, or a stated count that is not a whole number. A string text
+// goes back as a span of the record where it can (jsonSpans: escaped ones
+// too, the request's json_string_spans).
+func block(e entry, jsonSpans bool) (*pb.Block, bool) {
 	b := &pb.Block{}
 	if e.Kind != nil {
 		b.KindRaw = *e.Kind
@@ -192,7 +194,7 @@ func block(e entry) (*pb.Block, bool) {
 	case e.Text == nil || e.Text.Kind == 'n':
 		b.Content = &pb.Block_NonSerialisable{NonSerialisable: true}
 	case e.Text.Kind == '"':
-		if span, ok := e.Text.TextSpan(); ok {
+		if span, ok := e.Text.TextSpanFor(jsonSpans); ok {
 			b.TextSpan = span
 			break
 		}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/assay-audit/assay/corpus/realistic"
 )
 
 // Formats are the formats MaxRecordOf builds.
@@ -23,6 +25,21 @@ func MaxRecordMember(tb testing.TB, format string) []byte {
 	var env struct{ Record json.RawMessage }
 	if err := json.Unmarshal(body, &env); err != nil || len(env.Record) == 0 {
 		tb.Fatalf("max record: no record member (%v)", err)
+	}
+	return env.Record
+}
+
+// RealisticRecordMember is the record member of the 5 MiB realistic
+// record of format (corpus/realistic, seed 1): what an adapter is handed
+// for the realistic benchmarks.
+func RealisticRecordMember(tb testing.TB, format string) []byte {
+	body, err := realistic.Record(format, realistic.BodyCap, 1)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var env struct{ Record json.RawMessage }
+	if err := json.Unmarshal(body, &env); err != nil || len(env.Record) == 0 {
+		tb.Fatalf("realistic record: no record member (%v)", err)
 	}
 	return env.Record
 }

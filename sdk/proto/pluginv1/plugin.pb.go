@@ -1152,9 +1152,14 @@ func (x *SharedBody) GetLength() uint64 {
 
 // Span is a byte range of a request body.
 type Span struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Offset        uint64                 `protobuf:"varint,1,opt,name=offset,proto3" json:"offset,omitempty"`
-	Length        uint64                 `protobuf:"varint,2,opt,name=length,proto3" json:"length,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Offset uint64                 `protobuf:"varint,1,opt,name=offset,proto3" json:"offset,omitempty"`
+	Length uint64                 `protobuf:"varint,2,opt,name=length,proto3" json:"length,omitempty"`
+	// Only in a block's text_span, and only when the request set
+	// json_string_spans: the range is the contents of a JSON string of the
+	// record (the bytes between its quotes, escapes and all), and the text
+	// is their JSON decoding, not the bytes.
+	JsonString    bool `protobuf:"varint,3,opt,name=json_string,json=jsonString,proto3" json:"json_string,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1201,6 +1206,13 @@ func (x *Span) GetLength() uint64 {
 		return x.Length
 	}
 	return 0
+}
+
+func (x *Span) GetJsonString() bool {
+	if x != nil {
+		return x.JsonString
+	}
+	return false
 }
 
 type Proceed struct {
@@ -1559,12 +1571,19 @@ type AdaptRequest struct {
 	// then crosses the process boundary once, host to adapter, instead of
 	// family to host to adapter). The host sends an adapter bytes, or, when
 	// the adapter reads shared bodies, shared_record.
-	Record        []byte      `protobuf:"bytes,3,opt,name=record,proto3" json:"record,omitempty"`
-	BodyToken     uint64      `protobuf:"varint,4,opt,name=body_token,json=bodyToken,proto3" json:"body_token,omitempty"`
-	RecordSpan    *Span       `protobuf:"bytes,5,opt,name=record_span,json=recordSpan,proto3" json:"record_span,omitempty"`
-	SharedRecord  *SharedBody `protobuf:"bytes,6,opt,name=shared_record,json=sharedRecord,proto3" json:"shared_record,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Record       []byte      `protobuf:"bytes,3,opt,name=record,proto3" json:"record,omitempty"`
+	BodyToken    uint64      `protobuf:"varint,4,opt,name=body_token,json=bodyToken,proto3" json:"body_token,omitempty"`
+	RecordSpan   *Span       `protobuf:"bytes,5,opt,name=record_span,json=recordSpan,proto3" json:"record_span,omitempty"`
+	SharedRecord *SharedBody `protobuf:"bytes,6,opt,name=shared_record,json=sharedRecord,proto3" json:"shared_record,omitempty"`
+	// Set by a family whose SDK resolves text spans with json_string: the
+	// adapter may then answer any JSON string's text as a span of the
+	// record, escaped or not, so no text crosses back. Adapters that do not
+	// know it answer escaped texts inline, as before, and a family that does
+	// not set it is never sent such a span: old plugins on either side keep
+	// working.
+	JsonStringSpans bool `protobuf:"varint,7,opt,name=json_string_spans,json=jsonStringSpans,proto3" json:"json_string_spans,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *AdaptRequest) Reset() {
@@ -1637,6 +1656,13 @@ func (x *AdaptRequest) GetSharedRecord() *SharedBody {
 		return x.SharedRecord
 	}
 	return nil
+}
+
+func (x *AdaptRequest) GetJsonStringSpans() bool {
+	if x != nil {
+		return x.JsonStringSpans
+	}
+	return false
 }
 
 type AdaptResponse struct {
@@ -1931,10 +1957,11 @@ type Block struct {
 	HasStatedTokens bool            `protobuf:"varint,7,opt,name=has_stated_tokens,json=hasStatedTokens,proto3" json:"has_stated_tokens,omitempty"`
 	StatedTokens    int64           `protobuf:"varint,8,opt,name=stated_tokens,json=statedTokens,proto3" json:"stated_tokens,omitempty"`
 	// Instead of text: the text is exactly these bytes of the record the
-	// adapter was given (a JSON string's contents that hold no escape), so
-	// megabytes of text need not cross back. The SDK resolves it before a
-	// family sees the block; a span outside the record, or bytes that could
-	// not be such contents, fail the adaptation.
+	// adapter was given (a JSON string's contents that hold no escape), or,
+	// with json_string set, their JSON decoding, so megabytes of text need
+	// not cross back. The SDK resolves it before a family sees the block; a
+	// span outside the record, or bytes that could not be such contents,
+	// fail the adaptation.
 	TextSpan      *Span `protobuf:"bytes,9,opt,name=text_span,json=textSpan,proto3" json:"text_span,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2218,10 +2245,12 @@ const file_plugin_proto_rawDesc = "" +
 	"SharedBody\x12\x14\n" +
 	"\x05token\x18\x01 \x01(\x04R\x05token\x12\x16\n" +
 	"\x06offset\x18\x02 \x01(\x04R\x06offset\x12\x16\n" +
-	"\x06length\x18\x03 \x01(\x04R\x06length\"6\n" +
+	"\x06length\x18\x03 \x01(\x04R\x06length\"W\n" +
 	"\x04Span\x12\x16\n" +
 	"\x06offset\x18\x01 \x01(\x04R\x06offset\x12\x16\n" +
-	"\x06length\x18\x02 \x01(\x04R\x06length\"\t\n" +
+	"\x06length\x18\x02 \x01(\x04R\x06length\x12\x1f\n" +
+	"\vjson_string\x18\x03 \x01(\bR\n" +
+	"jsonString\"\t\n" +
 	"\aProceed\"\x84\x01\n" +
 	"\fFamilyToHost\x12:\n" +
 	"\tvalidated\x18\x01 \x01(\v2\x1a.assay.plugin.v1.ValidatedH\x00R\tvalidated\x121\n" +
@@ -2244,7 +2273,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\tformat_id\x18\x02 \x01(\tR\bformatId\x12'\n" +
 	"\x0fformat_versions\x18\x03 \x03(\tR\x0eformatVersions\x12'\n" +
 	"\x0fadapter_version\x18\x04 \x01(\tR\x0eadapterVersion\x12.\n" +
-	"\x13reads_shared_bodies\x18\x05 \x01(\bR\x11readsSharedBodies\"\x83\x02\n" +
+	"\x13reads_shared_bodies\x18\x05 \x01(\bR\x11readsSharedBodies\"\xaf\x02\n" +
 	"\fAdaptRequest\x12\x1b\n" +
 	"\tformat_id\x18\x01 \x01(\tR\bformatId\x12%\n" +
 	"\x0eformat_version\x18\x02 \x01(\tR\rformatVersion\x12\x16\n" +
@@ -2253,7 +2282,8 @@ const file_plugin_proto_rawDesc = "" +
 	"body_token\x18\x04 \x01(\x04R\tbodyToken\x126\n" +
 	"\vrecord_span\x18\x05 \x01(\v2\x15.assay.plugin.v1.SpanR\n" +
 	"recordSpan\x12@\n" +
-	"\rshared_record\x18\x06 \x01(\v2\x1b.assay.plugin.v1.SharedBodyR\fsharedRecord\"\x8e\x01\n" +
+	"\rshared_record\x18\x06 \x01(\v2\x1b.assay.plugin.v1.SharedBodyR\fsharedRecord\x12*\n" +
+	"\x11json_string_spans\x18\a \x01(\bR\x0fjsonStringSpans\"\x8e\x01\n" +
 	"\rAdaptResponse\x128\n" +
 	"\x06record\x18\x01 \x01(\v2\x1e.assay.plugin.v1.SessionRecordH\x00R\x06record\x129\n" +
 	"\arefusal\x18\x02 \x01(\v2\x1d.assay.plugin.v1.AdaptRefusalH\x00R\arefusalB\b\n" +
