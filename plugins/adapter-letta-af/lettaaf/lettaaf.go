@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"slices"
 	"time"
-	"unicode/utf8"
 
 	"github.com/assay-audit/assay/sdk"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
@@ -38,73 +37,123 @@ func refuse(code, msg string) *pb.AdaptResponse {
 	return &pb.AdaptResponse{Result: &pb.AdaptResponse_Refusal{Refusal: &pb.AdaptRefusal{Code: code, Message: msg}}}
 }
 
-type obj = map[string]json.RawMessage
-
+// message is a message of the file, with the members the selection reads.
 type message struct {
-	f     obj
-	index int
-	at    time.Time
-	hasAt bool
+	f         sdk.Value
+	id        sdk.Value
+	index     int
+	at        time.Time
+	hasAt     bool
+	inContext sdk.Value
 }
 
-// Adapt turns one agent file into a SessionRecord.
+// adapter is one Adapt call's state.
+type adapter struct {
+	// spans: texts may go back as spans of the located document (false
+	// when the document is an unwrapped JSON string, not the record);
+	// jsonSpans: escaped ones too (the request's json_string_spans)
+	spans, jsonSpans bool
+	callNames        map[string]string
+}
+
+// The members read from each kind of object, each set picked in one walk
+// of the object (sdk.Value.Pick), in these orders.
+var (
+	selectionMembers = []string{"id", "created_at", "in_context"}
+	messageMembers   = []string{"message_type", "role", "tool_call_id", "content", "tool_calls", "tool_returns", "reasoning", "tool_call", "tool_return"}
+	toolMembers      = []string{"id", "name", "json_schema"}
+	pairMembers      = []string{"type", "text"}      // a content part
+	callMembers      = []string{"id", "function"}    // a stored tool call
+	functionMembers  = []string{"name", "arguments"} // its function
+)
+
+// message members, by their index in messageMembers
+const (
+	mType = iota
+	mRole
+	mToolCallID
+	mContent
+	mToolCalls
+	mToolReturns
+	mReasoning
+	mToolCall
+	mToolReturn
+	nMessage
+)
+
+// common names of roles and part types: answered without a copy
+var common = []string{"user", "assistant", "system", "tool", "text", "reasoning"}
+
+// nameOf is a string value's text, common ones without allocating.
+func nameOf(v sdk.Value) (string, bool) {
+	for _, c := range common {
+		if v.Is(c) {
+			return c, true
+		}
+	}
+	return v.String()
+}
+
+// Adapt turns one agent file into a SessionRecord. The record is located
+// once (sdk.Locate: one validating scan, nothing copied) and walked in
+// place, as encoding/json would read it (the last of duplicate members
+// wins; a value of the wrong kind reads as absent); a text that needs no
+// decoding goes back as a span of the record.
 func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse {
-	raw := req.GetRecord()
 	rec := &pb.SessionRecord{Level: "L2"}
-	if !sdk.ValidJSON(raw) {
+	doc, err := sdk.Locate(req.GetRecord())
+	if err != nil {
 		return refuse(codeParse, "the record does not parse as a Letta agent file")
 	}
-	doc := raw // texts go back as spans of it (none when unwrapped below)
-	if sdk.JSONKind(raw, '"') {
-		doc = nil
-		inner, ok := sdk.StringOf(raw)
-		if !ok || !sdk.ValidJSON([]byte(inner)) {
+	a := adapter{spans: true, jsonSpans: req.GetJsonStringSpans(), callNames: map[string]string{}}
+	top := doc.Root()
+	if top.Kind == '"' {
+		inner, _ := top.String()
+		if doc, err = sdk.Locate([]byte(inner)); err != nil {
 			return refuse(codeParse, "the record does not parse as a Letta agent file")
 		}
-		raw = []byte(inner)
+		a.spans = false // the texts are the unwrapped string's, not the record's
+		top = doc.Root()
 		rec.Disclosures = append(rec.Disclosures, &pb.Disclosure{Code: "record_was_json_string", Message: "the record was a JSON string holding the agent file; it was unwrapped once", Count: 1})
 	}
-	// raw is valid JSON from here on: every member and element below is a
-	// span of it, found without decoding or copying (sdk.TopLevel,
-	// sdk.Elements), with encoding/json's answers (the last of duplicate
-	// members wins; a value of the wrong kind reads as absent)
-	top, ok := object(raw)
-	if !ok {
+	if top.Kind != '{' {
 		return refuse(codeParse, "the record does not parse as a Letta agent file")
 	}
-	var agent obj
+	var agent sdk.Value
 	var toolIDs []string
 	hasToolIDs := false
-	if rawAgents, ok := top["agents"]; ok {
-		agents, ok := array(rawAgents)
-		if !ok {
+	if agents, ok := top.Get("agents"); ok {
+		if agents.Kind != '[' {
 			return refuse(codeParse, "agents is not an array")
 		}
-		if len(agents) != 1 {
+		if agents.Len() != 1 {
 			return refuse(codeRequired, "the agent file holds other than exactly one agent")
 		}
-		if agent, ok = object(agents[0]); !ok {
+		for e := range agents.Elems() {
+			agent = e
+		}
+		if agent.Kind != '{' {
 			return refuse(codeParse, "the agent is not an object")
 		}
-		toolIDs, hasToolIDs = strings(agent["tool_ids"])
-	} else if _, ok := top["messages"]; ok {
+		toolIDs, hasToolIDs = strings(member(agent, "tool_ids"))
+	} else if _, ok := top.Get("messages"); ok {
 		agent = top
 	} else {
 		return refuse(codeParse, "neither agents nor messages is present")
 	}
-	tools := objects(top["tools"])
-	rawMsgs, ok := array(agent["messages"])
-	if !ok {
+	rawMsgs := member(agent, "messages")
+	if rawMsgs.Kind != '[' {
 		return refuse(codeParse, "messages is not an array")
 	}
-	msgs := make([]message, 0, len(rawMsgs))
-	for i, rm := range rawMsgs {
-		f, ok := object(rm)
-		if !ok {
+	msgs := make([]message, 0, rawMsgs.Len())
+	for f := range rawMsgs.Elems() {
+		if f.Kind != '{' {
 			return refuse(codeParse, "a message is not an object")
 		}
-		m := message{f: f, index: i}
-		if s, ok := str(f["created_at"]); ok {
+		var p [3]sdk.Value
+		f.Pick(selectionMembers, p[:])
+		m := message{f: f, id: p[0], index: len(msgs), inContext: p[2]}
+		if s, ok := p[1].String(); ok {
 			if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 				m.at, m.hasAt = t, true
 			}
@@ -115,6 +164,7 @@ func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse 
 	if leftOut > 0 {
 		rec.Disclosures = append(rec.Disclosures, &pb.Disclosure{Code: "messages_left_out", Message: "messages outside the agent's in-context selection were not measured", Count: int64(leftOut)})
 	}
+	rec.Messages = make([]*pb.Message, 0, len(selected)+1)
 	// tool definitions: the schema pseudo-message, first
 	schema := &pb.Message{Schema: true}
 	// a set: an agent file may list a hundred thousand tools and ids
@@ -122,15 +172,18 @@ func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse 
 	for _, id := range toolIDs {
 		chosen[id] = true
 	}
-	for _, t := range tools {
-		id, _ := str(t["id"])
-		if hasToolIDs && !chosen[id] {
+	var tool [3]sdk.Value
+	for t := range member(top, "tools").Elems() {
+		// an element that is not an object is a tool with no members
+		t.Pick(toolMembers, tool[:])
+		if id, _ := tool[0].String(); hasToolIDs && !chosen[id] {
 			continue
 		}
-		name, _ := str(t["name"])
+		name, _ := tool[1].String()
 		b := &pb.Block{KindRaw: "tool_definition", Name: name}
-		var compact bytes.Buffer
-		if js, ok := t["json_schema"]; ok && json.Compact(&compact, js) == nil && !sdk.JSONKind(js, 'n') {
+		if js := tool[2]; js.Kind != 0 && js.Kind != 'n' {
+			var compact bytes.Buffer
+			_ = json.Compact(&compact, js.Raw()) // a located value is valid JSON
 			b.Content = &pb.Block_Text{Text: compact.String()}
 		} else {
 			b.Content = &pb.Block_NonSerialisable{NonSerialisable: true}
@@ -140,9 +193,8 @@ func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse 
 	if len(schema.Blocks) > 0 {
 		rec.Messages = append(rec.Messages, schema)
 	}
-	callNames := map[string]string{}
 	for _, m := range selected {
-		rec.Messages = append(rec.Messages, adaptMessage(doc, m.f, callNames))
+		rec.Messages = append(rec.Messages, a.message(m.f))
 	}
 	return &pb.AdaptResponse{Result: &pb.AdaptResponse_Record{Record: rec}}
 }
@@ -151,36 +203,38 @@ func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse 
 // C-8): in_context_message_ids when present; else in_context flags, the
 // system prompt first and the rest by created_at; else every message in
 // file order.
-func selectInContext(agent obj, msgs []message) ([]message, int) {
-	if ids, ok := strings(agent["in_context_message_ids"]); ok {
-		byID := map[string]message{}
-		for _, m := range msgs {
-			if id, ok := str(m.f["id"]); ok {
-				byID[id] = m
+func selectInContext(agent sdk.Value, msgs []message) ([]*message, int) {
+	if ids, ok := strings(member(agent, "in_context_message_ids")); ok {
+		byID := make(map[string]int, len(msgs))
+		for i, m := range msgs {
+			if id, ok := m.id.String(); ok {
+				byID[id] = i
 			}
 		}
-		var out []message
+		out := make([]*message, 0, len(ids))
 		for _, id := range ids {
-			if m, ok := byID[id]; ok {
-				out = append(out, m)
+			if i, ok := byID[id]; ok {
+				out = append(out, &msgs[i])
 			}
 		}
 		return out, len(msgs) - len(out)
 	}
 	flagged := false
-	var in []message
-	for _, m := range msgs {
-		if _, ok := m.f["in_context"]; ok {
-			flagged = true
-		}
-		if bytes.Equal(bytes.TrimSpace(m.f["in_context"]), []byte("true")) {
-			in = append(in, m)
+	in := make([]*message, 0, len(msgs))
+	for i := range msgs {
+		flagged = flagged || msgs[i].inContext.Kind != 0
+		if msgs[i].inContext.Kind == 't' {
+			in = append(in, &msgs[i])
 		}
 	}
 	if !flagged {
-		return msgs, 0
+		in = in[:0]
+		for i := range msgs {
+			in = append(in, &msgs[i])
+		}
+		return in, 0
 	}
-	slices.SortStableFunc(in, func(a, b message) int {
+	slices.SortStableFunc(in, func(a, b *message) int {
 		if a.hasAt && b.hasAt {
 			return a.at.Compare(b.at)
 		}
@@ -189,9 +243,10 @@ func selectInContext(agent obj, msgs []message) ([]message, int) {
 	// the system prompt (a role-system message whose text is not a packed
 	// notice) goes first: Letta keeps it at context position 0
 	for i, m := range in {
-		if role, _ := str(m.f["role"]); role == "system" && packedType(firstText(m.f)) == "" {
+		if member(m.f, "role").Is("system") && packedType(firstText(m.f)) == "" {
 			sys := in[i]
-			in = append([]message{sys}, append(in[:i:i], in[i+1:]...)...)
+			copy(in[1:i+1], in[:i]) // the rest keep their order
+			in[0] = sys
 			break
 		}
 	}
@@ -200,27 +255,70 @@ func selectInContext(agent obj, msgs []message) ([]message, int) {
 
 var packedTypes = []string{"user_message", "heartbeat", "login", "system_alert"}
 
-// packedType is the type of a Letta packed JSON text, or "".
-func packedType(text string) string {
+// packedType is the type of a Letta packed JSON text (a string value), or
+// "". Only a text that starts with '{' is decoded.
+func packedType(text sdk.Value) string {
+	if text.Kind != '"' || !mayBeObject(text.Raw()) {
+		return ""
+	}
+	s, _ := text.String()
 	var p struct {
 		Type string `json:"type"`
 	}
-	if !sdk.JSONKind([]byte(text), '{') || json.Unmarshal([]byte(text), &p) != nil || !slices.Contains(packedTypes, p.Type) {
+	if !sdk.JSONKind([]byte(s), '{') || json.Unmarshal([]byte(s), &p) != nil || !slices.Contains(packedTypes, p.Type) {
 		return ""
 	}
 	return p.Type
 }
 
-func firstText(f obj) string {
-	for _, p := range objects(f["content"]) {
-		if t, ok := str(p["text"]); ok {
+// mayBeObject reports whether a JSON string's text (raw: the string with
+// its quotes) may start with '{' after leading JSON whitespace, read
+// through escapes: false only when it surely does not, so most texts are
+// never decoded to find out.
+func mayBeObject(raw []byte) bool {
+	inner := raw[1 : len(raw)-1]
+	for i := 0; i < len(inner); {
+		switch c := inner[i]; c {
+		case ' ', '\t', '\r', '\n':
+			i++
+		case '\\':
+			if i+1 >= len(inner) {
+				return true
+			}
+			switch inner[i+1] {
+			case 'n', 't', 'r':
+				i += 2
+			case 'u':
+				if i+6 > len(inner) {
+					return true
+				}
+				switch string(bytes.ToLower(inner[i+2 : i+6])) {
+				case "0020", "0009", "000a", "000d":
+					i += 6
+				case "007b":
+					return true
+				default:
+					return false
+				}
+			default:
+				return false
+			}
+		default:
+			return c == '{'
+		}
+	}
+	return false
+}
+
+// firstText is a message's first content part's text, else its text
+// member (a zero Value when neither is a string).
+func firstText(f sdk.Value) sdk.Value {
+	for p := range member(f, "content").Elems() {
+		if t := member(p, "text"); t.Kind == '"' {
 			return t
 		}
 	}
-	if t, ok := str(f["text"]); ok {
-		return t
-	}
-	return ""
+	return member(f, "text")
 }
 
 // apiRoles maps the API view's message_type to the stored role it stands
@@ -231,230 +329,170 @@ var apiRoles = map[string]string{
 	"tool_call_message": "assistant", "tool_return_message": "tool",
 }
 
-// adaptAPIMessage adapts a message in the API view (message_type set).
-func adaptAPIMessage(f obj, mt string, callNames map[string]string) *pb.Message {
+// text is a block of kind whose content is v when v is a string (a span
+// of the record where it can be), non-serialisable otherwise.
+func (a *adapter) text(kind, name string, v sdk.Value) *pb.Block {
+	b := &pb.Block{KindRaw: kind, Name: name}
+	if v.Kind != '"' {
+		b.Content = &pb.Block_NonSerialisable{NonSerialisable: true}
+		return b
+	}
+	if a.spans {
+		if span, ok := v.TextSpanFor(a.jsonSpans); ok {
+			b.TextSpan = span
+			return b
+		}
+	}
+	s, _ := v.String()
+	b.Content = &pb.Block_Text{Text: s}
+	return b
+}
+
+// apiMessage adapts a message in the API view (message_type set).
+func (a *adapter) apiMessage(f []sdk.Value, mt string) *pb.Message {
 	m := &pb.Message{RoleRaw: apiRoles[mt]}
 	if m.RoleRaw == "" {
 		m.RoleRaw = mt // an unknown view type: reported as it is (P-OTHER)
 	}
-	add := func(kind, name, text string, ok bool) {
-		b := &pb.Block{KindRaw: kind, Name: name}
-		if ok {
-			b.Content = &pb.Block_Text{Text: text}
-		} else {
-			b.Content = &pb.Block_NonSerialisable{NonSerialisable: true}
-		}
-		m.Blocks = append(m.Blocks, b)
-	}
 	switch mt {
 	case "reasoning_message":
-		t, ok := str(f["reasoning"])
-		add("reasoning", "", t, ok)
+		m.Blocks = append(m.Blocks, a.text("reasoning", "", f[mReasoning]))
 	case "hidden_reasoning_message":
-		add("reasoning", "", "", false)
+		m.Blocks = append(m.Blocks, a.text("reasoning", "", sdk.Value{}))
 	case "tool_call_message":
-		tc, _ := object(f["tool_call"])
-		name, _ := str(tc["name"])
-		if id, ok := str(tc["tool_call_id"]); ok {
-			callNames[id] = name
+		tc := f[mToolCall]
+		name, _ := str(tc, "name")
+		if id, ok := str(tc, "tool_call_id"); ok {
+			a.callNames[id] = name
 		}
-		args, ok := str(tc["arguments"])
-		b := &pb.Block{KindRaw: "tool_call", Name: name, HasArgs: true}
-		if ok {
-			b.Content = &pb.Block_Text{Text: args}
-		} else {
-			b.Content = &pb.Block_NonSerialisable{NonSerialisable: true}
-		}
+		b := a.text("tool_call", name, member(tc, "arguments"))
+		b.HasArgs = true
 		m.Blocks = append(m.Blocks, b)
 	case "tool_return_message":
-		id, _ := str(f["tool_call_id"])
-		t, ok := str(f["tool_return"])
-		add("tool_return", callNames[id], t, ok)
+		id, _ := f[mToolCallID].String()
+		m.Blocks = append(m.Blocks, a.text("tool_return", a.callNames[id], f[mToolReturn]))
 	default:
-		if t, ok := str(f["content"]); ok {
-			add("text", "", t, true)
-			if k := packedType(t); k != "" {
-				m.Blocks[len(m.Blocks)-1].KindRaw = k
+		if c := f[mContent]; c.Kind == '"' {
+			b := a.text("text", "", c)
+			if k := packedType(c); k != "" {
+				b.KindRaw = k
 			}
+			m.Blocks = append(m.Blocks, b)
 			break
 		}
-		for _, p := range objects(f["content"]) {
-			kind, _ := str(p["type"])
-			t, ok := str(p["text"])
-			add(kind, "", t, ok)
+		var part [2]sdk.Value
+		for p := range f[mContent].Elems() {
+			p.Pick(pairMembers, part[:])
+			kind, _ := nameOf(part[0])
+			m.Blocks = append(m.Blocks, a.text(kind, "", part[1]))
 		}
 	}
 	return m
 }
 
-func adaptMessage(doc []byte, f obj, callNames map[string]string) *pb.Message {
-	if mt, ok := str(f["message_type"]); ok {
-		return adaptAPIMessage(f, mt, callNames)
+// message adapts one selected message (stored view, or API view when
+// message_type is set).
+func (a *adapter) message(msg sdk.Value) *pb.Message {
+	var f [nMessage]sdk.Value
+	msg.Pick(messageMembers, f[:])
+	if mt, ok := f[mType].String(); ok {
+		return a.apiMessage(f[:], mt)
 	}
-	role, _ := str(f["role"])
+	role, _ := nameOf(f[mRole])
 	m := &pb.Message{RoleRaw: role}
-	texts := map[string]bool{}
 	resultOf := ""
-	if id, ok := str(f["tool_call_id"]); ok {
-		resultOf = callNames[id]
+	if id, ok := f[mToolCallID].String(); ok {
+		resultOf = a.callNames[id]
 	}
-	var parts []json.RawMessage
-	if sdk.JSONKind(f["content"], '"') { // a bare string content
-		s, _ := str(f["content"])
-		parts = []json.RawMessage{mustJSON(map[string]string{"type": "text", "text": s})}
-	} else {
-		parts, _ = array(f["content"])
+	name := ""
+	if role == "tool" {
+		name = resultOf
 	}
-	for _, rp := range parts {
-		b := &pb.Block{}
-		if p, ok := object(rp); ok || isNull(rp) {
-			b.KindRaw, _ = str(p["type"])
-			if t, ok := str(p["text"]); ok {
-				setText(b, doc, p["text"], t)
-				texts[t] = true
-				if k := packedType(t); k != "" {
-					b.KindRaw = k
-				}
+	var texts []sdk.Value // the content's texts, for the tool returns
+	add := func(kind string, t sdk.Value) {
+		b := a.text(kind, name, t)
+		if t.Kind == '"' {
+			texts = append(texts, t)
+			if k := packedType(t); k != "" {
+				b.KindRaw = k
 			}
 		}
-		if b.Content == nil && b.TextSpan == nil {
-			b.Content = &pb.Block_NonSerialisable{NonSerialisable: true}
-		}
-		if role == "tool" {
-			b.Name = resultOf
-		}
 		m.Blocks = append(m.Blocks, b)
 	}
-	for _, c := range objects(f["tool_calls"]) {
-		fn, _ := object(c["function"])
-		name, _ := str(fn["name"])
-		if id, ok := str(c["id"]); ok {
-			callNames[id] = name
+	if c := f[mContent]; c.Kind == '"' { // a bare string content
+		add("text", c)
+	} else {
+		var part [2]sdk.Value
+		for p := range c.Elems() {
+			// an element that is not an object is a part with no members
+			p.Pick(pairMembers, part[:])
+			kind, _ := nameOf(part[0])
+			add(kind, part[1])
 		}
-		b := &pb.Block{KindRaw: "tool_call", Name: name, HasArgs: true}
-		if args, ok := str(fn["arguments"]); ok {
-			setText(b, doc, fn["arguments"], args)
-		} else {
-			b.Content = &pb.Block_NonSerialisable{NonSerialisable: true}
+	}
+	var call, fn [2]sdk.Value
+	for c := range f[mToolCalls].Elems() {
+		c.Pick(callMembers, call[:])
+		call[1].Pick(functionMembers, fn[:])
+		name, _ := fn[0].String()
+		if id, ok := call[0].String(); ok {
+			a.callNames[id] = name
 		}
+		b := a.text("tool_call", name, fn[1])
+		b.HasArgs = true
 		m.Blocks = append(m.Blocks, b)
 	}
-	for _, r := range objects(f["tool_returns"]) {
-		resp, ok := str(r["func_response"])
-		if ok && texts[resp] {
-			continue // present in the content too: counted once
+	var inContent map[string]bool // decoded only when a message has both
+	for r := range f[mToolReturns].Elems() {
+		resp := member(r, "func_response")
+		if resp.Kind == '"' && len(texts) > 0 {
+			if inContent == nil {
+				inContent = make(map[string]bool, len(texts))
+				for _, t := range texts {
+					s, _ := t.String()
+					inContent[s] = true
+				}
+			}
+			if s, _ := resp.String(); inContent[s] {
+				continue // present in the content too: counted once
+			}
 		}
-		b := &pb.Block{KindRaw: "tool_return", Name: resultOf}
-		if ok {
-			setText(b, doc, r["func_response"], resp)
-		} else {
-			b.Content = &pb.Block_NonSerialisable{NonSerialisable: true}
-		}
-		m.Blocks = append(m.Blocks, b)
+		m.Blocks = append(m.Blocks, a.text("tool_return", resultOf, resp))
 	}
 	return m
 }
 
-func mustJSON(v any) json.RawMessage { b, _ := json.Marshal(v); return b }
-
-func str(raw json.RawMessage) (string, bool) {
-	if raw == nil {
-		return "", false
-	}
-	return sdk.StringOf(raw)
+// member is an object's member (a zero Value when v is not an object or
+// has no such member).
+func member(v sdk.Value, name string) sdk.Value {
+	m, _ := v.Get(name)
+	return m
 }
 
-func strings(raw json.RawMessage) ([]string, bool) {
-	elems, ok := array(raw)
-	if !ok {
+// str is an object's member decoded as a string; ok is false when v is not
+// an object, or the member is absent or not a string.
+func str(v sdk.Value, name string) (string, bool) {
+	return member(v, name).String()
+}
+
+// strings reads an array of strings as encoding/json fills a []string: a
+// null element is "", and any other non-string element (or a value that
+// is not an array) is ok false.
+func strings(v sdk.Value) ([]string, bool) {
+	if v.Kind != '[' {
 		return nil, false
 	}
-	out := make([]string, 0, len(elems))
-	for _, e := range elems {
-		if isNull(e) {
+	out := make([]string, 0, v.Len())
+	for e := range v.Elems() {
+		if e.Kind == 'n' {
 			out = append(out, "") // as encoding/json decodes null into a string
 			continue
 		}
-		s, ok := sdk.StringOf(e)
+		s, ok := e.String()
 		if !ok {
 			return nil, false // encoding/json refuses a non-string element
 		}
 		out = append(out, s)
 	}
 	return out, true
-}
-
-func isNull(raw json.RawMessage) bool { return sdk.JSONKind(raw, 'n') }
-
-// object is a valid JSON value's members when it is an object.
-func object(raw json.RawMessage) (obj, bool) {
-	if raw == nil || !sdk.JSONKind(raw, '{') {
-		return nil, false
-	}
-	members, ok := sdk.TopLevel(raw)
-	if !ok {
-		return nil, false
-	}
-	o := make(obj, len(members))
-	for _, m := range members {
-		o[m.Name] = raw[m.Start:m.End] // capacity kept: spanIn locates it in the record
-	}
-	return o, true
-}
-
-// array is a valid JSON value's elements when it is an array.
-func array(raw json.RawMessage) ([]json.RawMessage, bool) {
-	if raw == nil || !sdk.JSONKind(raw, '[') {
-		return nil, false
-	}
-	spans, ok := sdk.Elements(raw)
-	if !ok {
-		return nil, false
-	}
-	out := make([]json.RawMessage, len(spans))
-	for i, s := range spans {
-		out[i] = raw[s[0]:s[1]] // capacity kept: spanIn locates it in the record
-	}
-	return out, true
-}
-
-// objects reads an array of objects as encoding/json fills a []obj: an
-// element that is not an object is an empty entry, and a value that is
-// not an array is no entries.
-func objects(raw json.RawMessage) []obj {
-	elems, _ := array(raw)
-	out := make([]obj, len(elems))
-	for i, e := range elems {
-		out[i], _ = object(e)
-	}
-	return out
-}
-
-// setText gives a block its text: as a span of the record when raw (the
-// JSON string it was read from) lies in the record and needs no decoding,
-// so the text need not cross back to the family; as the text otherwise.
-func setText(b *pb.Block, doc []byte, raw json.RawMessage, text string) {
-	if span, ok := spanIn(doc, raw); ok {
-		b.TextSpan = span
-		return
-	}
-	b.Content = &pb.Block_Text{Text: text}
-}
-
-// spanIn locates a string value read from doc: every value here is a
-// re-slice of the record (capacity kept), so its offset is the difference
-// of capacities, confirmed by the first byte's address.
-func spanIn(doc []byte, raw json.RawMessage) (*pb.Span, bool) {
-	if doc == nil || len(raw) < 2 || raw[0] != '"' {
-		return nil, false
-	}
-	off := cap(doc) - cap(raw)
-	if off < 0 || off+len(raw) > len(doc) || &doc[off] != &raw[0] {
-		return nil, false
-	}
-	inner := raw[1 : len(raw)-1]
-	if bytes.IndexByte(inner, '\\') >= 0 || !utf8.Valid(inner) {
-		return nil, false
-	}
-	return &pb.Span{Offset: uint64(off + 1), Length: uint64(len(inner))}, true
 }
