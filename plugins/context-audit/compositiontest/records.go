@@ -3,6 +3,7 @@
 package compositiontest
 
 import (
+	"context"
 	"encoding/json"
 	"math/rand/v2"
 	"strconv"
@@ -10,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/assay-audit/assay/corpus/realistic"
+	"github.com/assay-audit/assay/sdk"
+	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 )
 
 // Formats are the formats MaxRecordOf builds.
@@ -123,4 +126,29 @@ func MaxRecordOf(tb testing.TB, format string) []byte {
 		tb.Fatalf("%s record is %d bytes, want just under 5 MiB", format, len(body))
 	}
 	return body
+}
+
+// BenchmarkAdapter adapts the max-size record (5 MiB, 10,000 blocks) and
+// the realistic record (5 MiB of prose, code, tool payloads and blobs) of
+// a's format, as the adapter plugin does on each request: asked as the
+// SDK's families ask, with json_string_spans.
+func BenchmarkAdapter(b *testing.B, a sdk.Adapter) {
+	format := a.Describe().GetFormatId()
+	for _, c := range []struct {
+		name string
+		rec  []byte
+	}{
+		{"max", MaxRecordMember(b, format)},
+		{"realistic", RealisticRecordMember(b, format)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.rec)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if r := a.Adapt(context.Background(), &pb.AdaptRequest{FormatId: format, Record: c.rec, JsonStringSpans: true}); r.GetRecord() == nil {
+					b.Fatal("refused")
+				}
+			}
+		})
+	}
 }
