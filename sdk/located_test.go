@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -245,6 +246,20 @@ func TestJSONStringSpans(t *testing.T) {
 	_ = ResolveTextSpans(rec, record)
 	if unsafe.StringData(rec.GetMessages()[0].GetBlocks()[0].GetText()) != &record[b] {
 		t.Error("a plain json_string span was copied")
+	}
+	// the same span twice covers more than the record; as a plain span
+	// (no decoding) it may repeat
+	twice := &pb.SessionRecord{Messages: []*pb.Message{{Blocks: []*pb.Block{
+		{TextSpan: &pb.Span{Offset: uint64(a), Length: uint64(aEnd - a), JsonString: true}},
+		{TextSpan: &pb.Span{Offset: uint64(a), Length: uint64(aEnd - a), JsonString: true}},
+		{TextSpan: &pb.Span{Offset: uint64(b), Length: 5, JsonString: true}}}}}}
+	if err := ResolveTextSpans(twice, record); !errors.Is(err, ErrSpanCover) {
+		t.Errorf("json_string spans covering %d bytes of a %d-byte record: %v", 2*(aEnd-a)+5, len(record), err)
+	}
+	plainTwice := &pb.SessionRecord{Messages: []*pb.Message{{Blocks: []*pb.Block{
+		{TextSpan: &pb.Span{Offset: uint64(b), Length: 5}}, {TextSpan: &pb.Span{Offset: uint64(b), Length: 5}}}}}}
+	if err := ResolveTextSpans(plainTwice, record); err != nil {
+		t.Errorf("a plain span twice: %v", err)
 	}
 	// short of the closing quote, past it, from the opening quote, a
 	// number, the record's edges

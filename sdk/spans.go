@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"bytes"
+	"errors"
 	"unicode/utf8"
 	"unsafe"
 
@@ -16,6 +17,12 @@ import (
 // whole contents of a valid JSON string of the record (its quotes just
 // outside the span), decoded here as encoding/json decodes them.
 //
+// Decoding costs work and memory that a plain span does not, so the
+// json_string spans of one answer may cover at most the record's length
+// in all (an adapter's own strings are each decoded once; a span repeated
+// past that, or nested in another through escaped quotes, is refused, not
+// decoded again and again).
+//
 // Plain texts share record's memory (a 5 MiB record's texts are not copied
 // again), so record must not change afterwards: the SDK resolves spans
 // only against bodies it owns and never writes. Decoded texts share one
@@ -24,17 +31,19 @@ func ResolveTextSpans(rec *pb.SessionRecord, record []byte) error {
 	// the decoded texts' room: their bytes, which only bytes that are not
 	// UTF-8 outgrow (each becomes U+FFFD); a buffer that has to grow
 	// leaves the texts already made in the old one, which stays as it is
-	escaped := 0
+	var escaped uint64
 	for _, m := range rec.GetMessages() {
 		for _, b := range m.GetBlocks() {
 			if span := b.GetTextSpan(); span.GetJsonString() {
-				escaped += int(min(span.GetLength(), uint64(len(record))))
+				if escaped += span.GetLength(); escaped > uint64(len(record)) {
+					return ErrSpanCover
+				}
 			}
 		}
 	}
 	var decoded []byte
 	if escaped > 0 {
-		decoded = make([]byte, 0, escaped)
+		decoded = make([]byte, 0, int(escaped))
 	}
 	for _, m := range rec.GetMessages() {
 		for _, b := range m.GetBlocks() {
@@ -59,6 +68,10 @@ func ResolveTextSpans(rec *pb.SessionRecord, record []byte) error {
 	}
 	return nil
 }
+
+// ErrSpanCover is an answer whose json_string spans cover more than the
+// record.
+var ErrSpanCover = errors.New("json_string spans cover more than the record")
 
 // jsonStringText decodes inner, the span's bytes of record, when they are
 // the contents of one valid JSON string there, into the room left in

@@ -1158,7 +1158,8 @@ type Span struct {
 	// Only in a block's text_span, and only when the request set
 	// json_string_spans: the range is the contents of a JSON string of the
 	// record (the bytes between its quotes, escapes and all), and the text
-	// is their JSON decoding, not the bytes.
+	// is their JSON decoding, not the bytes. An answer's json_string spans
+	// cover at most the record's length in all.
 	JsonString    bool `protobuf:"varint,3,opt,name=json_string,json=jsonString,proto3" json:"json_string,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
