@@ -23,6 +23,11 @@ var ErrTripped = errors.New("answer failed the pre-signing self-check")
 // Checker applies one family's tripwires.
 type Checker struct {
 	phrases *regexp.Regexp
+	// folded is the phrases in ASCII lower case when every one is ASCII
+	// (nil otherwise): an ASCII text holding none of them as a substring,
+	// case aside, cannot match phrases, so the regular expression runs
+	// only on the few texts that might
+	folded  [][]byte
 	exempt  map[string]bool
 	members map[string]bool
 	labels  map[string]bool
@@ -43,6 +48,13 @@ func New(t *pb.Tripwires) *Checker {
 			quoted[i] = regexp.QuoteMeta(p)
 		}
 		c.phrases = regexp.MustCompile(`(?i)\b(` + strings.Join(quoted, "|") + `)\b`)
+		for _, p := range t.GetForbiddenPhrases() {
+			if !isASCII(p) || p == "" {
+				c.folded = nil
+				break
+			}
+			c.folded = append(c.folded, []byte(strings.ToLower(p)))
+		}
 	}
 	for _, s := range t.GetExemptSentences() {
 		c.exempt[s] = true
@@ -343,10 +355,70 @@ func (c *Checker) wording(s string, label bool) error {
 		}
 		return nil
 	}
-	if c.phrases != nil && c.phrases.MatchString(s) {
+	if c.phrases != nil && c.mayHavePhrase(s) && c.phrases.MatchString(s) {
 		return fmt.Errorf("%w: forbidden wording", ErrTripped)
 	}
 	return nil
+}
+
+// mayHavePhrase is false only when s is ASCII and holds no phrase as a
+// substring, ASCII case aside: then the case-insensitive expression
+// cannot match (in ASCII text, Unicode case folding is ASCII's: the
+// Kelvin sign and the long s that fold to k and s are not ASCII). The
+// expression itself decides every other text.
+func (c *Checker) mayHavePhrase(s string) bool {
+	if c.folded == nil || !isASCII(s) {
+		return true
+	}
+	for _, p := range c.folded {
+		if indexFold(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// indexFold reports whether s holds p (ASCII lower case) as a substring,
+// ASCII case aside. It looks for p's first letter in both cases.
+func indexFold(s string, p []byte) bool {
+	first, upper := p[0], p[0]
+	if 'a' <= first && first <= 'z' {
+		upper = first - 'a' + 'A'
+	}
+	for i := 0; i+len(p) <= len(s); i++ {
+		j := strings.IndexAny(s[i:len(s)-len(p)+1], string([]byte{first, upper}))
+		if j < 0 {
+			return false
+		}
+		i += j
+		if asciiEqualFold(s[i:i+len(p)], p) {
+			return true
+		}
+	}
+	return false
+}
+
+// asciiEqualFold compares an ASCII text with an ASCII lower-case one.
+func asciiEqualFold(s string, lower []byte) bool {
+	for k := range lower {
+		c := s[k]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[k] {
+			return false
+		}
+	}
+	return true
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // notZeroedToken: an object that states a cannot-be-stated token must not

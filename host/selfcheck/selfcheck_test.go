@@ -321,3 +321,40 @@ func FuzzCheck(f *testing.F) {
 		}
 	})
 }
+
+// The phrase prefilter never hides a match: every text the expression
+// matches passes it, whatever the case (ASCII or Unicode folds such as the
+// Kelvin sign for k), and it lets an ASCII text without the phrases skip
+// the expression.
+func TestPhrasePrefilterHidesNoMatch(t *testing.T) {
+	c := New(&pb.Tripwires{ForbiddenPhrases: []string{"verified", "grade", "risk score", "ok"}})
+	if c.folded == nil {
+		t.Fatal("ASCII phrases: no prefilter")
+	}
+	for _, s := range []string{"verified", "VERIFIED", "Not Verified.", "a grade", "gRaDe", "risk score 3", "RISK SCORE",
+		"o\u212a", "\u212aO", "ok", "x ok y", "v", "", "grad", "upgraded", "risk  score", "verifie", "é verified"} {
+		if c.phrases.MatchString(s) && !c.mayHavePhrase(s) {
+			t.Errorf("%q matches but the prefilter skipped it", s)
+		}
+	}
+	for _, s := range []string{"", "plain words", "est:~12", "upgrad", "verifie d", "o k"} {
+		if c.mayHavePhrase(s) {
+			t.Errorf("%q: the prefilter let through an ASCII text without the phrases", s)
+		}
+	}
+	if New(&pb.Tripwires{ForbiddenPhrases: []string{"vérifié", "ok"}}).folded != nil {
+		t.Error("a phrase that is not ASCII: the prefilter must stand aside")
+	}
+}
+
+func FuzzPhrasePrefilter(f *testing.F) {
+	c := New(&pb.Tripwires{ForbiddenPhrases: []string{"verified", "grade", "risk score", "ok"}})
+	for _, s := range []string{"verified", "o\u212a", "a GRADE b", "risk score"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if c.phrases.MatchString(s) && !c.mayHavePhrase(s) {
+			t.Fatalf("%q matches but the prefilter skipped it", s)
+		}
+	})
+}

@@ -1,12 +1,16 @@
 package server_test
 
 import (
-	"github.com/assay-audit/assay/corpus/realistic"
+	"bytes"
+	"encoding/json"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/assay-audit/assay/corpus/realistic"
 	"github.com/assay-audit/assay/host/internal/testhost"
+	"github.com/assay-audit/assay/host/selfcheck"
 	"github.com/assay-audit/assay/plugins/adapter-anthropic-messages/anthropic"
 	"github.com/assay-audit/assay/plugins/adapter-generic-message-list/generic"
 	"github.com/assay-audit/assay/plugins/adapter-letta-af/lettaaf"
@@ -58,6 +62,47 @@ func BenchmarkContextAuditMaxRecord(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkSelfCheckRealistic: the pre-signing self-check of the
+// realistic records' answers (0.5–1.4 MB of canonical JSON, tens of
+// thousands of strings), the largest part of the host's CPU on a context
+// audit.
+func BenchmarkSelfCheckRealistic(b *testing.B) {
+	fam, err := composition.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	local := testhost.InProcess(b, testhost.Options{NoFreeTier: true,
+		LocalAdapters: []sdk.Adapter{anthropic.Adapter{}, generic.Adapter{}, lettaaf.Adapter{}}}, fam)
+	check := selfcheck.New(fam.Describe().GetTripwires())
+	for _, format := range realistic.Formats {
+		body, err := realistic.Record(format, realistic.BodyCap, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rec := httptest.NewRecorder()
+		local.Server.ServeHTTP(rec, httptest.NewRequest("POST", "/context-audit/audit", bytes.NewReader(body)))
+		var answer map[string]json.RawMessage
+		if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &answer) != nil {
+			b.Fatalf("%s: %d", format, rec.Code)
+		}
+		delete(answer, "signature") // the check runs before signing
+		raw, _ := json.Marshal(answer)
+		doc, err := sdk.Canonicalize(raw)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(format, func(b *testing.B) {
+			b.SetBytes(int64(len(doc)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := check.Check(doc); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
