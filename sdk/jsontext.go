@@ -94,13 +94,19 @@ func StringOf(raw []byte) (s string, ok bool) {
 		return "", false
 	}
 	inner := raw[1 : len(raw)-1]
-	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+	if plainContents(inner) {
 		return string(inner), true
 	}
 	if end, valid := validString(raw, 0); !valid || end != len(raw) {
 		return "", false
 	}
 	return string(appendText(make([]byte, 0, len(inner)), inner)), true
+}
+
+// plainContents reports whether a JSON string's contents (the bytes
+// between its quotes) are their own text: no escape, and valid UTF-8.
+func plainContents(inner []byte) bool {
+	return bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner)
 }
 
 // appendText appends the text of a valid JSON string's contents (inner:

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"iter"
 	"math"
-	"unicode/utf8"
 
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 )
@@ -215,7 +214,7 @@ func (v Value) Pick(names []string, out []Value) {
 			return
 		}
 		inner := v.d.src[k.Start+1 : k.End-1]
-		if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+		if plainContents(inner) {
 			for i, n := range names {
 				if string(inner) == n { // the name's text is its bytes
 					out[i] = m
@@ -238,7 +237,7 @@ func (v Value) Is(s string) bool {
 		return false
 	}
 	inner := v.d.src[v.Start+1 : v.End-1]
-	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
+	if plainContents(inner) {
 		return string(inner) == s
 	}
 	if len(inner) > 6*len(s) { // an escape is at most 6 bytes for 1
@@ -280,7 +279,7 @@ func (v Value) TextSpanFor(jsonStrings bool) (*pb.Span, bool) {
 	}
 	inner := v.d.src[v.Start+1 : v.End-1]
 	span := &pb.Span{Offset: uint64(v.Start + 1), Length: uint64(len(inner))}
-	if bytes.IndexByte(inner, '\\') >= 0 || !utf8.Valid(inner) {
+	if !plainContents(inner) {
 		if !jsonStrings {
 			return nil, false
 		}

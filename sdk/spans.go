@@ -1,7 +1,6 @@
 package sdk
 
 import (
-	"bytes"
 	"errors"
 	"unicode/utf8"
 	"unsafe"
@@ -86,16 +85,10 @@ func jsonStringText(record []byte, span *pb.Span, inner []byte, decoded *[]byte)
 	if end, ok := validString(record, off-1); !ok || end != off+len(inner)+1 {
 		return nil, ErrSpan
 	}
-	if !needsDecoding(inner) {
+	if plainContents(inner) {
 		return inner, nil
 	}
 	from := len(*decoded)
 	*decoded = appendText(*decoded, inner)
 	return (*decoded)[from:len(*decoded):len(*decoded)], nil
-}
-
-// needsDecoding reports whether a valid JSON string's contents differ from
-// their text: an escape, or bytes that are not UTF-8.
-func needsDecoding(inner []byte) bool {
-	return bytes.IndexByte(inner, '\\') >= 0 || !utf8.Valid(inner)
 }

@@ -49,7 +49,7 @@ func New(t *pb.Tripwires) *Checker {
 		}
 		c.phrases = regexp.MustCompile(`(?i)\b(` + strings.Join(quoted, "|") + `)\b`)
 		for _, p := range t.GetForbiddenPhrases() {
-			if !isASCII(p) || p == "" {
+			if !sdk.IsASCII(p) || p == "" {
 				c.folded = nil
 				break
 			}
@@ -367,7 +367,7 @@ func (c *Checker) wording(s string, label bool) error {
 // Kelvin sign and the long s that fold to k and s are not ASCII). The
 // expression itself decides every other text.
 func (c *Checker) mayHavePhrase(s string) bool {
-	if c.folded == nil || !isASCII(s) {
+	if c.folded == nil || !sdk.IsASCII(s) {
 		return true
 	}
 	for _, p := range c.folded {
@@ -406,15 +406,6 @@ func asciiEqualFold(s string, lower []byte) bool {
 			c += 'a' - 'A'
 		}
 		if c != lower[k] {
-			return false
-		}
-	}
-	return true
-}
-
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
 			return false
 		}
 	}

@@ -6,6 +6,7 @@ package adaptertest
 import (
 	"bytes"
 	"context"
+	"slices"
 
 	"google.golang.org/protobuf/proto"
 
@@ -231,5 +232,37 @@ func answer(t FatalTB, r *pb.AdaptResponse, record []byte) {
 		if err := sdk.ResolveTextSpans(r.GetRecord(), record); err != nil {
 			t.Fatalf("a text span does not resolve: %v", err)
 		}
+	}
+}
+
+// TextsAsSpans checks that an adapter asked as the SDK's families ask
+// (json_string_spans) answers every text of record as a span, escaped ones
+// included, so no text crosses back inline, and that the texts, resolved,
+// are want in order. record should hold only texts the format reads
+// verbatim (a text the adapter must rewrite cannot be a span).
+func TextsAsSpans(t FatalTB, a sdk.Adapter, record []byte, want []string) {
+	t.Helper()
+	r := a.Adapt(context.Background(), &pb.AdaptRequest{FormatId: a.Describe().GetFormatId(), Record: record, JsonStringSpans: true})
+	var got []string
+	for _, m := range r.GetRecord().GetMessages() {
+		for _, b := range m.GetBlocks() {
+			if b.GetNonSerialisable() {
+				continue
+			}
+			if b.GetTextSpan() == nil {
+				t.Fatalf("a text went back inline: %q", b.GetText())
+			}
+		}
+	}
+	answer(t, r, record)
+	for _, m := range r.GetRecord().GetMessages() {
+		for _, b := range m.GetBlocks() {
+			if !b.GetNonSerialisable() {
+				got = append(got, b.GetText())
+			}
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("texts %q, want %q", got, want)
 	}
 }
