@@ -9,23 +9,50 @@ import (
 	"testing"
 )
 
-// memVault is a store's signing_keys table in memory.
+// memVault is a store's signing_keys and activations in memory.
 type memVault struct {
-	mu   sync.Mutex
-	keys []SealedKey
+	mu     sync.Mutex
+	keys   []SealedKey
+	active []string // activations, in order
 }
 
-func (m *memVault) SigningKeys(context.Context) ([]SealedKey, error) {
+func (m *memVault) SigningKeys(context.Context) ([]SealedKey, string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return append([]SealedKey(nil), m.keys...), nil
+	active := ""
+	if len(m.active) > 0 {
+		active = m.active[len(m.active)-1]
+	}
+	return append([]SealedKey(nil), m.keys...), active, nil
 }
 
-func (m *memVault) AddSigningKey(_ context.Context, k SealedKey) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+func (m *memVault) addLocked(k SealedKey) {
+	for _, have := range m.keys {
+		if have.KID == k.KID {
+			return
+		}
+	}
 	m.keys = append(m.keys, k)
+}
+
+func (m *memVault) AddSigningKeys(_ context.Context, keys []SealedKey) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, k := range keys {
+		m.addLocked(k)
+	}
 	return nil
+}
+
+func (m *memVault) ActivateSigningKey(_ context.Context, k SealedKey, first bool) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if first && len(m.active) > 0 {
+		return false, nil
+	}
+	m.addLocked(k)
+	m.active = append(m.active, k.KID)
+	return true, nil
 }
 
 var secret = []byte("0123456789abcdef0123456789abcdef-operator")
@@ -90,7 +117,7 @@ func TestSharedKeyringAcrossHosts(t *testing.T) {
 		t.Errorf("short secret: %v", err)
 	}
 	// a sealed seed moved under another kid does not open
-	v.keys[1].KID = v.keys[0].KID
+	v.keys[1].KID, v.active = v.keys[0].KID, append(v.active, v.keys[0].KID)
 	if err := b.Reload(); !errors.Is(err, ErrSecret) {
 		t.Errorf("a sealed seed under another kid: %v", err)
 	}
@@ -103,4 +130,77 @@ func contains(hay, needle []byte) bool {
 		}
 	}
 	return false
+}
+
+// Hosts opening one empty vault at once all sign with one key: a single
+// activation wins, and the others adopt it; none of the losers' fresh keys
+// is kept (they never signed anything).
+func TestSharedKeyringFirstStartsAgree(t *testing.T) {
+	v := &memVault{}
+	rings := make([]*Keyring, 8)
+	var wg sync.WaitGroup
+	for i := range rings {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			k, err := OpenShared(context.Background(), v, secret, t.TempDir())
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			rings[i] = k
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	for i, k := range rings {
+		if k.ActiveID() != rings[0].ActiveID() {
+			t.Errorf("host %d signs with %s, host 0 with %s", i, k.ActiveID(), rings[0].ActiveID())
+		}
+	}
+	if len(v.keys) != 1 || len(v.active) != 1 {
+		t.Errorf("the vault holds %d keys and %d activations, want 1 and 1", len(v.keys), len(v.active))
+	}
+}
+
+// A host that joins a vault already holding keys keeps what it signed
+// before verifiable: its own data dir's keys are sealed in, not active,
+// and listed by every host; it signs with the fleet's key.
+func TestSharedKeyringJoinKeepsOwnKeys(t *testing.T) {
+	ctx := context.Background()
+	v := &memVault{}
+	fleet, err := OpenShared(ctx, v, secret, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	own, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := own.Sign(map[string]any{"kind": "report"})
+	oldKid := own.ActiveID()
+	joined, err := OpenShared(ctx, v, secret, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if joined.ActiveID() != fleet.ActiveID() {
+		t.Errorf("the joining host signs with %s, the fleet with %s", joined.ActiveID(), fleet.ActiveID())
+	}
+	if err := fleet.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	set, _ := json.Marshal(fleet.JWKS())
+	if id, err := Verify(before, set); err != nil || id != oldKid {
+		t.Errorf("an answer the joining host signed before, against the fleet's keys: %s %v", id, err)
+	}
+	if fleet.JWKS().Keys[0].Kid != fleet.ActiveID() {
+		t.Errorf("the active key is not listed first: %+v", fleet.JWKS().Keys)
+	}
+	// joining again adds nothing
+	if _, err := OpenShared(ctx, v, secret, dir); err != nil || len(v.keys) != 2 || len(v.active) != 1 {
+		t.Errorf("a second start of the joined host: %d keys, %d activations, %v", len(v.keys), len(v.active), err)
+	}
 }

@@ -158,15 +158,23 @@ func (k *Keyring) Reload() error {
 
 // Rotate makes a new key active; the old ones stay listed.
 func (k *Keyring) Rotate() (string, error) {
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	sk, err := freshKey()
 	if err != nil {
-		return "", fmt.Errorf("signing: generate key: %w", err)
-	}
-	kid := Thumbprint(priv.Public().(ed25519.PublicKey))
-	if err := k.add(storedKey{KID: kid, Created: time.Now().UTC(), Seed: base64.StdEncoding.EncodeToString(priv.Seed())}); err != nil {
 		return "", err
 	}
-	return kid, k.Reload()
+	if err := k.add(sk); err != nil {
+		return "", err
+	}
+	return sk.KID, k.Reload()
+}
+
+func freshKey() (storedKey, error) {
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return storedKey{}, fmt.Errorf("signing: generate key: %w", err)
+	}
+	kid := Thumbprint(priv.Public().(ed25519.PublicKey))
+	return storedKey{KID: kid, Created: time.Now().UTC(), Seed: base64.StdEncoding.EncodeToString(priv.Seed())}, nil
 }
 
 // ActiveID is the id of the key that signs.

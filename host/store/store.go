@@ -33,6 +33,10 @@ type Store struct {
 	db   *sql.DB
 	d    dialect
 	desc string
+	// schema is the postgres search_path's first schema ("" for none)
+	schema string
+	// where names the database for an operator: never a password
+	where string
 }
 
 type dialect struct {
@@ -87,10 +91,20 @@ func Open(ctx context.Context, spec, dataDir string) (*Store, error) {
 
 // OpenSQLite opens (creating) a SQLite database in WAL mode.
 func OpenSQLite(ctx context.Context, path string) (*Store, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("store: data dir: %w", err)
+	return openSQLite(ctx, path, true)
+}
+
+func openSQLite(ctx context.Context, path string, create bool) (*Store, error) {
+	mode := "rw"
+	if create {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, fmt.Errorf("store: data dir: %w", err)
+		}
+		mode = "rwc"
+	} else if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("%w: sqlite %s", ErrNoStore, absPath(path))
 	}
-	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
+	dsn := "file:" + path + "?mode=" + mode + "&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("store: open sqlite: %w", err)
@@ -98,8 +112,8 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 	// One connection: SQLite has one writer anyway, and a single connection
 	// turns would-be SQLITE_BUSY races into an orderly queue.
 	db.SetMaxOpenConns(1)
-	s := &Store{db: db, d: sqliteDialect, desc: "sqlite"}
-	if err := s.migrate(ctx); err != nil {
+	s := &Store{db: db, d: sqliteDialect, desc: "sqlite", where: "sqlite " + absPath(path)}
+	if err := s.migrate(ctx, create); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -114,20 +128,18 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 // selects the schema: its first entry is created when missing, so an
 // operator can point a new deployment at a schema of its own.
 func OpenPostgres(ctx context.Context, url string) (*Store, error) {
+	return openPostgres(ctx, url, true)
+}
+
+func openPostgres(ctx context.Context, url string, create bool) (*Store, error) {
 	db, err := sql.Open("pgx", url)
 	if err != nil {
 		return nil, fmt.Errorf("store: open postgres: %w", err)
 	}
 	db.SetMaxOpenConns(16)
 	db.SetConnMaxIdleTime(time.Minute)
-	if schema := searchPathSchema(url); schema != "" {
-		if _, err := db.ExecContext(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{schema}.Sanitize()); err != nil {
-			db.Close()
-			return nil, fmt.Errorf("store: create the search_path schema (the URL's user needs CREATE on the database, or create it first): %w", err)
-		}
-	}
-	s := &Store{db: db, d: postgresDialect, desc: "postgres"}
-	if err := s.migrate(ctx); err != nil {
+	s := &Store{db: db, d: postgresDialect, desc: "postgres", schema: searchPathSchema(url), where: describePostgres(url)}
+	if err := s.migrate(ctx, create); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -147,6 +159,54 @@ func searchPathSchema(raw string) string {
 		return ""
 	}
 	return first
+}
+
+// OpenExisting opens a store that a host has already made, as Open does,
+// and refuses one that does not exist yet (ErrNoStore): the operator's
+// commands use it, so a mistyped or missing store is an error, not a
+// fresh empty database the command then reports success on.
+func OpenExisting(ctx context.Context, spec, dataDir string) (*Store, error) {
+	switch {
+	case spec == "" || spec == "sqlite" || strings.HasPrefix(spec, "sqlite:"):
+		path := filepath.Join(dataDir, "assay.db")
+		if p, ok := strings.CutPrefix(spec, "sqlite:"); ok {
+			path = p
+		}
+		return openSQLite(ctx, path, false)
+	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
+		return openPostgres(ctx, spec, false)
+	}
+	return nil, errors.New("store: expected sqlite, sqlite:PATH or a postgres:// URL")
+}
+
+// Where names the database for an operator ("sqlite /abs/path" or
+// "postgres host:port/database schema S"); it never holds a password.
+func (s *Store) Where() string { return s.where }
+
+// Ping checks the database answers.
+func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+// describePostgres is a postgres URL without its user info or parameters
+// but the schema.
+func describePostgres(raw string) string {
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		return "postgres (unparsable URL)"
+	}
+	d := "postgres " + u.Host + u.Path
+	if schema := searchPathSchema(raw); schema != "" {
+		d += " schema " + schema
+	} else {
+		d += " schema public"
+	}
+	return d
 }
 
 // Dialect is "sqlite" or "postgres".
@@ -221,7 +281,21 @@ func (s *Store) migrations() []string {
 	v5 := []string{`CREATE TABLE signing_keys (
 			id ` + ai + `, kid TEXT NOT NULL UNIQUE, created_ns BIGINT NOT NULL, sealed TEXT NOT NULL)`}
 	v5 = append(v5, s.appendOnly("signing_keys")...)
-	return []string{v1, v2, v3, strings.Join(v4, ";\n"), strings.Join(v5, ";\n")}
+	// v6: which key is active is its own append-only row, numbered: a key
+	// becomes active by taking the next generation, which the primary key
+	// lets one host alone do (the first start's race, and a rotation's);
+	// keys with no activation are retired (a joining host's own earlier
+	// keys), published so what they signed still verifies. Every key so
+	// far had been active in its turn. hosts is each running host's own
+	// view, rewritten by it every few seconds.
+	v6 := []string{`CREATE TABLE signing_key_activations (
+			generation BIGINT PRIMARY KEY, kid TEXT NOT NULL REFERENCES signing_keys (kid), ts_ns BIGINT NOT NULL)`,
+		`INSERT INTO signing_key_activations (generation, kid, ts_ns) SELECT id, kid, created_ns FROM signing_keys`,
+		`CREATE TABLE hosts (
+			host_id TEXT PRIMARY KEY, label TEXT NOT NULL, started_ns BIGINT NOT NULL, seen_ns BIGINT NOT NULL,
+			ready ` + bt + ` NOT NULL, events_seen BIGINT NOT NULL, services TEXT NOT NULL)`}
+	v6 = append(v6, s.appendOnly("signing_key_activations")...)
+	return []string{v1, v2, v3, strings.Join(v4, ";\n"), strings.Join(v5, ";\n"), strings.Join(v6, ";\n")}
 }
 
 // appendOnly are the statements that make the database refuse UPDATE and
@@ -238,16 +312,31 @@ func (s *Store) appendOnly(table string) []string {
 	return out
 }
 
-func (s *Store) migrate(ctx context.Context) error {
+// migrate brings the schema to the latest version, each migration once.
+// On PostgreSQL hosts starting together take turns under one advisory
+// lock, the search_path schema's creation included (two CREATE SCHEMA IF
+// NOT EXISTS at once: one fails on pg_namespace's unique index). Without
+// create, a store that holds no Assay schema is refused: an operator's
+// command never makes a store where it meant to find one.
+func (s *Store) migrate(ctx context.Context, create bool) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("store: migrate: %w", err)
+		return fmt.Errorf("store: migrate (%s): %w", s.where, err)
 	}
 	defer tx.Rollback()
 	if s.d.name == "postgres" {
-		// hosts starting together migrate one at a time
 		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(4021977)`); err != nil {
 			return fmt.Errorf("store: migrate lock: %w", err)
+		}
+		if err := s.createSchema(ctx, tx, create); err != nil {
+			return err
+		}
+	}
+	if !create {
+		if ok, err := s.hasMigrations(ctx, tx); err != nil {
+			return err
+		} else if !ok {
+			return fmt.Errorf("%w: %s", ErrNoStore, s.where)
 		}
 	}
 	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY)`); err != nil {
@@ -283,6 +372,44 @@ func (s *Store) migrate(ctx context.Context) error {
 		}
 	}
 	return tx.Commit()
+}
+
+// ErrNoStore is a database that holds no Assay store: no host has run on it.
+var ErrNoStore = errors.New("store: no Assay store there (no host has run on it; check the store named by --store, ASSAY_STORE or the config's store)")
+
+// createSchema makes the search_path's schema when it is missing; one that
+// exists is not created again (that would need CREATE on the database).
+func (s *Store) createSchema(ctx context.Context, tx *sql.Tx, create bool) error {
+	if s.schema == "" {
+		return nil
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM pg_namespace WHERE nspname = $1`, s.schema).Scan(&n); err != nil {
+		return fmt.Errorf("store: schema: %w", err)
+	}
+	if n > 0 {
+		return nil
+	}
+	if !create {
+		return fmt.Errorf("%w: %s", ErrNoStore, s.where)
+	}
+	if _, err := tx.ExecContext(ctx, `CREATE SCHEMA `+pgx.Identifier{s.schema}.Sanitize()); err != nil {
+		return fmt.Errorf("store: create the search_path schema (the URL's user needs CREATE on the database, or create it first): %w", err)
+	}
+	return nil
+}
+
+// hasMigrations is whether the database holds an Assay schema.
+func (s *Store) hasMigrations(ctx context.Context, tx *sql.Tx) (bool, error) {
+	q := `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`
+	if s.d.name == "postgres" {
+		q = `SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = 'schema_migrations'`
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, q).Scan(&n); err != nil {
+		return false, fmt.Errorf("store: schema: %w", err)
+	}
+	return n > 0, nil
 }
 
 // splitStatements splits a migration on ";\n" (no statement here contains

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/assay-audit/assay/host/internal/storetest"
+	"github.com/assay-audit/assay/host/signing"
 	"github.com/assay-audit/assay/host/store"
 	_ "github.com/jackc/pgx/v5/stdlib"
 )
@@ -210,4 +213,172 @@ func TestPostgresCreatesAMissingSearchPathSchema(t *testing.T) {
 	if err := admin.QueryRow(`SELECT count(*) FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'ledger'`, schema).Scan(&n); err != nil || n != 1 {
 		t.Fatalf("ledger table in %s: %d (%v)", schema, n, err)
 	}
+}
+
+// Hosts starting together on a database with no schema yet all open it:
+// the search_path schema and the migrations are made once, under one
+// lock (CREATE SCHEMA IF NOT EXISTS alone lets one of two fail on
+// pg_namespace's unique index).
+func TestHostsCreatingOneSchemaAtOnce(t *testing.T) {
+	for round := 0; round < 5; round++ {
+		url := storetest.PostgresURL(t)
+		db, err := sql.Open("pgx", storetest.PostgresBase())
+		if err != nil {
+			t.Fatal(err)
+		}
+		schema := url[strings.LastIndex(url, "=")+1:]
+		if _, err := db.Exec(`DROP SCHEMA ` + schema); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		var wg sync.WaitGroup
+		for i := 0; i < 6; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s, err := store.Open(ctx, url, t.TempDir())
+				if err != nil {
+					t.Errorf("round %d host %d: %v", round, i, err)
+					return
+				}
+				s.Close()
+			}()
+		}
+		wg.Wait()
+	}
+}
+
+// An operator's command opens only a store a host has made: a missing
+// SQLite file, a missing schema or a schema without Assay's tables is
+// refused (nothing is created), and the store is named without its
+// password.
+func TestOpenExistingMakesNothing(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := store.OpenExisting(ctx, "sqlite", dir); !errors.Is(err, store.ErrNoStore) {
+		t.Errorf("missing sqlite: %v", err)
+	}
+	if _, err := store.OpenExisting(ctx, "sqlite:"+dir+"/other/x.db", dir); !errors.Is(err, store.ErrNoStore) {
+		t.Errorf("missing sqlite path: %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("the refused opens left %d files", len(entries))
+	}
+	made, err := store.Open(ctx, "sqlite", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	made.Close()
+	s, err := store.OpenExisting(ctx, "sqlite", dir)
+	if err != nil {
+		t.Fatalf("an existing sqlite store: %v", err)
+	}
+	if want := "sqlite " + filepath.Join(dir, "assay.db"); s.Where() != want {
+		t.Errorf("where %q, want %q", s.Where(), want)
+	}
+	s.Close()
+
+	url := storetest.PostgresURL(t) // an empty schema: no host ran here
+	if _, err := store.OpenExisting(ctx, url, dir); !errors.Is(err, store.ErrNoStore) {
+		t.Errorf("empty schema: %v", err)
+	}
+	missing := strings.Replace(url, "search_path=", "search_path=nosuch_", 1)
+	if _, err := store.OpenExisting(ctx, missing, dir); !errors.Is(err, store.ErrNoStore) {
+		t.Errorf("missing schema: %v", err)
+	}
+	db, _ := sql.Open("pgx", storetest.PostgresBase())
+	defer db.Close()
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM pg_namespace WHERE nspname = $1`, missing[strings.LastIndex(missing, "=")+1:]).Scan(&n); err != nil || n != 0 {
+		t.Errorf("the refused open created the schema (%d, %v)", n, err)
+	}
+	made, err = store.Open(ctx, url, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	made.Close()
+	withPassword := strings.Replace(url, "postgres@", "postgres:hunter2@", 1)
+	s, err = store.OpenExisting(ctx, withPassword, dir)
+	if err != nil {
+		t.Fatalf("an existing schema: %v", err)
+	}
+	defer s.Close()
+	if w := s.Where(); strings.Contains(w, "hunter2") || !strings.Contains(w, "127.0.0.1:5432/test schema assay_t_") {
+		t.Errorf("where %q", w)
+	}
+}
+
+// Of hosts making their first key active at once one wins, and nothing
+// of the others' keys is kept; a rotation takes the next generation.
+func TestFirstSigningKeyActivationIsAtomic(t *testing.T) {
+	each(t, func(t *testing.T, kind string) {
+		spec, dir := storetest.Spec(t, kind)
+		stores := make([]*store.Store, 6)
+		for i := range stores {
+			s, err := store.Open(ctx, spec, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			stores[i] = s
+		}
+		var wins atomic.Int32
+		var wg sync.WaitGroup
+		for i, s := range stores {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				k := signing.SealedKey{KID: "kid-" + strconv.Itoa(i), Created: time.Now(), Sealed: "sealed"}
+				won, err := s.ActivateSigningKey(ctx, k, true)
+				if err != nil {
+					t.Error(err)
+				}
+				if won {
+					wins.Add(1)
+				}
+			}()
+		}
+		wg.Wait()
+		keys, active, err := stores[0].SigningKeys(ctx)
+		if err != nil || wins.Load() != 1 || len(keys) != 1 || active != keys[0].KID {
+			t.Fatalf("%d wins, keys %+v, active %q, %v", wins.Load(), keys, active, err)
+		}
+		if err := stores[1].AddSigningKeys(ctx, []signing.SealedKey{{KID: "retired", Created: time.Now(), Sealed: "s"}, keys[0]}); err != nil {
+			t.Fatal(err)
+		}
+		if won, err := stores[2].ActivateSigningKey(ctx, signing.SealedKey{KID: "rotated", Created: time.Now(), Sealed: "s"}, false); err != nil || !won {
+			t.Fatalf("rotation: %v %v", won, err)
+		}
+		keys, active, _ = stores[3].SigningKeys(ctx)
+		if len(keys) != 3 || active != "rotated" {
+			t.Errorf("after a retired key and a rotation: %d keys, active %q", len(keys), active)
+		}
+	})
+}
+
+// A store made before activations were rows (migration 6) keeps its
+// latest key active, and every earlier one listed.
+func TestKeysFromBeforeActivationsStayActive(t *testing.T) {
+	each(t, func(t *testing.T, kind string) {
+		spec, dir := storetest.Spec(t, kind)
+		s, err := store.Open(ctx, spec, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// back to the schema of migration 5, with two keys in it
+		for _, q := range []string{`DROP TABLE signing_key_activations`, `DROP TABLE hosts`, `DELETE FROM schema_migrations WHERE version = 6`,
+			`INSERT INTO signing_keys (kid, created_ns, sealed) VALUES ('old', 1, 's')`, `INSERT INTO signing_keys (kid, created_ns, sealed) VALUES ('new', 2, 's')`} {
+			if _, err := s.DB().Exec(q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		s.Close()
+		if s, err = store.Open(ctx, spec, dir); err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		keys, active, err := s.SigningKeys(ctx)
+		if err != nil || len(keys) != 2 || active != "new" {
+			t.Errorf("after the migration: %+v active %q %v", keys, active, err)
+		}
+	})
 }
