@@ -110,10 +110,18 @@ func Parse(raw []byte, want string) (*Corpus, error) {
 	return &c, nil
 }
 
+// KeySet is the JWKS an answer is checked against, read when the answer
+// arrives: a key rotated in while the corpus runs (on any host of the
+// store) signs what follows, and the set the host publishes then lists it.
+type KeySet func() []byte
+
+// Fixed is a key set that never changes.
+func Fixed(jwks []byte) KeySet { return func() []byte { return jwks } }
+
 // Run sends every case to h, one at a time, each from its own client
 // address and with a fresh caller on pre-checks that name none (as the
-// node harness does), and checks each answer against jwks.
-func Run(ctx context.Context, h http.Handler, jwks []byte, c *Corpus) Result {
+// node harness does), and checks each answer against keys.
+func Run(ctx context.Context, h http.Handler, keys KeySet, c *Corpus) Result {
 	start := time.Now()
 	r := Result{Cases: len(c.Cases)}
 	// each case from its own client address (the free tier counts callers
@@ -126,7 +134,7 @@ func Run(ctx context.Context, h http.Handler, jwks []byte, c *Corpus) Result {
 			break
 		}
 		addr := fmt.Sprintf("[fd%02x:%02x%02x:%02x%02x:%02x::%x]:4402", prefix[0], prefix[1], prefix[2], prefix[3], prefix[4], prefix[5], i+1)
-		if msg := runCase(ctx, h, jwks, c.SHA256, addr, tc); msg != "" {
+		if msg := runCase(ctx, h, keys, c.SHA256, addr, tc); msg != "" {
 			r.Failures = append(r.Failures, tc.Name+": "+msg)
 			continue
 		}
@@ -136,7 +144,7 @@ func Run(ctx context.Context, h http.Handler, jwks []byte, c *Corpus) Result {
 	return r
 }
 
-func runCase(ctx context.Context, h http.Handler, jwks []byte, pin, addr string, tc Case) string {
+func runCase(ctx context.Context, h http.Handler, keys KeySet, pin, addr string, tc Case) string {
 	var body []byte
 	switch {
 	case tc.Request.BodyText != nil:
@@ -176,7 +184,7 @@ func runCase(ctx context.Context, h http.Handler, jwks []byte, pin, addr string,
 		}
 		return ""
 	}
-	if _, err := signing.Verify(raw, jwks); err != nil {
+	if _, err := signing.Verify(raw, keys()); err != nil {
 		return "signature: " + err.Error()
 	}
 	tree, err := signing.Decode(raw)

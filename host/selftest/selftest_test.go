@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/assay-audit/assay/host/internal/testhost"
@@ -35,7 +37,7 @@ func TestRunsTheShippedCorpus(t *testing.T) {
 	}
 	h := testhost.Start(t, testhost.Options{}, "plugins/stream-divergence")
 	jwks, _ := json.Marshal(h.Keys.JWKS())
-	r := selftest.Run(context.Background(), h.Server, jwks, c)
+	r := selftest.Run(context.Background(), h.Server, selftest.Fixed(jwks), c)
 	if !r.OK() || r.Cases != 99 || len(r.Failures) != 0 {
 		t.Fatalf("%d of %d passed: %v", r.Passed, r.Cases, r.Failures)
 	}
@@ -52,7 +54,7 @@ func TestRunsTheShippedCorpus(t *testing.T) {
 	if changed != 1 {
 		t.Fatal("no case to change")
 	}
-	r = selftest.Run(context.Background(), h.Server, jwks, c)
+	r = selftest.Run(context.Background(), h.Server, selftest.Fixed(jwks), c)
 	if r.Passed != 98 || len(r.Failures) != 1 || !strings.Contains(r.Failures[0], "number differs") {
 		t.Errorf("a changed expectation: %d passed, %v", r.Passed, r.Failures)
 	}
@@ -61,7 +63,7 @@ func TestRunsTheShippedCorpus(t *testing.T) {
 	other := testhost.Start(t, testhost.Options{}, "plugins/stream-divergence")
 	otherKeys, _ := json.Marshal(other.Keys.JWKS())
 	c, _ = selftest.Parse(raw, head.SHA256)
-	if r := selftest.Run(context.Background(), h.Server, otherKeys, c); r.Passed != 1 {
+	if r := selftest.Run(context.Background(), h.Server, selftest.Fixed(otherKeys), c); r.Passed != 1 {
 		t.Errorf("%d answers passed against another host's keys, want only the unsigned one", r.Passed)
 	}
 	if _, err := selftest.Parse(raw, strings.Repeat("0", 64)); err == nil {
@@ -69,5 +71,41 @@ func TestRunsTheShippedCorpus(t *testing.T) {
 	}
 	if _, err := selftest.Parse(bytes.Replace(raw, []byte(`"status": 200`), []byte(`"status": 201`), 1), head.SHA256); err == nil {
 		t.Error("an edited corpus was accepted under its old pin")
+	}
+}
+
+// A key rotated in while the corpus runs (on any host of a shared store)
+// signs the answers that follow; they are checked against the key set
+// published when they arrive, so the run still passes whole. A fixed key
+// set from before the rotation fails them (what stopped a fleet's losing
+// host at its first start).
+func TestRunChecksAgainstTheKeysOfTheMoment(t *testing.T) {
+	raw, err := os.ReadFile("../../corpus/stream-divergence/corpus.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var head struct{ SHA256 string }
+	_ = json.Unmarshal(raw, &head)
+	h := testhost.Start(t, testhost.Options{}, "plugins/stream-divergence")
+	rotating := func() http.Handler {
+		var n atomic.Int32
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if n.Add(1) == 10 {
+				if _, err := h.Keys.Rotate(); err != nil {
+					t.Error(err)
+				}
+			}
+			h.Server.ServeHTTP(w, r)
+		})
+	}
+	current := func() []byte { b, _ := json.Marshal(h.Keys.JWKS()); return b }
+	c, _ := selftest.Parse(raw, head.SHA256)
+	if r := selftest.Run(context.Background(), rotating(), current, c); !r.OK() {
+		t.Fatalf("against the current keys: %d of %d passed: %v", r.Passed, r.Cases, r.Failures[:min(3, len(r.Failures))])
+	}
+	before := current()
+	c, _ = selftest.Parse(raw, head.SHA256)
+	if r := selftest.Run(context.Background(), rotating(), selftest.Fixed(before), c); r.OK() || !strings.Contains(r.Failures[0], "signature key_id is not in the key set") {
+		t.Errorf("against the keys from before: %d of %d passed", r.Passed, r.Cases)
 	}
 }

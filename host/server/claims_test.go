@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/assay-audit/assay/host/payment"
+	"github.com/assay-audit/assay/host/store"
 	"github.com/assay-audit/assay/host/x402"
 )
 
@@ -121,5 +122,56 @@ func TestAClaimedPaymentIsNotRedeemedOnAnotherRoute(t *testing.T) {
 	}
 	if r := do(t, "POST", url, body, map[string]string{"PAYMENT-SIGNATURE": sig}); r.status != 200 {
 		t.Fatalf("its own route afterwards: %d %s", r.status, r.raw)
+	}
+}
+
+// payment_in_progress says one thing per claim state, each with its one
+// charged value: while another request settles the payment (its outcome
+// not known), charged false and a message that says so; once it settled
+// and another request delivers, charged true and a message that says the
+// payment was taken.
+func TestPaymentInProgressSaysOneThingPerClaimState(t *testing.T) {
+	h := startPaid(t, sdPkg)
+	url := h.URL + "/stream-divergence/compare"
+	body := sdBody([]string{"ab"}, []string{"ab"})
+	sig := freshPayment(t, url, body)
+	p, err := x402.DecodePayment(sig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := x402.PaymentID(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := h.clock.Now()
+	// another host opened the claim and is settling it
+	if opened, err := h.Store.OpenClaim(context.Background(), store.Claim{PaymentID: id, Service: "stream-divergence", Op: "compare",
+		PriceUSDCUnits: 50000, Owner: "hostb", LeaseUntil: now.Add(30 * time.Second), Created: now}); err != nil || !opened {
+		t.Fatalf("open claim: %v %v", opened, err)
+	}
+	answers := map[string]map[string]any{}
+	for i := 0; i < 2; i++ {
+		r := do(t, "POST", url, body, map[string]string{"PAYMENT-SIGNATURE": sig})
+		if r.status != 503 || errorCode(r) != "payment_in_progress" {
+			t.Fatalf("re-send while another settles: %d %s", r.status, r.raw)
+		}
+		e, _ := r.json["error"].(map[string]any)
+		pay, _ := r.json["payment"].(map[string]any)
+		msg, _ := e["message"].(string)
+		answers[msg] = pay
+	}
+	settling := "another request is settling this payment and its outcome is not known yet; nothing was charged by this request; send it again after Retry-After"
+	if len(answers) != 1 || answers[settling] == nil || answers[settling]["charged"] != false {
+		t.Fatalf("while settling: %v", answers)
+	}
+
+	// the same payment settled by a host that died before delivering
+	sig2 := freshPayment(t, url, body)
+	settleOnly(t, h.gate(t, "hostb"), url, sig2)
+	r := do(t, "POST", url, body, map[string]string{"PAYMENT-SIGNATURE": sig2})
+	e, _ := r.json["error"].(map[string]any)
+	pay, _ := r.json["payment"].(map[string]any)
+	if r.status != 503 || e["message"] != "this payment was taken and another request is delivering its report; nothing more was charged; send it again after Retry-After" || pay["charged"] != true {
+		t.Fatalf("while delivering: %d %s", r.status, r.raw)
 	}
 }

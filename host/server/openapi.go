@@ -172,6 +172,10 @@ func (s *Server) openAPI() object {
 			"responses": object{"200": object{"description": "a JWKS", "content": object{"application/jwk-set+json": object{"schema": ref("JWKS")}}}}}},
 		"/healthz": object{"get": object{"operationId": "healthz", "summary": "Liveness",
 			"responses": object{"200": object{"description": "ok", "content": jsonContent(object{"type": "object"})}}}},
+		"/readyz": object{"get": object{"operationId": "readyz", "summary": "Readiness: 200 when this host's store answers, its signing keys are loaded and every service it should serve passed its launch self-test (a service an operator stopped for the fleet does not count against it); 503 otherwise, the body saying which part is not",
+			"responses": object{
+				"200": object{"description": "ready", "content": jsonContent(ref("Readiness"))},
+				"503": object{"description": "not ready", "content": jsonContent(ref("Readiness"))}}}},
 		"/metrics": object{"get": object{"operationId": "metrics", "summary": "Prometheus metrics",
 			"responses": object{"200": object{"description": "Prometheus text format", "content": object{"text/plain": object{"schema": object{"type": "string"}}}}}}},
 		"/view": object{"get": object{"operationId": "view", "summary": "The report viewer: a page that checks a signed answer's signature in the browser (WebCrypto Ed25519, keys from /keys or a pasted JWKS) and draws it; the answer never leaves the browser",
@@ -179,7 +183,16 @@ func (s *Server) openAPI() object {
 		"/openapi.json": object{"get": object{"operationId": "openapi", "summary": "This document",
 			"responses": object{"200": object{"description": "OpenAPI 3.1", "content": jsonContent(object{"type": "object"})}}}},
 	}
+	check := object{"type": "object", "required": []any{"ok"}, "properties": object{"ok": object{"type": "boolean"}, "reason": object{"type": "string"}}}
 	schemas := object{
+		"Readiness": object{"type": "object", "required": []any{"ready", "store", "keys", "services"},
+			"properties": object{"ready": object{"type": "boolean"}, "store": check, "keys": check,
+				"services": object{"type": []any{"array", "null"}, "items": object{"type": "object",
+					"required": []any{"service", "criteria_id", "criteria_revision", "state", "ready"},
+					"properties": object{"service": object{"type": "string"}, "criteria_id": object{"type": "string"},
+						"criteria_revision": object{"type": "string"}, "state": object{"type": "string", "enum": []any{"serving", "stopped"}},
+						"reason": object{"type": "string"}, "local": object{"type": "boolean", "description": "stopped on this host alone (its launch self-test failed)"},
+						"ready": object{"type": "boolean"}}}}}},
 		"SignedAnswer": object{"type": "object", "description": "Every JSON answer on a service route: the family's members plus these, signed (Ed25519 over the RFC 8785 bytes of the object without signature).",
 			"required": []any{"service", "service_version", "criteria", "corpus", "op", "kind", "issued_at", "signature"},
 			"properties": object{

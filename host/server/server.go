@@ -29,6 +29,8 @@ import (
 	"github.com/assay-audit/assay/host/metrics"
 	"github.com/assay-audit/assay/host/payment"
 	"github.com/assay-audit/assay/host/pluginhost"
+	"github.com/assay-audit/assay/host/ratelog"
+	"github.com/assay-audit/assay/host/readiness"
 	"github.com/assay-audit/assay/host/selfcheck"
 	"github.com/assay-audit/assay/host/servicestate"
 	"github.com/assay-audit/assay/host/signing"
@@ -105,6 +107,9 @@ type Config struct {
 	// the client (the free tier counts callers without a wallet by
 	// address; behind a proxy every connection is the proxy's).
 	TrustedProxies []netip.Prefix
+	// Readiness answers GET /readyz (nil: the services' states and the
+	// keys alone, no store checked).
+	Readiness *readiness.Host
 }
 
 // Server is the HTTP handler.
@@ -116,6 +121,9 @@ type Server struct {
 	// the OpenAPI document, built at its first request
 	openAPIOnce  sync.Once
 	openAPIBytes []byte
+	// limited logs the failures every request meets while the store is
+	// down once a minute, not once a request
+	limited *ratelog.Limiter
 }
 
 type service struct {
@@ -193,7 +201,14 @@ func New(cfg Config) *Server {
 	if cfg.Metrics == nil {
 		cfg.Metrics = metrics.New()
 	}
-	s := &Server{cfg: cfg, mux: http.NewServeMux(), services: map[string]*service{}}
+	if cfg.Readiness == nil {
+		var keys []servicestate.Key
+		for _, svc := range cfg.Services {
+			keys = append(keys, servicestate.Key{Service: svc.Desc.GetService(), CriteriaID: svc.Desc.GetCriteriaId(), CriteriaRevision: svc.Desc.GetCriteriaRevision()})
+		}
+		cfg.Readiness = readiness.New(readiness.Config{Board: cfg.States, Keys: cfg.Keys, Services: keys})
+	}
+	s := &Server{cfg: cfg, mux: http.NewServeMux(), services: map[string]*service{}, limited: ratelog.New(cfg.Logger, time.Minute, cfg.Now)}
 	for _, svc := range cfg.Services {
 		limits := cfg.Admission.ForBodyCap(svc.Desc.GetBodyBytes())
 		sv := &service{Service: svc, check: selfcheck.New(svc.Desc.GetTripwires()), ops: map[string]*pb.Op{},
@@ -217,6 +232,7 @@ func New(cfg Config) *Server {
 		}
 	}
 	s.route("GET /healthz", "", "healthz", s.healthz)
+	s.route("GET /readyz", "", "readyz", s.readyz)
 	s.route("GET /keys", "", "keys", s.keys)
 	s.route("GET /{$}", "", "catalog", s.catalog)
 	s.route("GET /metrics", "", "metrics", cfg.Metrics.Handler("").ServeHTTP)
@@ -299,6 +315,21 @@ func notCovered(w http.ResponseWriter, _ *http.Request) {
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = io.WriteString(w, `{"status":"ok"}`)
+}
+
+// readyz is 200 when this host serves all it should: its store answers,
+// its keys are loaded, and no service is stopped on it alone (a failed
+// launch self-test); 503 otherwise. The body says which part is not.
+// /healthz stays liveness: a host that is not ready is still alive, and
+// restarting it would not bring its store back.
+func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
+	r := s.cfg.Readiness.Report()
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	if !r.Ready {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	_ = json.NewEncoder(w).Encode(r)
 }
 
 func (s *Server) keys(w http.ResponseWriter, _ *http.Request) {
@@ -501,7 +532,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 	adm, demand, err := s.cfg.Payments.Admit(ctx, preq)
 	switch {
 	case err != nil:
-		s.cfg.Logger.Warn("payment gate unavailable", "service", sv.Desc.GetService(), "error", err)
+		s.limited.Warn("payment gate unavailable", "service", sv.Desc.GetService(), "error", err)
 		s.hostRefusal(q, http.StatusServiceUnavailable, codePaymentDown, nil)
 		return
 	case demand != nil:
@@ -619,7 +650,7 @@ func (s *Server) admitFree(q *request, v *pb.Validated) bool {
 	adm, err := s.cfg.FreeTier.Admit(q.r.Context(), d.GetService(), ledger.UsageScope(d.GetService(), d.GetCriteriaId(), d.GetCriteriaRevision()), lim, c, s.cfg.Now())
 	switch {
 	case err != nil:
-		s.cfg.Logger.Error("free tier unavailable", "service", d.GetService(), "error", err)
+		s.limited.Error("free tier unavailable", "service", d.GetService(), "error", err)
 		s.hostRefusal(q, http.StatusServiceUnavailable, codeFreeDown, nil)
 		return false
 	case adm.Exhausted:

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/assay-audit/assay/host/ratelog"
 	"github.com/assay-audit/assay/host/store"
 )
 
@@ -34,6 +35,10 @@ type State struct {
 	Actor   string
 	// Local is a stop of this host alone (not in the store).
 	Local bool
+	// EventID is the store row a shared state comes from; on a local stop,
+	// the row that was the service's latest when it stopped (a resume row
+	// after it asks this host to try again).
+	EventID int64
 }
 
 // ErrReason is a reason that cannot be printed in an answer.
@@ -64,6 +69,11 @@ type Board struct {
 	local  map[Key]State
 	// refreshed is when the shared states were last read
 	refreshed time.Time
+	// seen is the newest row read
+	seen int64
+	// refreshErrors keeps a store that stays unreachable to a line a
+	// minute
+	refreshErrors *ratelog.Limiter
 }
 
 // New builds a board over a store (nil: local stops only).
@@ -74,7 +84,8 @@ func New(st *store.Store, log hclog.Logger, now func() time.Time) *Board {
 	if now == nil {
 		now = time.Now
 	}
-	return &Board{st: st, log: log, now: now, shared: map[Key]State{}, local: map[Key]State{}}
+	return &Board{st: st, log: log, now: now, shared: map[Key]State{}, local: map[Key]State{},
+		refreshErrors: ratelog.New(log, time.Minute, now)}
 }
 
 // State is k's state: a local stop wins over the store's resume.
@@ -100,9 +111,11 @@ func (b *Board) Refresh(ctx context.Context) error {
 		return err
 	}
 	next := make(map[Key]State, len(events))
+	var seen int64
 	for _, e := range events {
 		k := Key{e.Service, e.CriteriaID, e.CriteriaRevision}
-		next[k] = State{Stopped: e.Action == store.ServiceStop, Reason: e.Reason, Since: e.At, Actor: e.Actor}
+		next[k] = State{Stopped: e.Action == store.ServiceStop, Reason: e.Reason, Since: e.At, Actor: e.Actor, EventID: e.ID}
+		seen = max(seen, e.ID)
 	}
 	b.mu.Lock()
 	for k, s := range next {
@@ -110,9 +123,16 @@ func (b *Board) Refresh(ctx context.Context) error {
 			b.log.Warn("service state changed in the store", "service", k.Service, "criteria", k.CriteriaID, "stopped", s.Stopped, "actor", s.Actor)
 		}
 	}
-	b.shared, b.refreshed = next, b.now()
+	b.shared, b.refreshed, b.seen = next, b.now(), max(b.seen, seen)
 	b.mu.Unlock()
 	return nil
+}
+
+// EventsSeen is the newest store row this board has read.
+func (b *Board) EventsSeen() int64 {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.seen
 }
 
 // Run refreshes every interval until ctx ends: the bound on how long a
@@ -125,19 +145,46 @@ func (b *Board) Run(ctx context.Context, every time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := b.Refresh(ctx); err != nil && ctx.Err() == nil {
+			err := b.Refresh(ctx)
+			switch {
+			case err != nil && ctx.Err() == nil:
 				// the last states read stay in force
-				b.log.Warn("service states not refreshed", "error", err)
+				b.refreshErrors.Warn("service states not refreshed; the last ones read stay in force", "error", err)
+			case err == nil:
+				b.refreshErrors.Cleared("service states not refreshed; the last ones read stay in force", "service states read from the store again")
 			}
 		}
 	}
 }
 
-// StopLocal stops k on this host only.
+// StopLocal stops k on this host only, until a resume row newer than
+// the service's latest row now asks it to try again.
 func (b *Board) StopLocal(k Key, reason, actor string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.local[k] = State{Stopped: true, Reason: reason, Since: b.now(), Actor: actor, Local: true}
+	b.local[k] = State{Stopped: true, Reason: reason, Since: b.now(), Actor: actor, Local: true, EventID: b.shared[k].EventID}
+}
+
+// ClearLocal ends this host's own stop of k.
+func (b *Board) ClearLocal(k Key) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.local, k)
+}
+
+// Resumed lists the services stopped on this host alone for which the
+// store holds a resume row newer than the stop, each with that row's id:
+// an operator's `assay service resume` asking this host to try again.
+func (b *Board) Resumed() map[Key]int64 {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	out := map[Key]int64{}
+	for k, l := range b.local {
+		if s, ok := b.shared[k]; ok && !s.Stopped && s.EventID > l.EventID {
+			out[k] = s.EventID
+		}
+	}
+	return out
 }
 
 // Stop writes a stop row for k and applies it here at once.

@@ -47,7 +47,7 @@ var gateMessages = map[string]string{
 	CodeMarkerInvalid: "the delivery marker is not one this service issued for this route",
 	CodeMarkerExpired: "the delivery marker has expired",
 	CodeMarkerSpent:   "the delivery marker was already redeemed",
-	CodeInProgress:    "another request is delivering the report for this payment; nothing more was charged; send it again after Retry-After",
+	CodeInProgress:    "this payment was taken and another request is delivering its report; nothing more was charged; send it again after Retry-After",
 }
 
 // Config sets up a Gate.
@@ -355,6 +355,10 @@ func (g *Gate) settle(ctx context.Context, req payment.Request, st *admitted, c 
 	return c, nil, nil
 }
 
+// inProgressSettling is payment_in_progress's message while the other
+// request's settlement is under way (charged: false, not yet known).
+const inProgressSettling = "another request is settling this payment and its outcome is not known yet; nothing was charged by this request; send it again after Retry-After"
+
 // busyClaim answers a payment whose claim another request holds (or that
 // was delivered meanwhile).
 func (g *Gate) busyClaim(ctx context.Context, req payment.Request, id string, now time.Time) (*payment.Demand, error) {
@@ -367,7 +371,14 @@ func (g *Gate) busyClaim(ctx context.Context, req payment.Request, id string, no
 	}
 	wait := max(1, int((c.LeaseUntil.Sub(now)+time.Second-1)/time.Second))
 	d := refuse(http.StatusServiceUnavailable, CodeInProgress)
-	d.Members["payment"] = map[string]any{"mode": "x402", "examined": true, "charged": c.State == store.ClaimSettled}
+	// each claim state its own message and its one charged value: settled,
+	// the payment was taken and its report is being delivered; settling,
+	// the other request's settlement has no outcome yet
+	charged := c.State == store.ClaimSettled
+	if !charged {
+		d.Message = inProgressSettling
+	}
+	d.Members["payment"] = map[string]any{"mode": "x402", "examined": true, "charged": charged}
 	d.Header = map[string]string{"Retry-After": strconv.Itoa(wait)}
 	return d, nil
 }

@@ -108,7 +108,7 @@ func canaryProof(ctx context.Context, services []server.Service, board *services
 		gets := []canaryproof.Request{{Method: "GET", Path: "/" + name + "/criteria"}, {Method: "GET", Path: "/" + name + "/metrics"}}
 		count(c.Send(ctx, served, gets))
 	}
-	count(c.Send(ctx, served, []canaryproof.Request{{Method: "GET", Path: "/"}, {Method: "GET", Path: "/keys"}, {Method: "GET", Path: "/healthz"},
+	count(c.Send(ctx, served, []canaryproof.Request{{Method: "GET", Path: "/"}, {Method: "GET", Path: "/keys"}, {Method: "GET", Path: "/healthz"}, {Method: "GET", Path: "/readyz"},
 		{Method: "POST", Path: "/" + c.Value, Body: []byte(c.Value)}}))
 	// the plugins' stderr reaches the host log asynchronously
 	time.Sleep(500 * time.Millisecond)

@@ -14,18 +14,15 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/assay-audit/assay/host/internal/storetest"
 	"github.com/assay-audit/assay/host/internal/testhost"
 	"github.com/assay-audit/assay/host/pluginhost"
-	"github.com/assay-audit/assay/host/selftest"
 	"github.com/assay-audit/assay/host/server"
 	"github.com/assay-audit/assay/host/servicestate"
 	"github.com/assay-audit/assay/host/signing"
 	"github.com/assay-audit/assay/host/solana"
 	"github.com/assay-audit/assay/host/store"
-	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 )
 
 // sdConfig writes a config that loads the stream-divergence plugin.
@@ -142,18 +139,7 @@ func TestLaunchSelfTestStopsAFailingFamily(t *testing.T) {
 		return server.Service{Desc: f.Description(), Backend: server.FamilyBackend{Family: f}}
 	}
 	good := start("plugins/stream-divergence")
-	broken := start("plugins/stream-divergence")
-	// the same plugin with one expectation of its corpus changed (and the
-	// corpus re-pinned): that case fails
-	desc := proto.Clone(broken.Desc).(*pb.FamilyDescription)
-	desc.Corpus = bytes.Replace(desc.Corpus, []byte(`"status": 200`), []byte(`"status": 201`), 1)
-	pin, err := selftest.Pin(desc.Corpus)
-	if err != nil {
-		t.Fatal(err)
-	}
-	desc.Corpus = bytes.Replace(desc.Corpus, []byte(desc.CorpusSha256), []byte(pin), 1)
-	desc.CorpusSha256 = pin
-	broken.Desc = desc
+	broken := withBrokenCorpus(t, start("plugins/stream-divergence"))
 	none := start("host/internal/testfamily")
 	keys, err := signing.Open(t.TempDir())
 	if err != nil {
@@ -167,7 +153,7 @@ func TestLaunchSelfTestStopsAFailingFamily(t *testing.T) {
 	if st := board.State(keyOf(good)); st.Stopped {
 		t.Errorf("the passing family was stopped: %+v", st)
 	}
-	if st := brokenBoard.State(keyOf(broken)); !st.Stopped || st.Reason != "corpus failed at launch: 1 of 99" || !st.Local {
+	if st := brokenBoard.State(keyOf(broken)); !st.Stopped || st.Reason != "corpus failed at launch: 1 of 99 cases failed" || !st.Local {
 		t.Errorf("the failing family: %+v", st)
 	}
 	if st := board.State(keyOf(none)); !st.Stopped || st.Reason != "corpus not run at launch: the family ships no corpus" {
@@ -232,8 +218,11 @@ func TestTwoHostsSignWithOneKeySet(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rotated string
-	if _, err := fmt.Sscanf(out.String(), "active signing key: %s", &rotated); err != nil || rotated == first {
-		t.Fatalf("rotate said %q", out.String())
+	said := out.String()
+	if i := strings.Index(said, "active signing key: "); i < 0 || !strings.HasPrefix(said, "store: postgres 127.0.0.1:5432/test schema assay_t_") {
+		t.Fatalf("rotate said %q", said)
+	} else if _, err := fmt.Sscanf(said[i:], "active signing key: %s", &rotated); err != nil || rotated == first {
+		t.Fatalf("rotate said %q", said)
 	}
 	for _, host := range hosts {
 		for deadline := time.Now().Add(10 * time.Second); ; {

@@ -30,11 +30,14 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/assay-audit/assay/host/config"
+	"github.com/assay-audit/assay/host/dirlock"
 	"github.com/assay-audit/assay/host/freetier"
 	"github.com/assay-audit/assay/host/ledger"
 	"github.com/assay-audit/assay/host/metrics"
 	"github.com/assay-audit/assay/host/payment"
 	"github.com/assay-audit/assay/host/pluginhost"
+	"github.com/assay-audit/assay/host/ratelog"
+	"github.com/assay-audit/assay/host/readiness"
 	"github.com/assay-audit/assay/host/server"
 	"github.com/assay-audit/assay/host/servicestate"
 	"github.com/assay-audit/assay/host/signing"
@@ -94,12 +97,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if len(args) < 2 {
 			return errors.New("ledger: report, fill-fmv or refund\n" + usage)
 		}
-		return ledgerCmd(args[1], args[2:], stdout)
+		return ledgerCmd(args[1], args[2:], stdout, stderr)
 	case "service":
 		if len(args) < 2 {
 			return errors.New("service: stop, resume or status\n" + usage)
 		}
-		return serviceCmd(args[1], args[2:], stdout)
+		return serviceCmd(args[1], args[2:], stdout, stderr)
 	case "plugins":
 		if len(args) < 2 || args[1] != "pin" {
 			return errors.New("plugins: only `assay plugins pin`\n" + usage)
@@ -157,6 +160,17 @@ func serve(args []string, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// the data dir is this host's alone: its host id names the claim
+	// leases this host releases when it starts
+	lock, err := dirlock.Acquire(cfg.DataDir, "listening on "+cfg.Listen+", started "+sdk.Instant(time.Now()))
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	id, err := hostID(cfg.DataDir)
+	if err != nil {
+		return err
+	}
 	st, err := store.Open(ctx, cfg.Store, cfg.DataDir)
 	if err != nil {
 		return err
@@ -180,7 +194,7 @@ func serve(args []string, stderr io.Writer) error {
 		}
 	}
 	met := metrics.New()
-	gate, err := paymentGate(ctx, cfg, st, log)
+	gate, err := paymentGate(ctx, cfg, st, id, log)
 	if err != nil {
 		return err
 	}
@@ -221,9 +235,14 @@ func serve(args []string, stderr io.Writer) error {
 	// each family's corpus before the listener opens: one that fails is
 	// not served by this host
 	launchSelfTests(ctx, services, keys, board, log)
+	ready := readiness.New(readiness.Config{Store: st, Board: board, Keys: keys, Services: serviceKeys(services),
+		HostID: id, Label: hostLabel(cfg.Listen), Log: log,
+		Relaunch: func(ctx context.Context, k servicestate.Key) (bool, string) { return relaunch(ctx, services, keys, k) }})
+	owned.Add(1)
+	go func() { defer owned.Done(); ready.Run(boardCtx) }()
 	handler := server.New(server.Config{Services: services, Keys: keys, Payments: gate, FreeTier: free,
 		Ledger: writer, Metrics: met, Logger: log, CallTimeout: timeout,
-		Admission: limits, States: board, StopOnSelfCheck: true, TrustedProxies: proxies})
+		Admission: limits, States: board, StopOnSelfCheck: true, TrustedProxies: proxies, Readiness: ready})
 	if *proof {
 		if err := canaryProof(ctx, services, board, handler, keys, st, cfg.DataDir, capture, log); err != nil {
 			return err
@@ -251,7 +270,7 @@ func serve(args []string, stderr io.Writer) error {
 	defer signal.Stop(hup)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	log.Info("listening", "url", "http://"+ln.Addr().String(), "data_dir", cfg.DataDir, "store", st.Dialect(), "payments", cfg.Payments,
+	log.Info("listening", "url", "http://"+ln.Addr().String(), "host_id", id, "data_dir", cfg.DataDir, "store", st.Where(), "payments", cfg.Payments,
 		"working_per_service", limits.Working, "wait", limits.Wait)
 	for {
 		select {
@@ -275,9 +294,16 @@ func serve(args []string, stderr io.Writer) error {
 	}
 }
 
-// loadConfig reads the config (path, or assay.hcl beside the binary) and
-// lets the flags a command was given override it: overrides maps each
-// flag's value to the field it replaces when set.
+// The environment's names for the store and the key secret file.
+const (
+	EnvStore      = "ASSAY_STORE"
+	EnvKeysSecret = "ASSAY_KEYS_SECRET_FILE"
+)
+
+// loadConfig reads the config (path, or assay.hcl beside the binary), then
+// the environment (ASSAY_STORE, ASSAY_KEYS_SECRET_FILE), and lets the flags
+// a command was given override both: overrides maps each flag's value to
+// the field it replaces when set.
 func loadConfig(path string, overrides func(*config.Config) map[*string]*string) (config.Config, error) {
 	if path == "" {
 		path = config.DefaultPath()
@@ -285,6 +311,13 @@ func loadConfig(path string, overrides func(*config.Config) map[*string]*string)
 	cfg, err := config.Load(path)
 	if err != nil {
 		return cfg, err
+	}
+	// the store and the key secret, which every command of a fleet needs,
+	// also come from the environment: set once, not retyped per command
+	for env, field := range map[string]*string{EnvStore: &cfg.Store, EnvKeysSecret: &cfg.KeysSecretFile} {
+		if v := os.Getenv(env); v != "" {
+			*field = v
+		}
 	}
 	for flagValue, field := range overrides(&cfg) {
 		if *flagValue != "" {
@@ -328,6 +361,8 @@ func reloadKeys(ctx context.Context, k *signing.Keyring, every time.Duration, lo
 	t := time.NewTicker(every)
 	defer t.Stop()
 	last := k.ActiveID()
+	const failed = "signing keys not reloaded; the last ones read stay in force"
+	errs := ratelog.New(log, time.Minute, nil)
 	for {
 		select {
 		case <-ctx.Done():
@@ -335,10 +370,11 @@ func reloadKeys(ctx context.Context, k *signing.Keyring, every time.Duration, lo
 		case <-t.C:
 			if err := k.Reload(); err != nil {
 				if ctx.Err() == nil {
-					log.Warn("signing keys not reloaded; the last ones read stay in force", "error", err)
+					errs.Warn(failed, "error", err)
 				}
 				continue
 			}
+			errs.Cleared(failed, "signing keys read from the store again")
 			if id := k.ActiveID(); id != last {
 				log.Info("signing key rotated in the store", "active", id)
 				last = id
@@ -378,18 +414,14 @@ func keysCmd(sub string, args []string, stdout io.Writer) error {
 		return err
 	}
 	ctx := context.Background()
-	st, err := store.Open(ctx, cfg.Store, cfg.DataDir)
+	st, err := openStore(ctx, cfg, false, stdout, stdout)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	k, shared, err := openKeys(ctx, cfg, st)
+	kid, shared, err := rotateKeys(ctx, cfg, st, stdout)
 	if err != nil {
-		return err
-	}
-	kid, err := k.Rotate()
-	if err != nil {
-		return err
+		return fmt.Errorf("keys rotate: %w; nothing was changed", err)
 	}
 	if shared {
 		_, err = fmt.Fprintf(stdout, "active signing key: %s (every host on the store signs with it within a second)\n", kid)
@@ -397,6 +429,70 @@ func keysCmd(sub string, args []string, stdout io.Writer) error {
 	}
 	_, err = fmt.Fprintf(stdout, "active signing key: %s (a running host picks it up on SIGHUP or restart)\n", kid)
 	return err
+}
+
+// openStore opens the store an operator's command names, one a host has
+// already made (a mistyped store is refused, never made), and says which:
+// on stdout, or on stderr when stdout carries JSON.
+func openStore(ctx context.Context, cfg config.Config, asJSON bool, stdout, stderr io.Writer) (*store.Store, error) {
+	st, err := store.OpenExisting(ctx, cfg.Store, cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	out := stdout
+	if asJSON {
+		out = stderr
+	}
+	fmt.Fprintf(out, "store: %s\n", st.Where())
+	return st, nil
+}
+
+// rotateKeys makes a new signing key active: in the store, when the
+// command has the key secret, else in the data dir's keyring. A store
+// holding shared keys refuses a rotation without the secret (it would
+// rotate a data dir's keys no host of the store signs with); neither
+// keyring is made where none exists.
+func rotateKeys(ctx context.Context, cfg config.Config, st *store.Store, out io.Writer) (kid string, shared bool, err error) {
+	sealed, _, err := st.SigningKeys(ctx)
+	if err != nil {
+		return "", false, err
+	}
+	if cfg.KeysSecretFile == "" {
+		if len(sealed) > 0 {
+			return "", false, fmt.Errorf("the store holds %d signing keys sealed with the fleet's key secret: give it (--keys-secret, %s or the config's keys_secret_file)", len(sealed), EnvKeysSecret)
+		}
+		path := filepath.Join(cfg.DataDir, signing.FileName)
+		if _, err := os.Stat(path); err != nil {
+			return "", false, fmt.Errorf("no keyring at %s (a host keeps its own keys in its data dir): check --data-dir", absPath(path))
+		}
+		k, err := signing.Open(cfg.DataDir)
+		if err != nil {
+			return "", false, err
+		}
+		fmt.Fprintf(out, "keyring: %s\n", absPath(path))
+		kid, err = k.Rotate()
+		return kid, false, err
+	}
+	if len(sealed) == 0 {
+		return "", true, errors.New("the store holds no shared signing key yet: a host started with the key secret makes the first")
+	}
+	secret, err := os.ReadFile(cfg.KeysSecretFile)
+	if err != nil {
+		return "", true, fmt.Errorf("keys_secret_file: %w", err)
+	}
+	k, err := signing.OpenShared(ctx, st, bytes.TrimSpace(secret), "")
+	if err != nil {
+		return "", true, err
+	}
+	kid, err = k.Rotate()
+	return kid, true, err
+}
+
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
 }
 
 func verify(args []string, stdout io.Writer) error {
@@ -487,7 +583,7 @@ func pin(args []string, stdout io.Writer) error {
 }
 
 // ledgerCmd runs the operator's ledger commands against the configured store.
-func ledgerCmd(sub string, args []string, stdout io.Writer) error {
+func ledgerCmd(sub string, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("ledger "+sub, flag.ContinueOnError)
 	cfgPath := fs.String("config", "", "HCL config file (default: assay.hcl beside the binary, if present)")
 	dataDir := fs.String("data-dir", "", "data directory (default ./var)")
@@ -504,7 +600,7 @@ func ledgerCmd(sub string, args []string, stdout io.Writer) error {
 		return err
 	}
 	ctx := context.Background()
-	st, err := store.Open(ctx, cfg.Store, cfg.DataDir)
+	st, err := openStore(ctx, cfg, *asJSON, stdout, stderr)
 	if err != nil {
 		return err
 	}
@@ -560,7 +656,7 @@ func ledgerCmd(sub string, args []string, stdout io.Writer) error {
 // paymentGate builds the configured payments: off, the embedded local
 // facilitator (fee payer and, without pay_to, a seller wallet generated into
 // the data dir), or a remote facilitator URL.
-func paymentGate(ctx context.Context, cfg config.Config, st *store.Store, log hclog.Logger) (payment.Gate, error) {
+func paymentGate(ctx context.Context, cfg config.Config, st *store.Store, id string, log hclog.Logger) (payment.Gate, error) {
 	if cfg.Payments == "off" {
 		return payment.Off{}, nil
 	}
@@ -598,17 +694,13 @@ func paymentGate(ctx context.Context, cfg config.Config, st *store.Store, log hc
 		return nil, fmt.Errorf("payments %q: expected off, local or a facilitator URL", cfg.Payments)
 	}
 	log.Info("payments", "mode", cfg.Payments, "network", cfg.Network, "pay_to", payTo, "fee_payer", fac.FeePayer())
-	id, err := hostID(cfg.DataDir)
-	if err != nil {
-		return nil, err
-	}
 	return x402.NewGate(ctx, x402.Config{Facilitator: fac, Store: st, Network: cfg.Network, Asset: asset, PayTo: payTo, PublicURL: cfg.PublicURL, HostID: id})
 }
 
 // hostID names this host across its restarts: a random id kept in the data
 // dir. A host that starts releases the payment claims its earlier run held
 // (they are redeemable at once), so two running hosts must not share one
-// data dir.
+// data dir (serve holds it with dirlock first).
 func hostID(dataDir string) (string, error) {
 	path := filepath.Join(dataDir, "host-id")
 	if b, err := os.ReadFile(path); err == nil {

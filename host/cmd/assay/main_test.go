@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/assay-audit/assay/host/signing"
+	"github.com/assay-audit/assay/host/store"
 )
 
 func TestKeysRotateThenVerifyOffline(t *testing.T) {
@@ -24,10 +27,23 @@ func TestKeysRotateThenVerifyOffline(t *testing.T) {
 	answer, _ := k.Sign(map[string]any{"kind": "report", "n": 1})
 
 	var out bytes.Buffer
+	// a data dir no host has run in (no store) is refused, nothing made
+	if err := run([]string{"keys", "rotate", "--data-dir", dir}, &out, &out); !errors.Is(err, store.ErrNoStore) {
+		t.Fatalf("rotate without a store: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "assay.db")); err == nil {
+		t.Fatal("the refused rotation made a store")
+	}
+	st, err := store.Open(context.Background(), "sqlite", dir) // as the host made it
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
 	if err := run([]string{"keys", "rotate", "--data-dir", dir}, &out, &out); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "active signing key: ") || strings.Contains(out.String(), first) {
+	if !strings.Contains(out.String(), "active signing key: ") || strings.Contains(out.String(), first) ||
+		!strings.Contains(out.String(), "store: sqlite "+filepath.Join(dir, "assay.db")) || !strings.Contains(out.String(), "keyring: "+filepath.Join(dir, signing.FileName)) {
 		t.Fatalf("rotate said %q", out.String())
 	}
 	again, _ := signing.Open(dir)

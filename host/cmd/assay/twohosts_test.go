@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -23,6 +24,8 @@ import (
 	"github.com/assay-audit/assay/host/internal/storetest"
 	"github.com/assay-audit/assay/host/internal/testhost"
 	"github.com/assay-audit/assay/host/pluginhost"
+	"github.com/assay-audit/assay/host/signing"
+	"github.com/assay-audit/assay/host/solana"
 	"github.com/assay-audit/assay/host/store"
 	"github.com/assay-audit/assay/host/wallet"
 	"github.com/assay-audit/assay/host/x402"
@@ -83,15 +86,27 @@ func TestTwoHostProcessesShareOnePostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := filepath.Join(t.TempDir(), "assay.hcl")
+	// each host its own data dir; they share the key secret, the local
+	// facilitator's fee payer and the seller, as a fleet does
+	shared := t.TempDir()
+	secret, feePayer := filepath.Join(shared, "keys.secret"), filepath.Join(shared, "fee-payer.json")
+	if err := signing.NewSecret(secret); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wallet.New(feePayer); err != nil {
+		t.Fatal(err)
+	}
+	seller, err := wallet.New(filepath.Join(shared, "seller.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(shared, "assay.hcl")
 	// every one of the burst below must reach the free tier: room to wait
 	_ = os.WriteFile(cfg, []byte(fmt.Sprintf("plugin_dir = %q\nplugin \"stream-divergence\" {\n  path = %q\n  sha256 = %q\n}\n"+
-		"admission {\n  waiting = 200\n  wait = \"60s\"\n}\n",
-		filepath.Dir(plugin), filepath.Base(plugin), sum)), 0o600)
+		"admission {\n  waiting = 200\n  wait = \"60s\"\n}\nkeys_secret_file = %q\nfee_payer_key_file = %q\npay_to = %q\n",
+		filepath.Dir(plugin), filepath.Base(plugin), sum, secret, feePayer, solana.EncodeBase58(seller.Public().(ed25519.PublicKey)))), 0o600)
 	pg := storetest.PostgresURL(t)
-	// both data dirs share one keyring so the test can check either's answers
-	dataDir := t.TempDir()
-	urls := []string{startHost(t, bin, cfg, dataDir, pg), startHost(t, bin, cfg, dataDir, pg)}
+	urls := []string{startHost(t, bin, cfg, t.TempDir(), pg), startHost(t, bin, cfg, t.TempDir(), pg)}
 
 	chunk := base64.StdEncoding.EncodeToString([]byte("abc"))
 	body := []byte(`{"caller":"9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin","streamed_capture":{"chunks":["` + chunk + `"]},"reference_output":{"chunks":["` + chunk + `"]}}`)
@@ -171,9 +186,12 @@ func TestTwoHostProcessesShareOnePostgres(t *testing.T) {
 			t.Errorf("line %+v", l)
 		}
 	}
-	var out bytes.Buffer
-	if err := run([]string{"ledger", "report", "--json", "--store", pg}, &out, &out); err != nil {
+	var out, said bytes.Buffer
+	if err := run([]string{"ledger", "report", "--json", "--store", pg}, &out, &said); err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(said.String(), "store: postgres 127.0.0.1:5432/test schema assay_t_") {
+		t.Errorf("the report did not name its store: %q", said.String())
 	}
 	var rep struct {
 		Services []struct {

@@ -1,0 +1,268 @@
+package main
+
+import (
+	"bytes"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/assay-audit/assay/host/internal/storetest"
+	"github.com/assay-audit/assay/host/internal/testhost"
+	"github.com/assay-audit/assay/host/pluginhost"
+	"github.com/assay-audit/assay/host/readiness"
+	"github.com/assay-audit/assay/host/signing"
+)
+
+// proc is one `assay serve` process a test starts and stops.
+type proc struct {
+	cmd  *exec.Cmd
+	addr string
+	mu   sync.Mutex
+	logs bytes.Buffer
+	done chan struct{}
+}
+
+func (p *proc) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.logs.Write(b)
+}
+
+func (p *proc) log() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.logs.String()
+}
+
+func (p *proc) url() string { return "http://" + p.addr }
+
+// launch starts `assay serve` with args (a listen address of its own
+// added) and does not wait for it; the test's end stops it.
+func launch(t *testing.T, bin string, env []string, args ...string) *proc {
+	p := &proc{addr: freePort(t), done: make(chan struct{})}
+	p.cmd = exec.Command(bin, append([]string{"serve", "--listen", p.addr}, args...)...)
+	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Stderr = p
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(p.stop)
+	return p
+}
+
+// stop interrupts the host and waits for it (a kill after 15 s).
+func (p *proc) stop() {
+	_ = p.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-p.done:
+	case <-time.After(15 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// up waits until the host answers /healthz (false: it exited or took
+// longer than a minute).
+func (p *proc) up() bool {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
+		select {
+		case <-p.done:
+			return false
+		default:
+		}
+		if r, err := http.Get(p.url() + "/healthz"); err == nil {
+			r.Body.Close()
+			return true
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	return false
+}
+
+func getJSON(t *testing.T, url string, v any) int {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(raw, v); err != nil {
+		t.Fatalf("%s: %v\n%s", url, err, raw)
+	}
+	return resp.StatusCode
+}
+
+// everyPlugin writes a config that loads every plugin of the repository
+// (every family and adapter, as `make build` pins them) plus extra, and
+// returns it with the services' paid ops.
+func everyPlugin(t *testing.T, dir, extra string) (string, map[string]string) {
+	root, err := filepath.Abs("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mains, _ := filepath.Glob(filepath.Join(root, "plugins", "*", "main.go"))
+	var b strings.Builder
+	pluginDir := ""
+	for _, m := range mains {
+		name := filepath.Base(filepath.Dir(m))
+		path := testhost.Plugin(t, "plugins/"+name)
+		sum, err := pluginhost.PinOf(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pluginDir = filepath.Dir(path)
+		kind, label := "family", name
+		if strings.HasPrefix(name, "adapter-") {
+			kind, label = "adapter", strings.TrimPrefix(name, "adapter-")
+		}
+		fmt.Fprintf(&b, "plugin %q {\n  kind = %q\n  path = %q\n  sha256 = %q\n}\n", label, kind, filepath.Base(path), sum)
+	}
+	cfg := filepath.Join(dir, "assay.hcl")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("plugin_dir = %q\n%s%s", pluginDir, b.String(), extra)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ops := map[string]string{"context-audit": "audit", "lifecycle-analytics": "analyse", "scope-hygiene": "audit", "stream-divergence": "compare"}
+	return cfg, ops
+}
+
+// Four hosts started at one instant on an empty store with one key
+// secret, as `docker compose up` starts a fleet on a fresh database, ten
+// times over (the schema made beforehand in half the rounds, by the hosts
+// themselves in the other half): every host comes up ready, serves every
+// service (a paid route measures: payments are off here), and signs with
+// the one key every host lists. The launch self-test race (a loser's key
+// unknown to its own self-test) and the schema race (two CREATE SCHEMA at
+// once) each stopped a host before.
+func TestAFleetsFirstStartServesOnEveryHost(t *testing.T) {
+	bin := testhost.Binary(t, "host/cmd/assay", "assay")
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "keys.secret")
+	if err := signing.NewSecret(secret); err != nil {
+		t.Fatal(err)
+	}
+	cfg, ops := everyPlugin(t, dir, fmt.Sprintf("payments = \"off\"\nkeys_secret_file = %q\n", secret))
+	for round := 0; round < 10; round++ {
+		pg := storetest.PostgresURL(t)
+		if round%2 == 1 {
+			dropSchema(t, pg)
+		}
+		hosts := make([]*proc, 4)
+		for i := range hosts {
+			hosts[i] = launch(t, bin, nil, "--config", cfg, "--data-dir", t.TempDir(), "--store", pg)
+		}
+		kids := map[string]int{}
+		sets := make([][]byte, len(hosts))
+		for i, h := range hosts {
+			if !h.up() {
+				t.Fatalf("round %d: host %d did not start:\n%s", round, i, h.log())
+			}
+			var ready readiness.Report
+			if code := getJSON(t, h.url()+"/readyz", &ready); code != 200 || !ready.Ready || len(ready.Services) != len(ops) {
+				t.Fatalf("round %d: host %d /readyz %d %+v\n%s", round, i, code, ready, h.log())
+			}
+			var set signing.JWKS
+			getJSON(t, h.url()+"/keys", &set)
+			kids[set.Keys[0].Kid]++
+			sets[i], _ = json.Marshal(set)
+		}
+		if len(kids) != 1 {
+			t.Fatalf("round %d: the hosts sign with %d keys: %v", round, len(kids), kids)
+		}
+		for i, h := range hosts {
+			for svc, op := range ops {
+				resp, err := http.Post(h.url()+"/"+svc+"/"+op, "application/json", strings.NewReader(`{}`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				raw, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == 503 {
+					t.Fatalf("round %d: host %d %s: %d %s", round, i, svc, resp.StatusCode, raw)
+				}
+				// each answer verifies against the next host's key set
+				if _, err := signing.Verify(raw, sets[(i+1)%len(hosts)]); err != nil {
+					t.Fatalf("round %d: host %d %s: %v (%d %s)", round, i, svc, err, resp.StatusCode, raw)
+				}
+			}
+		}
+		var wg sync.WaitGroup
+		for _, h := range hosts {
+			wg.Add(1)
+			go func() { defer wg.Done(); h.stop() }()
+		}
+		wg.Wait()
+	}
+}
+
+func dropSchema(t *testing.T, pg string) {
+	db, err := sql.Open("pgx", storetest.PostgresBase())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`DROP SCHEMA ` + pg[strings.LastIndex(pg, "=")+1:]); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A second host on a data dir another running host holds refuses to
+// start, naming the holder; once the holder is killed with SIGKILL (the
+// kernel drops its lock) the dir is free again.
+func TestOneDataDirOneHost(t *testing.T) {
+	bin := testhost.Binary(t, "host/cmd/assay", "assay")
+	cfg := sdConfig(t)
+	dir := t.TempDir()
+	first := launch(t, bin, nil, "--config", cfg, "--data-dir", dir, "--payments", "off")
+	if !first.up() {
+		t.Fatalf("first host:\n%s", first.log())
+	}
+	second := launch(t, bin, nil, "--config", cfg, "--data-dir", dir, "--payments", "off")
+	select {
+	case <-second.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the second host on one data dir did not exit")
+	}
+	if l := second.log(); second.cmd.ProcessState.ExitCode() == 0 || !strings.Contains(l, "held by another running host") ||
+		!strings.Contains(l, fmt.Sprintf("pid %d, listening on %s", first.cmd.Process.Pid, first.addr)) {
+		t.Errorf("second host exited %d:\n%s", second.cmd.ProcessState.ExitCode(), l)
+	}
+	_ = first.cmd.Process.Kill()
+	<-first.done
+	third := launch(t, bin, nil, "--config", cfg, "--data-dir", dir, "--payments", "off")
+	if !third.up() {
+		t.Fatalf("after the holder's SIGKILL:\n%s", third.log())
+	}
+}
+
+// statusOf runs `assay service status --json`.
+func statusOf(t *testing.T, env []string, args ...string) (fleetStatus, string) {
+	t.Helper()
+	for _, e := range env {
+		k, v, _ := strings.Cut(e, "=")
+		t.Setenv(k, v)
+	}
+	var out, said bytes.Buffer
+	if err := run(append([]string{"service", "status", "--json"}, args...), &out, &said); err != nil {
+		t.Fatalf("status: %v\n%s", err, said.String())
+	}
+	var st fleetStatus
+	if err := json.Unmarshal(out.Bytes(), &st); err != nil {
+		t.Fatalf("status JSON: %v\n%s", err, out.String())
+	}
+	sort.Slice(st.Hosts, func(i, j int) bool { return st.Hosts[i].Label < st.Hosts[j].Label })
+	return st, said.String()
+}

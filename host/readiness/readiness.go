@@ -1,0 +1,227 @@
+// Package readiness is a host's own state, seen from outside: whether it
+// is ready to serve (its store answers, its keys are loaded, every service
+// it should serve passed its launch self-test) for GET /readyz, and the
+// same view written into the store every few seconds so `assay service
+// status` lists what each host of a fleet serves and `assay service
+// resume` knows which hosts took it. A service stopped on this host alone
+// (its launch self-test failed) is tried again when a resume row newer
+// than the stop appears in the store.
+package readiness
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/assay-audit/assay/host/ratelog"
+	"github.com/assay-audit/assay/host/servicestate"
+	"github.com/assay-audit/assay/host/signing"
+	"github.com/assay-audit/assay/host/store"
+)
+
+// Live is how recently a host must have written its row to count as
+// running; a host writes it every HeartbeatEvery.
+const (
+	HeartbeatEvery = 2 * time.Second
+	Live           = 10 * time.Second
+)
+
+// Relaunch runs a service's corpus again on this host: ok when it passed
+// whole, else why not ("corpus failed …").
+type Relaunch func(ctx context.Context, k servicestate.Key) (ok bool, reason string)
+
+// Config is what a host's readiness is made of.
+type Config struct {
+	// Store is the host's store (nil: not checked, nothing written).
+	Store *store.Store
+	Board *servicestate.Board
+	Keys  *signing.Keyring
+	// Services are the service versions this host loaded.
+	Services []servicestate.Key
+	// HostID and Label name the host in its row.
+	HostID, Label string
+	Relaunch      Relaunch
+	Log           hclog.Logger
+	Now           func() time.Time
+}
+
+// Host tracks one host's readiness.
+type Host struct {
+	cfg     Config
+	started time.Time
+	errs    *ratelog.Limiter
+
+	mu       sync.Mutex
+	storeErr bool // the last ping failed
+	pinged   bool // a ping has run
+	// relaunching: services whose corpus runs again, with the resume row
+	// that asked for it
+	relaunching map[servicestate.Key]int64
+}
+
+// New builds a host's readiness.
+func New(cfg Config) *Host {
+	if cfg.Log == nil {
+		cfg.Log = hclog.NewNullLogger()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Host{cfg: cfg, started: cfg.Now(), errs: ratelog.New(cfg.Log, time.Minute, cfg.Now), relaunching: map[servicestate.Key]int64{}}
+}
+
+// Check is one part of a readiness report.
+type Check struct {
+	OK bool `json:"ok"`
+	// Reason is why not: static words, never a store's error text (it can
+	// name addresses and users); the log has the error.
+	Reason string `json:"reason,omitempty"`
+}
+
+// ServiceCheck is one service version on this host.
+type ServiceCheck struct {
+	store.HostService
+	// Ready: served, or stopped for the whole fleet by an operator (this
+	// host does as it should); not ready: stopped on this host alone.
+	Ready bool `json:"ready"`
+}
+
+// Report is the body of GET /readyz.
+type Report struct {
+	Ready    bool           `json:"ready"`
+	Store    Check          `json:"store"`
+	Keys     Check          `json:"keys"`
+	Services []ServiceCheck `json:"services"`
+}
+
+// Report is the host's readiness now.
+func (h *Host) Report() Report {
+	r := Report{Ready: true, Store: Check{OK: true}, Keys: Check{OK: true}}
+	h.mu.Lock()
+	switch {
+	case h.cfg.Store == nil:
+	case !h.pinged:
+		r.Store = Check{Reason: "not checked yet"}
+	case h.storeErr:
+		r.Store = Check{Reason: "the store does not answer"}
+	}
+	h.mu.Unlock()
+	if h.cfg.Keys == nil || h.cfg.Keys.ActiveID() == "" {
+		r.Keys = Check{Reason: "no signing key loaded"}
+	}
+	r.Ready = r.Store.OK && r.Keys.OK
+	for _, k := range h.cfg.Services {
+		st := h.cfg.Board.State(k)
+		c := ServiceCheck{HostService: store.HostService{Service: k.Service, CriteriaID: k.CriteriaID, CriteriaRevision: k.CriteriaRevision,
+			State: "serving"}, Ready: !st.Local}
+		if st.Stopped {
+			c.State, c.Reason, c.Local = "stopped", st.Reason, st.Local
+		}
+		r.Ready = r.Ready && c.Ready
+		r.Services = append(r.Services, c)
+	}
+	return r
+}
+
+// Run pings the store, tries again every service a resume asks this host
+// to, and writes the host's row, every HeartbeatEvery until ctx ends; then
+// it deletes the row (the host is stopping) and waits for any relaunch it
+// started.
+func (h *Host) Run(ctx context.Context) {
+	var relaunches sync.WaitGroup
+	defer relaunches.Wait()
+	t := time.NewTicker(HeartbeatEvery)
+	defer t.Stop()
+	for {
+		h.tick(ctx, &relaunches)
+		select {
+		case <-ctx.Done():
+			if h.cfg.Store != nil {
+				dctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				_ = h.cfg.Store.DropHost(dctx, h.cfg.HostID, h.cfg.Now().Add(-7*24*time.Hour))
+				cancel()
+			}
+			return
+		case <-t.C:
+		}
+	}
+}
+
+const storeDown = "the store does not answer; pre-checks and paid calls are refused until it does, and /readyz says 503"
+
+func (h *Host) tick(ctx context.Context, relaunches *sync.WaitGroup) {
+	// the rows seen before looking for resumes: a resume among them is
+	// found below, so the row never claims one this host has not acted on
+	seen := h.cfg.Board.EventsSeen()
+	for k, id := range h.cfg.Board.Resumed() {
+		h.mu.Lock()
+		busy := h.relaunching[k] != 0
+		if !busy {
+			h.relaunching[k] = id
+		}
+		h.mu.Unlock()
+		if busy || h.cfg.Relaunch == nil {
+			continue
+		}
+		relaunches.Add(1)
+		go func() {
+			defer relaunches.Done()
+			h.relaunch(ctx, k)
+		}()
+	}
+	if h.cfg.Store == nil {
+		return
+	}
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	err := h.cfg.Store.Ping(pctx)
+	cancel()
+	if ctx.Err() != nil {
+		return
+	}
+	h.mu.Lock()
+	h.pinged, h.storeErr = true, err != nil
+	for _, id := range h.relaunching {
+		seen = min(seen, id-1)
+	}
+	h.mu.Unlock()
+	if err != nil {
+		h.errs.Warn(storeDown, "error", err)
+		return
+	}
+	h.errs.Cleared(storeDown, "the store answers again")
+	r := h.Report()
+	row := store.HostStatus{HostID: h.cfg.HostID, Label: h.cfg.Label, Started: h.started, Seen: h.cfg.Now(), Ready: r.Ready, EventsSeen: seen}
+	for _, s := range r.Services {
+		row.Services = append(row.Services, s.HostService)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := h.cfg.Store.PutHost(wctx, row); err != nil && ctx.Err() == nil {
+		h.errs.Warn("this host's status not written to the store", "error", err)
+	}
+}
+
+// relaunch runs k's corpus again and serves k when it passes; when it
+// does not, k stays stopped here with the new result, until the next
+// resume.
+func (h *Host) relaunch(ctx context.Context, k servicestate.Key) {
+	defer func() {
+		h.mu.Lock()
+		delete(h.relaunching, k)
+		h.mu.Unlock()
+	}()
+	h.cfg.Log.Info("resume asked in the store: the corpus runs again on this host", "service", k.Service, "criteria", k.CriteriaID)
+	ok, reason := h.cfg.Relaunch(ctx, k)
+	if ctx.Err() != nil {
+		return
+	}
+	if ok {
+		h.cfg.Board.ClearLocal(k)
+		h.cfg.Log.Info("corpus passed on resume: served on this host", "service", k.Service, "criteria", k.CriteriaID)
+		return
+	}
+	h.cfg.Board.StopLocal(k, reason, "resume self-test")
+	h.cfg.Log.Error("corpus failed on resume: still not served on this host", "service", k.Service, "criteria", k.CriteriaID, "reason", reason)
+}
