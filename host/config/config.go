@@ -47,6 +47,10 @@ type Config struct {
 	FeePayerKeyFile string `hcl:"fee_payer_key_file,optional"`
 	// PublicURL is the host's public base URL, for x402 resource.url.
 	PublicURL string `hcl:"public_url,optional"`
+	// SolanaRPC is a Solana JSON-RPC node: with payments = "local" the
+	// embedded facilitator then settles on the chain for real (unset: it
+	// checks and co-signs, never broadcasts, every payment a house proof).
+	SolanaRPC string `hcl:"solana_rpc,optional"`
 	// KeysSecretFile names the operator's key secret (at least 32 bytes;
 	// `assay keys secret` makes one). Set, the signing keys live in the
 	// store, sealed with it, and every host on the store signs with them;
@@ -187,7 +191,7 @@ func Load(path string) (Config, error) {
 	if f.Network != "" {
 		c.Network = f.Network
 	}
-	c.PayTo, c.FeePayer, c.PublicURL = f.PayTo, f.FeePayer, f.PublicURL
+	c.PayTo, c.FeePayer, c.PublicURL, c.SolanaRPC = f.PayTo, f.FeePayer, f.PublicURL, f.SolanaRPC
 	if c.KeysSecretFile = f.KeysSecretFile; c.KeysSecretFile != "" && !filepath.IsAbs(c.KeysSecretFile) {
 		c.KeysSecretFile = filepath.Join(filepath.Dir(path), c.KeysSecretFile)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/assay-audit/assay/host/payment"
 	"github.com/assay-audit/assay/host/solana"
+	"github.com/assay-audit/assay/host/solanarpc"
 	"github.com/assay-audit/assay/host/store"
 )
 
@@ -128,11 +129,23 @@ func NewGate(ctx context.Context, cfg Config) (*Gate, error) {
 	return g, nil
 }
 
+// blockhashSource is a facilitator that reads the chain's recent blockhash
+// (the embedded one with an RPC node).
+type blockhashSource interface {
+	RecentBlockhash(ctx context.Context) (solanarpc.Blockhash, bool)
+}
+
 // Requirements are what a paid request must pay.
 func (g *Gate) Requirements(req payment.Request) Requirements {
 	extra := map[string]any{"feePayer": g.cfg.Facilitator.FeePayer()}
 	if g.blockhash != "" {
 		extra["recentBlockhash"] = g.blockhash
+	}
+	if src, ok := g.cfg.Facilitator.(blockhashSource); ok && req.HTTP != nil {
+		// a live one from the chain: a client needs no RPC of its own
+		if h, ok := src.RecentBlockhash(req.HTTP.Context()); ok {
+			extra["recentBlockhash"], extra["lastValidBlockHeight"] = h.Hash, h.LastValidBlockHeight
+		}
 	}
 	return Requirements{Scheme: "exact", Network: g.cfg.Network, Amount: strconv.FormatInt(req.Price.USDCUnits, 10),
 		Asset: g.cfg.Asset, PayTo: g.cfg.PayTo, MaxTimeoutSeconds: g.cfg.MaxTimeoutSeconds, Extra: extra}

@@ -13,16 +13,19 @@ import (
 // payer to sponsor: 5 lamports per compute unit, the reference cap.
 const MaxComputeUnitPrice = 5_000_000
 
-// Local is the embedded, offline facilitator: it checks an exact-scheme
-// Solana payment with the rules the scheme makes mandatory, co-signs as fee
-// payer, and never broadcasts. The transaction id is the fee payer's
-// signature (base58), known before settlement since Ed25519 signatures are
-// deterministic. Every payment it accepts is a house proof. Account
-// existence and balances need a Solana RPC node and are not checked.
+// Local is the embedded facilitator: it checks an exact-scheme Solana
+// payment with the rules the scheme makes mandatory and co-signs as fee
+// payer. The transaction id is the fee payer's signature (base58), known
+// before settlement since Ed25519 signatures are deterministic.
+//
+// Without a chain it never broadcasts, and every payment it accepts is a
+// house proof (account existence and balances are not checked). With one
+// (WithChain: a Solana RPC node) it settles for real: see onchain.go.
 type Local struct {
 	key     ed25519.PrivateKey
 	pub     solana.PublicKey
 	network string
+	chain   *chain
 }
 
 // NewLocal builds the facilitator around its fee-payer key.
@@ -35,8 +38,8 @@ func NewLocal(feePayer ed25519.PrivateKey, network string) *Local {
 // FeePayer is the fee payer's address.
 func (l *Local) FeePayer() string { return l.pub.String() }
 
-// Offline is true: nothing is broadcast.
-func (l *Local) Offline() bool { return true }
+// Offline is true without a chain: nothing is broadcast.
+func (l *Local) Offline() bool { return l.chain == nil }
 
 // checked is a payment that passed every rule, co-signed.
 type checked struct {
@@ -84,21 +87,30 @@ func (l *Local) inspect(p *PaymentPayload, r Requirements) (*checked, string) {
 }
 
 // Verify checks the payment and names the transaction id settlement will
-// produce.
-func (l *Local) Verify(_ context.Context, p *PaymentPayload, r Requirements) (*Verified, error) {
+// produce; with a chain, the co-signed transaction is simulated too.
+func (l *Local) Verify(ctx context.Context, p *PaymentPayload, r Requirements) (*Verified, error) {
 	c, reason := l.inspect(p, r)
 	if reason != "" {
 		return &Verified{Reason: reason}, nil
 	}
+	if l.chain != nil {
+		if reason, err := l.chain.verify(ctx, c); err != nil || reason != "" {
+			return &Verified{Reason: reason}, err
+		}
+	}
 	return &Verified{Payer: c.transfer.Payer.String(), TxID: c.id}, nil
 }
 
-// Settle checks again, co-signs and reports the settlement; it does not
-// broadcast. The fee is what the network would charge the fee payer.
-func (l *Local) Settle(_ context.Context, p *PaymentPayload, r Requirements) (*Settled, error) {
+// Settle checks again, co-signs and reports the settlement: with a chain,
+// sent and confirmed (onchain.go); without, not broadcast, the fee being
+// what the network would charge the fee payer.
+func (l *Local) Settle(ctx context.Context, p *PaymentPayload, r Requirements) (*Settled, error) {
 	c, reason := l.inspect(p, r)
 	if reason != "" {
 		return &Settled{Reason: reason, Network: l.network}, nil
+	}
+	if l.chain != nil {
+		return l.chain.settle(ctx, c, l.network)
 	}
 	fee := int64(c.transfer.FeeLamports(len(c.tx.Signatures)))
 	return &Settled{TxID: c.id, Payer: c.transfer.Payer.String(), Network: l.network, FeeLamports: &fee}, nil

@@ -42,6 +42,7 @@ import (
 	"github.com/assay-audit/assay/host/servicestate"
 	"github.com/assay-audit/assay/host/signing"
 	"github.com/assay-audit/assay/host/solana"
+	"github.com/assay-audit/assay/host/solanarpc"
 	"github.com/assay-audit/assay/host/store"
 	"github.com/assay-audit/assay/host/wallet"
 	"github.com/assay-audit/assay/host/x402"
@@ -50,7 +51,7 @@ import (
 
 const usage = `usage:
   assay serve [--config FILE] [--listen ADDR] [--data-dir DIR] [--store sqlite|postgres://...] [--payments local|off|<facilitator URL>]
-              [--keys-secret FILE] [--pay-to WALLET] [--fee-payer-key FILE] [--public-url URL] [--trusted-proxies CIDR,...] [--canary-proof]
+              [--keys-secret FILE] [--pay-to WALLET] [--fee-payer-key FILE] [--solana-rpc URL] [--public-url URL] [--trusted-proxies CIDR,...] [--canary-proof]
   assay wallet new [--out FILE]
   assay call --wallet FILE | --marker TOKEN | --payment FILE [--out FILE] [--keys JWKS-URL] <url> <body.json|->
   assay keys rotate [--config FILE] [--data-dir DIR] [--store SPEC] [--keys-secret FILE]
@@ -126,6 +127,7 @@ func serve(args []string, stderr io.Writer) error {
 	payTo := fs.String("pay-to", "", "the seller's wallet (default: the config's pay_to, else one generated into the data dir)")
 	feePayerKey := fs.String("fee-payer-key", "", "the local facilitator's fee-payer keypair (hosts on one store share it)")
 	publicURL := fs.String("public-url", "", "the public base URL behind a proxy, for x402 resource.url")
+	solanaRPC := fs.String("solana-rpc", "", "a Solana JSON-RPC node: the local facilitator settles on the chain for real")
 	proof := fs.Bool("canary-proof", false, "before serving, send a canary through every service and route and refuse to serve if any surface keeps a trace")
 	trusted := fs.String("trusted-proxies", "", "comma-separated addresses or CIDR prefixes of reverse proxies whose X-Forwarded-For names the client")
 	if err := fs.Parse(args); err != nil {
@@ -133,7 +135,7 @@ func serve(args []string, stderr io.Writer) error {
 	}
 	cfg, err := loadConfig(*cfgPath, func(c *config.Config) map[*string]*string {
 		return map[*string]*string{listen: &c.Listen, dataDir: &c.DataDir, payments: &c.Payments, storeSpec: &c.Store,
-			keysSecret: &c.KeysSecretFile, payTo: &c.PayTo, feePayerKey: &c.FeePayerKeyFile, publicURL: &c.PublicURL}
+			keysSecret: &c.KeysSecretFile, payTo: &c.PayTo, feePayerKey: &c.FeePayerKeyFile, publicURL: &c.PublicURL, solanaRPC: &c.SolanaRPC}
 	})
 	if err != nil {
 		return err
@@ -488,6 +490,15 @@ func rotateKeys(ctx context.Context, cfg config.Config, st *store.Store, out io.
 	return kid, true, err
 }
 
+// urlHost is a URL's host, for a log line (its path and query can hold
+// credentials).
+func urlHost(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return "(unparsable URL)"
+}
+
 func absPath(p string) string {
 	if a, err := filepath.Abs(p); err == nil {
 		return a
@@ -683,7 +694,13 @@ func paymentGate(ctx context.Context, cfg config.Config, st *store.Store, id str
 		if err != nil {
 			return nil, err
 		}
-		fac = x402.NewLocal(key, cfg.Network)
+		local := x402.NewLocal(key, cfg.Network)
+		if cfg.SolanaRPC != "" {
+			local.WithChain(solanarpc.New(cfg.SolanaRPC), x402.ChainOptions{})
+			// the node's host only: an RPC URL often carries an API key
+			log.Info("payments settle on the chain", "solana_rpc_host", urlHost(cfg.SolanaRPC))
+		}
+		fac = local
 	case strings.HasPrefix(cfg.Payments, "http://") || strings.HasPrefix(cfg.Payments, "https://"):
 		remote, err := x402.NewRemote(ctx, cfg.Payments, cfg.Network, cfg.FeePayer)
 		if err != nil {

@@ -1,0 +1,178 @@
+package x402
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/assay-audit/assay/host/solanarpc"
+)
+
+// The official exact-scheme reasons a chain's answer can give.
+const (
+	ReasonSimulationFailed  = "invalid_exact_svm_payload_transaction_simulation_failed"
+	ReasonSenderATAMissing  = "invalid_exact_svm_payload_transaction_sender_ata_not_found"
+	ReasonReceiverATAMissng = "invalid_exact_svm_payload_transaction_receiver_ata_not_found"
+	// ReasonTransactionFailed: the transaction landed and failed (the fee
+	// was paid, no token moved).
+	ReasonTransactionFailed = "transaction_failed"
+)
+
+// ChainOptions bound the embedded facilitator's work on a chain.
+type ChainOptions struct {
+	// ConfirmWithin bounds the wait for a sent transaction to be
+	// confirmed (default 30 s); past it the outcome is unknown and the
+	// claim stays settling, resolved from the chain later.
+	ConfirmWithin time.Duration
+	// BlockhashFor is how long a blockhash read from the node is handed
+	// out in 402s (default 10 s: a blockhash lasts 150 blocks, about a
+	// minute, so a client has most of it left).
+	BlockhashFor time.Duration
+	// Poll is the interval between confirmation checks (default 250 ms).
+	Poll time.Duration
+}
+
+// chain is the embedded facilitator's Solana RPC node.
+type chain struct {
+	rpc  *solanarpc.Client
+	opts ChainOptions
+
+	mu      sync.Mutex
+	hash    solanarpc.Blockhash
+	fetched time.Time
+}
+
+// WithChain makes the embedded facilitator settle on a real chain through
+// rpc: the 402 carries the node's recent blockhash, verification simulates
+// the co-signed transaction, settlement sends it and waits for
+// confirmation, and the ledger's transaction and fee are the chain's.
+func (l *Local) WithChain(rpc *solanarpc.Client, opts ChainOptions) *Local {
+	if opts.ConfirmWithin == 0 {
+		opts.ConfirmWithin = 30 * time.Second
+	}
+	if opts.BlockhashFor == 0 {
+		opts.BlockhashFor = 10 * time.Second
+	}
+	if opts.Poll == 0 {
+		opts.Poll = 250 * time.Millisecond
+	}
+	l.chain = &chain{rpc: rpc, opts: opts}
+	return l
+}
+
+// RecentBlockhash is a blockhash for the 402 (ok false without a chain, or
+// when the node cannot be reached and none was read before).
+func (l *Local) RecentBlockhash(ctx context.Context) (solanarpc.Blockhash, bool) {
+	if l.chain == nil {
+		return solanarpc.Blockhash{}, false
+	}
+	return l.chain.blockhash(ctx)
+}
+
+func (c *chain) blockhash(ctx context.Context) (solanarpc.Blockhash, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.hash.Hash != "" && time.Since(c.fetched) < c.opts.BlockhashFor {
+		return c.hash, true
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	h, err := c.rpc.LatestBlockhash(ctx)
+	if err != nil || h.Hash == "" {
+		// the last one read may still be good; a payment with a stale one
+		// fails its simulation and is refused, nothing taken
+		return c.hash, c.hash.Hash != ""
+	}
+	c.hash, c.fetched = h, time.Now()
+	return h, true
+}
+
+// forget drops the blockhash the node no longer knows.
+func (c *chain) forget() {
+	c.mu.Lock()
+	c.hash = solanarpc.Blockhash{}
+	c.mu.Unlock()
+}
+
+// verify checks on the chain what the transaction's bytes cannot say:
+// both token accounts exist, and the co-signed transaction would succeed
+// now (the payer holds the tokens, the blockhash is live).
+func (c *chain) verify(ctx context.Context, ck *checked) (string, error) {
+	for _, a := range []struct {
+		addr, reason string
+	}{{ck.transfer.Source.String(), ReasonSenderATAMissing}, {ck.transfer.Destination.String(), ReasonReceiverATAMissng}} {
+		ok, err := c.rpc.AccountExists(ctx, a.addr)
+		if err != nil {
+			return "", fmt.Errorf("%w: %v", ErrFacilitator, err)
+		}
+		if !ok {
+			return a.reason, nil
+		}
+	}
+	sim, err := c.rpc.Simulate(ctx, ck.tx.Serialize())
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrFacilitator, err)
+	}
+	if sim.Failed() {
+		if strings.Contains(string(sim.Err), "BlockhashNotFound") {
+			c.forget()
+		}
+		return ReasonSimulationFailed, nil
+	}
+	return "", nil
+}
+
+// settle sends the co-signed transaction and waits for it to be
+// confirmed. A transaction already on the chain (a re-send after the host
+// died between sending and recording) is not sent twice: its status
+// decides. An outcome not known within ConfirmWithin is an error: the
+// claim stays settling, and nothing is delivered until the chain says.
+func (c *chain) settle(ctx context.Context, ck *checked, network string) (*Settled, error) {
+	payer := ck.transfer.Payer.String()
+	st, err := c.rpc.SignatureStatus(ctx, ck.id)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrFacilitator, err)
+	}
+	if st == nil {
+		if _, err := c.rpc.Send(ctx, ck.tx.Serialize()); err != nil {
+			var rpcErr *solanarpc.Error
+			if errors.As(err, &rpcErr) && len(rpcErr.Data) > 0 && !strings.Contains(string(rpcErr.Data), "AlreadyProcessed") {
+				// the node's preflight refused it: nothing was sent
+				if strings.Contains(string(rpcErr.Data), "BlockhashNotFound") {
+					c.forget()
+				}
+				return &Settled{Reason: ReasonSimulationFailed, Payer: payer, Network: network}, nil
+			}
+			if !errors.As(err, &rpcErr) {
+				// sent or not, unknown: the chain decides later
+				return nil, fmt.Errorf("%w: %v", ErrFacilitator, err)
+			}
+		}
+	}
+	deadline := time.Now().Add(c.opts.ConfirmWithin)
+	for {
+		st, err = c.rpc.SignatureStatus(ctx, ck.id)
+		if err == nil && st.Landed() {
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%w: transaction %s not confirmed within %s", ErrFacilitator, ck.id, c.opts.ConfirmWithin)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w: %v", ErrFacilitator, ctx.Err())
+		case <-time.After(c.opts.Poll):
+		}
+	}
+	if !st.Succeeded() {
+		return &Settled{Reason: ReasonTransactionFailed, Payer: payer, Network: network}, nil
+	}
+	fee := int64(ck.transfer.FeeLamports(len(ck.tx.Signatures)))
+	if tx, err := c.rpc.GetTransaction(ctx, ck.id); err == nil && tx != nil {
+		fee = tx.FeeLamports
+	}
+	return &Settled{TxID: ck.id, Payer: payer, Network: network, FeeLamports: &fee}, nil
+}
