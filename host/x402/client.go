@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/assay-audit/assay/host/solana"
+	"github.com/assay-audit/assay/host/solanarpc"
 )
 
 // Paid is the outcome of a paying call.
@@ -49,6 +50,52 @@ type Payer struct {
 	// delivery marker's redemptions, or the same payment or marker again
 	// when the host did not get to it (0 means 3; negative means none).
 	MarkerRetries int
+	// Chain, when set, is a Solana RPC node: it gives the blockhash a 402
+	// lacks, and the wallet's balance is checked before anything is signed.
+	Chain *solanarpc.Client
+}
+
+// ErrShort is a wallet that does not hold what a call costs.
+var ErrShort = errors.New("x402: the wallet does not hold the price")
+
+// onChain checks with the chain that the wallet can pay r, and returns the
+// blockhash to sign with when r carries none.
+func (p *Payer) onChain(ctx context.Context, r Requirements) (string, error) {
+	mint, err := solana.ParsePublicKey(r.Asset)
+	if err != nil {
+		return "", errors.New("x402: requirements name no valid asset")
+	}
+	owner := solana.PublicKey{}
+	copy(owner[:], p.Wallet.Public().(ed25519.PublicKey))
+	ata, err := solana.FindAssociatedTokenAddress(owner, mint, solana.TokenProgram())
+	if err != nil {
+		return "", err
+	}
+	held, exists, err := p.Chain.TokenBalance(ctx, ata.String())
+	if err != nil {
+		return "", fmt.Errorf("x402: the wallet's balance: %w", err)
+	}
+	price, _ := strconv.ParseUint(r.Amount, 10, 64)
+	if !exists || held < price {
+		account := "its token account " + ata.String() + " holds"
+		if !exists {
+			account = "it has no token account for it, so it holds"
+		}
+		return "", fmt.Errorf("%w: wallet %s pays in %s; %s %d atomic units; the call costs %d (%s)", ErrShort, owner, r.Asset, account, held, price, usdc(price))
+	}
+	if bh, _ := r.Extra["recentBlockhash"].(string); bh != "" {
+		return "", nil
+	}
+	h, err := p.Chain.LatestBlockhash(ctx)
+	if err != nil {
+		return "", fmt.Errorf("x402: a recent blockhash: %w", err)
+	}
+	return h.Hash, nil
+}
+
+// usdc prints 6-decimal atomic units as dollars.
+func usdc(units uint64) string {
+	return fmt.Sprintf("$%d.%06d", units/1_000_000, units%1_000_000)
 }
 
 // known USDC mints and their decimals: the client needs the mint's
@@ -89,7 +136,13 @@ func (p *Payer) Call(ctx context.Context, url string, body []byte) (*Paid, error
 	if chosen == nil {
 		return nil, errors.New("x402: the 402 offers no exact-scheme Solana payment")
 	}
-	sig, err := p.Sign(*chosen, pr.Resource)
+	blockhash := ""
+	if p.Chain != nil {
+		if blockhash, err = p.onChain(ctx, *chosen); err != nil {
+			return nil, err
+		}
+	}
+	sig, err := p.sign(*chosen, pr.Resource, blockhash)
 	if err != nil {
 		return nil, err
 	}
@@ -141,8 +194,11 @@ func (p *Payer) Redeem(ctx context.Context, url string, body []byte, marker stri
 // Sign builds and signs the transfer requirements ask for and returns the
 // PAYMENT-SIGNATURE header value. Each call makes a new transaction (a
 // fresh memo nonce), so two payments never collide.
-func (p *Payer) Sign(r Requirements, res Resource) (string, error) {
-	tx, err := p.build(r)
+func (p *Payer) Sign(r Requirements, res Resource) (string, error) { return p.sign(r, res, "") }
+
+// sign is Sign with blockhash ("" for the requirements' own).
+func (p *Payer) sign(r Requirements, res Resource, blockhash string) (string, error) {
+	tx, err := p.build(r, blockhash)
 	if err != nil {
 		return "", err
 	}
@@ -230,7 +286,7 @@ func (p *Payer) post(ctx context.Context, url string, body []byte, header map[st
 }
 
 // build makes the transfer the requirements ask for.
-func (p *Payer) build(r Requirements) (*solana.Transaction, error) {
+func (p *Payer) build(r Requirements, recent string) (*solana.Transaction, error) {
 	decimals, ok := knownMints[r.Asset]
 	if !ok {
 		return nil, errors.New("x402: the asset is not a known USDC mint; its decimals would need an RPC lookup")
@@ -253,9 +309,12 @@ func (p *Payer) build(r Requirements) (*solana.Transaction, error) {
 		return nil, errors.New("x402: requirements name no valid amount")
 	}
 	bh, _ := r.Extra["recentBlockhash"].(string)
+	if recent != "" {
+		bh = recent
+	}
 	hash, err := solana.DecodeBase58(bh)
 	if err != nil || len(hash) != 32 {
-		return nil, errors.New("x402: the requirements carry no recentBlockhash and this client has no RPC endpoint")
+		return nil, errors.New("x402: the requirements carry no recentBlockhash and this client has no RPC endpoint (--solana-rpc or SOLANA_RPC_URL)")
 	}
 	var blockhash [32]byte
 	copy(blockhash[:], hash)

@@ -3,11 +3,14 @@ package main
 import (
 	"context"
 	"crypto/ed25519"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -152,5 +155,70 @@ func TestTheEmbeddedFacilitatorSettlesOnAChain(t *testing.T) {
 	}
 	if got := chain.Tokens(t, address(seller)); got != (n+1)*sdPrice {
 		t.Errorf("the seller holds %d, want %d", got, (n+1)*sdPrice)
+	}
+}
+
+// `assay call --solana-rpc` checks the wallet on the chain before it signs
+// anything: a wallet short of the price is told which wallet, what it
+// holds and what the call costs, and no payment is sent; a 402 with no
+// recentBlockhash (a remote facilitator's) is paid with the chain's.
+func TestAssayCallChecksTheWalletOnTheChain(t *testing.T) {
+	chain := chaintest.Start(t)
+	chain.Mint(t, x402.USDCDevnet)
+	dir := t.TempDir()
+	short := filepath.Join(dir, "short.json")
+	w, _ := wallet.New(short)
+	chain.TokenAccount(t, address(w), 1234)
+	seller, _ := wallet.New(filepath.Join(dir, "seller.json"))
+	fee, _ := wallet.New(filepath.Join(dir, "fee.json"))
+	// a seller whose 402 carries no blockhash, as a remote facilitator's
+	var signed []string
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if sig := r.Header.Get(x402.HeaderSignature); sig != "" {
+			mu.Lock()
+			signed = append(signed, sig)
+			mu.Unlock()
+			rw.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		h, _ := x402.EncodeHeader(x402.PaymentRequired{X402Version: x402.Version, Resource: x402.Resource{URL: "http://" + r.Host + r.URL.Path},
+			Accepts: []x402.Requirements{{Scheme: "exact", Network: x402.SolanaDevnet, Amount: "50000", Asset: x402.USDCDevnet,
+				PayTo: address(seller), MaxTimeoutSeconds: 300, Extra: map[string]any{"feePayer": address(fee)}}}})
+		rw.Header().Set(x402.HeaderRequired, h)
+		rw.WriteHeader(http.StatusPaymentRequired)
+	}))
+	defer srv.Close()
+	body := filepath.Join(dir, "body.json")
+	_ = os.WriteFile(body, []byte(`{}`), 0o600)
+	var out strings.Builder
+	err := run([]string{"call", "--wallet", short, "--solana-rpc", chain.URL, "--out", filepath.Join(dir, "r.json"), srv.URL + "/svc/op", body}, &out, &out)
+	if err == nil || !strings.Contains(err.Error(), x402.ErrShort.Error()) || !strings.Contains(err.Error(), "wallet "+address(w)) || !strings.Contains(err.Error(), "holds 1234 atomic units") ||
+		!strings.Contains(err.Error(), "the call costs 50000 ($0.050000)") {
+		t.Fatalf("a short wallet: %v", err)
+	}
+	if len(signed) != 0 {
+		t.Fatal("a short wallet sent a payment")
+	}
+	t.Setenv("SOLANA_RPC_URL", chain.URL)
+	chain.TokenAccount(t, address(w), 1_000_000)
+	_ = run([]string{"call", "--wallet", short, "--out", filepath.Join(dir, "r.json"), srv.URL + "/svc/op", body}, &out, &out)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(signed) == 0 {
+		t.Fatal("no payment was sent")
+	}
+	p, err := x402.DecodePayment(signed[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := base64.StdEncoding.DecodeString(p.Payload.Transaction)
+	tx, err := solana.DecodeTransaction(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	latest, _ := chain.RPC.LatestBlockhash(context.Background())
+	if got := solana.EncodeBase58(tx.Message.RecentBlockhash[:]); got != latest.Hash {
+		t.Errorf("signed with blockhash %s, the chain's is %s", got, latest.Hash)
 	}
 }

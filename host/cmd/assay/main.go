@@ -53,7 +53,7 @@ const usage = `usage:
   assay serve [--config FILE] [--listen ADDR] [--data-dir DIR] [--store sqlite|postgres://...] [--payments local|off|<facilitator URL>]
               [--keys-secret FILE] [--pay-to WALLET] [--fee-payer-key FILE] [--solana-rpc URL] [--public-url URL] [--trusted-proxies CIDR,...] [--canary-proof]
   assay wallet new [--out FILE]
-  assay call --wallet FILE | --marker TOKEN | --payment FILE [--out FILE] [--keys JWKS-URL] <url> <body.json|->
+  assay call --wallet FILE | --marker TOKEN | --payment FILE [--out FILE] [--keys JWKS-URL] [--solana-rpc URL] <url> <body.json|->
   assay keys rotate [--config FILE] [--data-dir DIR] [--store SPEC] [--keys-secret FILE]
   assay keys secret --out FILE
   assay service stop <service> --reason TEXT [--config FILE] [--data-dir DIR] [--store SPEC]
@@ -766,6 +766,7 @@ func call(args []string, stdout io.Writer) error {
 	keysURL := fs.String("keys", "", "JWKS to check the answer against (default: the host's /keys)")
 	marker := fs.String("marker", "", "redeem this delivery marker (a 503 gave it) instead of paying")
 	paymentFile := fs.String("payment", "", "send again the payment saved in this file (an earlier call that got no answer wrote it)")
+	rpcURL := fs.String("solana-rpc", os.Getenv("SOLANA_RPC_URL"), "a Solana JSON-RPC node: a blockhash when the 402 has none, and the wallet's balance checked before signing (default: SOLANA_RPC_URL)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -795,6 +796,9 @@ func call(args []string, stdout io.Writer) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	payer := &x402.Payer{Wallet: priv}
+	if *rpcURL != "" {
+		payer.Chain = solanarpc.New(*rpcURL)
+	}
 	var res *x402.Paid
 	switch {
 	case *marker != "":
