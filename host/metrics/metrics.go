@@ -5,6 +5,7 @@
 package metrics
 
 import (
+	"math"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -27,6 +28,9 @@ type Metrics struct {
 	selfCheck  *prometheus.CounterVec
 	ledgerFail *prometheus.CounterVec
 	ledgerRef  *prometheus.CounterVec
+	settled    *prometheus.CounterVec
+	settleTime *prometheus.HistogramVec
+	rpcErrors  *prometheus.CounterVec
 }
 
 // New builds the registry.
@@ -51,6 +55,15 @@ func New() *Metrics {
 		Help: "Ledger lines the store failed to write."}, []string{"service"})
 	m.ledgerRef = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "assay_ledger_refused_lines_total",
 		Help: "Ledger lines refused for breaking the family's closed field list."}, []string{"service"})
+	m.settled = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "assay_settlements_total",
+		Help: "Settlements by outcome: settled (the price taken, or found taken), refused (the facilitator or the chain said no; nothing taken), unknown (no answer: the claim stays settling)."},
+		[]string{"service", "outcome"})
+	m.settleTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "assay_settlement_duration_seconds",
+		Help: "Time to settle a payment (with a chain: sent and confirmed), by outcome.", Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12)},
+		[]string{"service", "outcome"})
+	m.rpcErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "assay_solana_rpc_errors_total",
+		Help: "Solana RPC calls that failed (unreachable, or an error answer), by method."}, []string{"method"})
+	m.reg.MustRegister(m.settled, m.settleTime, m.rpcErrors)
 	m.reg.MustRegister(m.requests, m.latency, m.calls, m.refusals, m.cnm, m.freeRefuse, m.selfCheck, m.ledgerFail, m.ledgerRef,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -70,6 +83,45 @@ func code(c string) string {
 func (m *Metrics) Request(service, route string, status int, took time.Duration) {
 	m.requests.WithLabelValues(service, route, strconv.Itoa(status)).Inc()
 	m.latency.WithLabelValues(service, route).Observe(took.Seconds())
+}
+
+// Settlement counts one settlement and its time; outcome is settled,
+// refused or unknown.
+func (m *Metrics) Settlement(service, outcome string, took time.Duration) {
+	m.settled.WithLabelValues(service, outcome).Inc()
+	m.settleTime.WithLabelValues(service, outcome).Observe(took.Seconds())
+}
+
+// RPCError counts a failed Solana RPC call (method: the host's own call
+// names, a closed set).
+func (m *Metrics) RPCError(method string) { m.rpcErrors.WithLabelValues(code(method)).Inc() }
+
+// Claims publishes the count of payment claims in each state, read at
+// each scrape.
+func (m *Metrics) Claims(count func(state string) (int, bool)) {
+	for _, state := range []string{"settling", "settled", "delivered"} {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "assay_payment_claims",
+			Help:        "Payment claims by state (settling: the outcome not yet known; settled: a report owed; delivered: spent); NaN when the store does not answer.",
+			ConstLabels: prometheus.Labels{"state": state}}, func() float64 {
+			if n, ok := count(state); ok {
+				return float64(n)
+			}
+			return math.NaN()
+		}))
+	}
+}
+
+// FeePayerBalance publishes the embedded facilitator's fee payer's SOL
+// balance in lamports, read at each scrape (NaN when the node does not
+// answer), so an alert can fire before it runs dry.
+func (m *Metrics) FeePayerBalance(lamports func() (uint64, bool)) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "assay_fee_payer_lamports",
+		Help: "The embedded facilitator's fee payer's SOL balance, in lamports."}, func() float64 {
+		if n, ok := lamports(); ok {
+			return float64(n)
+		}
+		return math.NaN()
+	}))
 }
 
 // Free counts an admitted free call.

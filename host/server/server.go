@@ -557,7 +557,17 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 		s.selfCheckFailure(q, err)
 		return
 	}
+	settleStart := time.Now()
 	receipt, demand, err := s.cfg.Payments.Settle(ctx, preq, adm)
+	outcome := "settled"
+	if err != nil {
+		outcome = "unknown"
+	} else if demand != nil {
+		outcome = "refused"
+	}
+	if _, off := s.cfg.Payments.(payment.Off); !off {
+		s.cfg.Metrics.Settlement(sv.Desc.GetService(), outcome, time.Since(settleStart))
+	}
 	switch {
 	case err != nil:
 		facts, header := s.cfg.Payments.Undelivered(context.Background(), preq, adm)

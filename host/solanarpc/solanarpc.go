@@ -27,6 +27,9 @@ type Client struct {
 	url  string
 	http *http.Client
 	id   atomic.Int64
+	// OnError, when set, is told the method of each call that failed
+	// (metrics: the method names are this package's own).
+	OnError func(method string)
 }
 
 // New is a client of the node at url.
@@ -54,6 +57,14 @@ func (e *Error) Error() string {
 var ErrTransport = errors.New("solana rpc unreachable")
 
 func (c *Client) call(ctx context.Context, method string, params []any, out any) error {
+	err := c.do(ctx, method, params, out)
+	if err != nil && c.OnError != nil {
+		c.OnError(method)
+	}
+	return err
+}
+
+func (c *Client) do(ctx context.Context, method string, params []any, out any) error {
 	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.id.Add(1), "method": method, "params": params})
 	if err != nil {
 		return err

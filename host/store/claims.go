@@ -44,6 +44,9 @@ type Claim struct {
 	Owner          string
 	LeaseUntil     time.Time
 	Created        time.Time
+	// Blockhash is the transaction's recent blockhash (base58), when the
+	// claim was opened knowing it.
+	Blockhash string
 }
 
 // Errors of the claim operations.
@@ -53,17 +56,17 @@ var (
 	ErrLeaseLost = errors.New("store: the claim's lease is not held")
 )
 
-const claimColumns = `payment_id, service, op, price_usdc_units, payer, state, tx_id, network, fee_lamports, house, owner, lease_until_ns, created_ns`
+const claimColumns = `payment_id, service, op, price_usdc_units, payer, state, tx_id, network, fee_lamports, house, owner, lease_until_ns, created_ns, blockhash`
 
 func scanClaim(row interface{ Scan(...any) error }) (Claim, error) {
 	var c Claim
-	var payer, tx, network sql.NullString
+	var payer, tx, network, blockhash sql.NullString
 	var fee sql.NullInt64
 	var lease, created int64
-	if err := row.Scan(&c.PaymentID, &c.Service, &c.Op, &c.PriceUSDCUnits, &payer, &c.State, &tx, &network, &fee, &c.House, &c.Owner, &lease, &created); err != nil {
+	if err := row.Scan(&c.PaymentID, &c.Service, &c.Op, &c.PriceUSDCUnits, &payer, &c.State, &tx, &network, &fee, &c.House, &c.Owner, &lease, &created, &blockhash); err != nil {
 		return c, err
 	}
-	c.Payer, c.TxID, c.Network = payer.String, tx.String, network.String
+	c.Payer, c.TxID, c.Network, c.Blockhash = payer.String, tx.String, network.String, blockhash.String
 	if fee.Valid {
 		c.FeeLamports = &fee.Int64
 	}
@@ -103,9 +106,16 @@ func (s *Store) OpenClaim(ctx context.Context, c Claim) (opened bool, err error)
 	if c.Payer != "" {
 		payer = &c.Payer
 	}
-	res, err := s.db.ExecContext(ctx, s.q(`INSERT INTO payment_claims (payment_id, service, op, price_usdc_units, payer, state, house, owner, lease_until_ns, created_ns)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (payment_id) DO NOTHING`),
-		c.PaymentID, c.Service, c.Op, c.PriceUSDCUnits, payer, ClaimSettling, c.House, c.Owner, c.LeaseUntil.UnixNano(), c.Created.UnixNano())
+	// a transaction id and blockhash known before settling (the embedded
+	// facilitator's) let a host look the claim up on the chain after a
+	// crash; a remote facilitator's are known only once it settled
+	var tx, blockhash *string
+	if c.TxID != "" && c.Blockhash != "" {
+		tx, blockhash = &c.TxID, &c.Blockhash
+	}
+	res, err := s.db.ExecContext(ctx, s.q(`INSERT INTO payment_claims (payment_id, service, op, price_usdc_units, payer, state, house, owner, lease_until_ns, created_ns, tx_id, blockhash)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (payment_id) DO NOTHING`),
+		c.PaymentID, c.Service, c.Op, c.PriceUSDCUnits, payer, ClaimSettling, c.House, c.Owner, c.LeaseUntil.UnixNano(), c.Created.UnixNano(), tx, blockhash)
 	if err != nil {
 		return false, fmt.Errorf("store: open claim: %w", err)
 	}
@@ -259,4 +269,13 @@ func affectedOne(res sql.Result, what string) (bool, error) {
 		return false, fmt.Errorf("store: %s: %w", what, err)
 	}
 	return n == 1, nil
+}
+
+// CountClaims is how many claims are in a state.
+func (s *Store) CountClaims(ctx context.Context, state string) (int, error) {
+	var n int
+	if err := s.db.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM payment_claims WHERE state = ?`), state).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store: count claims: %w", err)
+	}
+	return n, nil
 }

@@ -31,13 +31,22 @@ type Verified struct {
 	Reason string
 	Payer  string
 	// TxID is the transaction id settlement will produce, when it can be
-	// known before settling (offline facilitator); "" otherwise.
+	// known before settling (the embedded facilitator); "" otherwise.
 	TxID string
+	// Blockhash is the transaction's recent blockhash, when the
+	// facilitator can look the transaction up on the chain later (the
+	// embedded one with an RPC node): stored with the claim, it lets a
+	// host resolve a claim a crash left settling.
+	Blockhash string
 }
 
 // Settled is a settle answer. Reason is set when settlement failed.
 type Settled struct {
-	Reason      string
+	Reason string
+	// NeverLanded: the chain is certain this transaction never landed and
+	// never can (its blockhash expired): nothing was taken, so the claim
+	// goes, whoever opened it.
+	NeverLanded bool
 	TxID        string
 	Payer       string
 	Network     string

@@ -84,6 +84,70 @@ type Gate struct {
 	// Unspent is how many claims the store held undelivered when the gate
 	// started (each redeemable by a re-send of its payment).
 	Unspent int
+	// Resolved is what the chain said, at start, of the claims left
+	// settling.
+	Resolved Resolved
+}
+
+// Resolved counts the settling claims a starting gate looked up on the
+// chain: Settled landed (the report is owed, delivered on a re-send),
+// Dropped never landed and never can (nothing was taken), Unknown the
+// chain cannot say yet (or a claim without a transaction id: a remote
+// facilitator's).
+type Resolved struct{ Settled, Dropped, Unknown int }
+
+// chainResolver is a facilitator that can look a transaction up on the
+// chain (the embedded one with an RPC node).
+type chainResolver interface {
+	Resolve(ctx context.Context, txID, blockhash string) (Resolution, *int64, error)
+}
+
+// resolveSettling resolves, from the chain, each claim left settling whose
+// lease has run out (a crash's): landed, it becomes settled; never landed
+// and never can, it goes. The chain decides, not a timer.
+func (g *Gate) resolveSettling(ctx context.Context, r chainResolver) (Resolved, error) {
+	var out Resolved
+	claims, err := g.cfg.Store.Claims(ctx, store.ClaimSettling)
+	if err != nil {
+		return out, err
+	}
+	for _, c := range claims {
+		now := g.cfg.Now()
+		if c.TxID == "" || c.Blockhash == "" {
+			out.Unknown++
+			continue
+		}
+		leased, err := g.cfg.Store.LeaseClaim(ctx, c.PaymentID, g.owner, now, now.Add(g.cfg.Lease))
+		if err != nil {
+			return out, err
+		}
+		if !leased {
+			out.Unknown++ // another running host holds it
+			continue
+		}
+		res, fee, err := r.Resolve(ctx, c.TxID, c.Blockhash)
+		switch {
+		case err != nil || res == Unknown:
+			out.Unknown++
+		case res == Landed:
+			c.FeeLamports, c.LeaseUntil = fee, time.Time{}
+			if c.Network == "" {
+				c.Network = g.cfg.Network
+			}
+			if err := g.cfg.Store.SettleClaim(ctx, c.PaymentID, g.owner, c, now); err != nil {
+				return out, err
+			}
+			out.Settled++
+		case res == NeverLanded:
+			if err := g.cfg.Store.DropClaim(ctx, c.PaymentID, g.owner); err != nil {
+				return out, err
+			}
+			out.Dropped++
+			continue
+		}
+		g.release(c.PaymentID)
+	}
+	return out, nil
 }
 
 // NewGate builds the gate. With an offline facilitator the requirements
@@ -118,6 +182,12 @@ func NewGate(ctx context.Context, cfg Config) (*Gate, error) {
 	g := &Gate{cfg: cfg, markerKey: k, owner: cfg.HostID + "/" + hex.EncodeToString(nonce)}
 	if g.Unspent, err = cfg.Store.ReleaseLeasesOf(ctx, cfg.HostID, g.owner); err != nil {
 		return nil, err
+	}
+	if r, ok := cfg.Facilitator.(chainResolver); ok {
+		if g.Resolved, err = g.resolveSettling(ctx, r); err != nil {
+			return nil, err
+		}
+		g.Unspent -= g.Resolved.Dropped
 	}
 	if cfg.Facilitator.Offline() {
 		b := make([]byte, 32)
@@ -173,6 +243,9 @@ type admitted struct {
 	marker  string       // the marker being redeemed, if any
 	token   string
 	charged bool // a claim exists or a settlement was attempted
+	// txID and blockhash: what the chain will know the payment by, when
+	// the facilitator said before settling
+	txID, blockhash string
 }
 
 func examined() map[string]any {
@@ -264,7 +337,7 @@ func (g *Gate) check(ctx context.Context, req payment.Request, p *PaymentPayload
 			return nil, g.demand402(req, CodeReplayed, "duplicate_settlement"), nil
 		}
 	}
-	st.payer = v.Payer
+	st.payer, st.txID, st.blockhash = v.Payer, v.TxID, v.Blockhash
 	return &payment.Admission{Facts: examined(), State: st}, nil, nil
 }
 
@@ -283,7 +356,7 @@ func (g *Gate) Settle(ctx context.Context, req payment.Request, a *payment.Admis
 		var err error
 		opened, err = g.cfg.Store.OpenClaim(ctx, store.Claim{PaymentID: st.id, Service: req.Service, Op: req.Op,
 			PriceUSDCUnits: req.Price.USDCUnits, Payer: st.payer, House: g.cfg.Facilitator.Offline(),
-			Owner: g.owner, LeaseUntil: until, Created: now})
+			Owner: g.owner, LeaseUntil: until, Created: now, TxID: st.txID, Blockhash: st.blockhash})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -334,9 +407,10 @@ func (g *Gate) settle(ctx context.Context, req payment.Request, st *admitted, c 
 		return c, nil, err
 	}
 	if s.Reason != "" {
-		if opened {
-			// this request opened the claim and the facilitator refused:
-			// nothing was taken
+		if opened || s.NeverLanded {
+			// this request opened the claim and the facilitator refused, or
+			// the chain is certain the transaction never landed: nothing
+			// was taken
 			err = g.cfg.Store.DropClaim(ctx, st.id, g.owner)
 		} else {
 			// an earlier settlement's outcome is unknown (its host died

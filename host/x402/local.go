@@ -93,12 +93,14 @@ func (l *Local) Verify(ctx context.Context, p *PaymentPayload, r Requirements) (
 	if reason != "" {
 		return &Verified{Reason: reason}, nil
 	}
+	v := &Verified{Payer: c.transfer.Payer.String(), TxID: c.id}
 	if l.chain != nil {
 		if reason, err := l.chain.verify(ctx, c); err != nil || reason != "" {
 			return &Verified{Reason: reason}, err
 		}
+		v.Blockhash = solana.EncodeBase58(c.tx.Message.RecentBlockhash[:])
 	}
-	return &Verified{Payer: c.transfer.Payer.String(), TxID: c.id}, nil
+	return v, nil
 }
 
 // Settle checks again, co-signs and reports the settlement: with a chain,

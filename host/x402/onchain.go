@@ -8,17 +8,21 @@ import (
 	"sync"
 	"time"
 
+	"github.com/assay-audit/assay/host/solana"
 	"github.com/assay-audit/assay/host/solanarpc"
 )
 
 // The official exact-scheme reasons a chain's answer can give.
 const (
-	ReasonSimulationFailed  = "invalid_exact_svm_payload_transaction_simulation_failed"
-	ReasonSenderATAMissing  = "invalid_exact_svm_payload_transaction_sender_ata_not_found"
-	ReasonReceiverATAMissng = "invalid_exact_svm_payload_transaction_receiver_ata_not_found"
+	ReasonSimulationFailed   = "invalid_exact_svm_payload_transaction_simulation_failed"
+	ReasonSenderATAMissing   = "invalid_exact_svm_payload_transaction_sender_ata_not_found"
+	ReasonReceiverATAMissing = "invalid_exact_svm_payload_transaction_receiver_ata_not_found"
 	// ReasonTransactionFailed: the transaction landed and failed (the fee
 	// was paid, no token moved).
 	ReasonTransactionFailed = "transaction_failed"
+	// ReasonExpired: the transaction is not on the chain and its blockhash
+	// expired, so it never can be: nothing was taken; pay again.
+	ReasonExpired = "transaction_expired_never_landed"
 )
 
 // ChainOptions bound the embedded facilitator's work on a chain.
@@ -40,10 +44,20 @@ type chain struct {
 	rpc  *solanarpc.Client
 	opts ChainOptions
 
+	feePayer string
+
 	mu      sync.Mutex
 	hash    solanarpc.Blockhash
 	fetched time.Time
+	// the fee payer's balance, read at most every 5 s
+	balance     uint64
+	balanceRead time.Time
 }
+
+// ErrFeePayerShort is a fee payer whose SOL cannot pay a transaction's
+// fee: the host refuses to co-sign (503 payment_unavailable, nothing
+// charged) until the operator funds it.
+var ErrFeePayerShort = errors.New("the fee payer cannot pay a transaction's fee: fund it with SOL")
 
 // WithChain makes the embedded facilitator settle on a real chain through
 // rpc: the 402 carries the node's recent blockhash, verification simulates
@@ -59,8 +73,37 @@ func (l *Local) WithChain(rpc *solanarpc.Client, opts ChainOptions) *Local {
 	if opts.Poll == 0 {
 		opts.Poll = 250 * time.Millisecond
 	}
-	l.chain = &chain{rpc: rpc, opts: opts}
+	l.chain = &chain{rpc: rpc, opts: opts, feePayer: l.pub.String()}
 	return l
+}
+
+// FeePayerLamports is the fee payer's SOL balance as the chain says (ok
+// false without a chain, or when the node does not answer).
+func (l *Local) FeePayerLamports(ctx context.Context) (uint64, bool) {
+	if l.chain == nil {
+		return 0, false
+	}
+	n, err := l.chain.feePayerBalance(ctx, true)
+	return n, err == nil
+}
+
+func (c *chain) feePayerBalance(ctx context.Context, fresh bool) (uint64, error) {
+	c.mu.Lock()
+	if !fresh && !c.balanceRead.IsZero() && time.Since(c.balanceRead) < 5*time.Second {
+		defer c.mu.Unlock()
+		return c.balance, nil
+	}
+	c.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	n, err := c.rpc.Balance(ctx, c.feePayer)
+	if err != nil {
+		return 0, err
+	}
+	c.mu.Lock()
+	c.balance, c.balanceRead = n, time.Now()
+	c.mu.Unlock()
+	return n, nil
 }
 
 // RecentBlockhash is a blockhash for the 402 (ok false without a chain, or
@@ -101,9 +144,23 @@ func (c *chain) forget() {
 // both token accounts exist, and the co-signed transaction would succeed
 // now (the payer holds the tokens, the blockhash is live).
 func (c *chain) verify(ctx context.Context, ck *checked) (string, error) {
+	bal, err := c.feePayerBalance(ctx, false)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrFacilitator, err)
+	}
+	fee := ck.transfer.FeeLamports(len(ck.tx.Signatures))
+	if bal < fee {
+		// a cached balance may predate the operator's top-up
+		if bal, err = c.feePayerBalance(ctx, true); err != nil {
+			return "", fmt.Errorf("%w: %v", ErrFacilitator, err)
+		}
+	}
+	if bal < fee {
+		return "", fmt.Errorf("%w: %w (%s holds %d lamports; a transaction's fee is %d)", ErrFacilitator, ErrFeePayerShort, c.feePayer, bal, fee)
+	}
 	for _, a := range []struct {
 		addr, reason string
-	}{{ck.transfer.Source.String(), ReasonSenderATAMissing}, {ck.transfer.Destination.String(), ReasonReceiverATAMissng}} {
+	}{{ck.transfer.Source.String(), ReasonSenderATAMissing}, {ck.transfer.Destination.String(), ReasonReceiverATAMissing}} {
 		ok, err := c.rpc.AccountExists(ctx, a.addr)
 		if err != nil {
 			return "", fmt.Errorf("%w: %v", ErrFacilitator, err)
@@ -137,6 +194,15 @@ func (c *chain) settle(ctx context.Context, ck *checked, network string) (*Settl
 		return nil, fmt.Errorf("%w: %v", ErrFacilitator, err)
 	}
 	if st == nil {
+		// not on the chain: if its blockhash expired it never can be, and
+		// sending it would only be refused
+		valid, err := c.rpc.BlockhashValid(ctx, solana.EncodeBase58(ck.tx.Message.RecentBlockhash[:]))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrFacilitator, err)
+		}
+		if !valid {
+			return &Settled{Reason: ReasonExpired, NeverLanded: true, Payer: payer, Network: network}, nil
+		}
 		if _, err := c.rpc.Send(ctx, ck.tx.Serialize()); err != nil {
 			var rpcErr *solanarpc.Error
 			if errors.As(err, &rpcErr) && len(rpcErr.Data) > 0 && !strings.Contains(string(rpcErr.Data), "AlreadyProcessed") {
@@ -175,4 +241,47 @@ func (c *chain) settle(ctx context.Context, ck *checked, network string) (*Settl
 		fee = tx.FeeLamports
 	}
 	return &Settled{TxID: ck.id, Payer: payer, Network: network, FeeLamports: &fee}, nil
+}
+
+// Resolution is what the chain says of a claim's transaction.
+type Resolution int
+
+// What the chain can say.
+const (
+	// Unknown: not on the chain yet, and it still can land.
+	Unknown Resolution = iota
+	// Landed: confirmed and succeeded; the price moved.
+	Landed
+	// NeverLanded: not on the chain and its blockhash expired, or landed
+	// and failed: nothing of the price moved.
+	NeverLanded
+)
+
+// Resolve looks a transaction up on the chain: a claim a crash left
+// settling is resolved from what it says, never by a timer guessing.
+func (l *Local) Resolve(ctx context.Context, txID, blockhash string) (Resolution, *int64, error) {
+	if l.chain == nil {
+		return Unknown, nil, nil
+	}
+	st, err := l.chain.rpc.SignatureStatus(ctx, txID)
+	if err != nil {
+		return Unknown, nil, err
+	}
+	switch {
+	case st.Succeeded():
+		var fee *int64
+		if tx, err := l.chain.rpc.GetTransaction(ctx, txID); err == nil && tx != nil {
+			fee = &tx.FeeLamports
+		}
+		return Landed, fee, nil
+	case st.Landed():
+		return NeverLanded, nil, nil
+	case st != nil:
+		return Unknown, nil, nil // processed, not yet confirmed
+	}
+	valid, err := l.chain.rpc.BlockhashValid(ctx, blockhash)
+	if err != nil || valid {
+		return Unknown, nil, err
+	}
+	return NeverLanded, nil, nil
 }

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -156,6 +157,90 @@ func TestTheEmbeddedFacilitatorSettlesOnAChain(t *testing.T) {
 	if got := chain.Tokens(t, address(seller)); got != (n+1)*sdPrice {
 		t.Errorf("the seller holds %d, want %d", got, (n+1)*sdPrice)
 	}
+
+	// what an operator watches: four settled, none refused or unknown, four
+	// claims spent, the fee payer's balance as the chain has it
+	m := scrape(t, h.url()+"/metrics")
+	lamports, _ := chain.RPC.Balance(context.Background(), address(feePayer))
+	for series, want := range map[string]float64{
+		`assay_settlements_total{outcome="settled",service="stream-divergence"}`:                 n + 1,
+		`assay_settlement_duration_seconds_count{outcome="settled",service="stream-divergence"}`: n + 1,
+		`assay_payment_claims{state="delivered"}`:                                                n + 1,
+		`assay_payment_claims{state="settling"}`:                                                 0,
+		`assay_payment_claims{state="settled"}`:                                                  0,
+		`assay_fee_payer_lamports`:                                                               float64(lamports),
+	} {
+		if got, ok := m[series]; !ok || got != want {
+			t.Errorf("%s = %v (present %v), want %v", series, got, ok, want)
+		}
+	}
+	for series := range m {
+		if strings.HasPrefix(series, "assay_settlements_total{") && !strings.Contains(series, `outcome="settled"`) {
+			t.Errorf("a settlement not settled: %s %v", series, m[series])
+		}
+	}
+}
+
+// scrape reads a Prometheus text page into series → value.
+func scrape(t *testing.T, url string) map[string]float64 {
+	t.Helper()
+	raw, _ := get(t, url)
+	m := map[string]float64{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if v, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
+			m[line[:i]] = v
+		}
+	}
+	return m
+}
+
+// A fee payer without the SOL for a transaction's fee: the host refuses to
+// co-sign with 503 payment_unavailable (nothing signed, nothing taken), says
+// why in its log, and shows the balance on /metrics; once the operator
+// funds it, the next call is paid.
+func TestAnUnfundedFeePayerIsRefusedBeforeCoSigning(t *testing.T) {
+	c := newChainHost(t)
+	unfunded := filepath.Join(c.dir, "unfunded-fee-payer.json")
+	fp, _ := wallet.New(unfunded)
+	h := launch(t, c.bin, nil, "--config", c.cfg, "--data-dir", c.data, "--payments", "local", "--solana-rpc", c.chain.URL,
+		"--pay-to", address(c.seller), "--fee-payer-key", unfunded)
+	if !h.up() {
+		t.Fatalf("host:\n%s", h.log())
+	}
+	url := h.url() + "/stream-divergence/compare"
+	p := &x402.Payer{Wallet: c.payer}
+	res, err := p.Call(context.Background(), url, []byte(`{"streamed_capture":{"chunks":["YQ=="]},"reference_output":{"chunks":["YQ=="]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a struct {
+		Error struct{ Code string } `json:"error"`
+	}
+	_ = json.Unmarshal(res.Body, &a)
+	if res.Status != http.StatusServiceUnavailable || a.Error.Code != "payment_unavailable" {
+		t.Fatalf("want 503 payment_unavailable: %d %s", res.Status, res.Body)
+	}
+	if l := h.log(); !strings.Contains(l, x402.ErrFeePayerShort.Error()) || !strings.Contains(l, address(fp)+" holds 0 lamports") {
+		t.Errorf("the log does not say the fee payer is short:\n%s", l)
+	}
+	if got := c.chain.Tokens(t, address(c.seller)); got != 0 {
+		t.Errorf("the seller holds %d", got)
+	}
+	if got := scrape(t, h.url()+"/metrics")["assay_fee_payer_lamports"]; got != 0 {
+		t.Errorf("assay_fee_payer_lamports = %v", got)
+	}
+	c.chain.Airdrop(t, address(fp), 1_000_000_000)
+	var out strings.Builder
+	if err := run([]string{"call", "--wallet", c.payerFile, "--out", filepath.Join(c.dir, "report.json"), url, c.body}, &out, &out); err != nil {
+		t.Fatalf("a paid call once funded: %v\n%s", err, h.log())
+	}
+	if got := c.chain.Tokens(t, address(c.seller)); got != sdPrice {
+		t.Errorf("the seller holds %d, want %d", got, sdPrice)
+	}
 }
 
 // `assay call --solana-rpc` checks the wallet on the chain before it signs
@@ -220,5 +305,142 @@ func TestAssayCallChecksTheWalletOnTheChain(t *testing.T) {
 	latest, _ := chain.RPC.LatestBlockhash(context.Background())
 	if got := solana.EncodeBase58(tx.Message.RecentBlockhash[:]); got != latest.Hash {
 		t.Errorf("signed with blockhash %s, the chain's is %s", got, latest.Hash)
+	}
+}
+
+// chainHost is a host whose embedded facilitator settles on chain, the
+// seller and fee payer funded, with a payer holding 1 USDC.
+type chainHost struct {
+	chain                   *chaintest.Chain
+	bin, cfg, data, dir     string
+	seller, payer, feePayer ed25519.PrivateKey
+	payerFile, body         string
+}
+
+func newChainHost(t *testing.T) *chainHost {
+	c := &chainHost{chain: chaintest.Start(t), bin: testhost.Binary(t, "host/cmd/assay", "assay"), cfg: sdConfig(t), data: t.TempDir(), dir: t.TempDir()}
+	c.chain.Mint(t, x402.USDCDevnet)
+	c.feePayer, _ = wallet.New(filepath.Join(c.dir, "fee-payer.json"))
+	c.chain.Airdrop(t, address(c.feePayer), 5_000_000_000)
+	c.seller, _ = wallet.New(filepath.Join(c.dir, "seller.json"))
+	c.chain.TokenAccount(t, address(c.seller), 0)
+	c.payerFile = filepath.Join(c.dir, "payer.json")
+	c.payer, _ = wallet.New(c.payerFile)
+	c.chain.TokenAccount(t, address(c.payer), 1_000_000)
+	c.body = filepath.Join(c.dir, "body.json")
+	_ = os.WriteFile(c.body, []byte(`{"streamed_capture":{"chunks":["YWJj"]},"reference_output":{"chunks":["YWJk"]}}`), 0o600)
+	return c
+}
+
+func (c *chainHost) start(t *testing.T) *proc {
+	h := launch(t, c.bin, nil, "--config", c.cfg, "--data-dir", c.data, "--payments", "local", "--solana-rpc", c.chain.URL,
+		"--pay-to", address(c.seller), "--fee-payer-key", filepath.Join(c.dir, "fee-payer.json"))
+	if !h.up() {
+		t.Fatalf("host:\n%s", h.log())
+	}
+	return h
+}
+
+// payUntilKilled starts `assay call` and kills the host with SIGKILL once
+// ready() says the payment reached the chain; it returns the payment the
+// call saved, unanswered.
+func (c *chainHost) payUntilKilled(t *testing.T, h *proc, ready func() bool) string {
+	out := filepath.Join(c.dir, "report.json")
+	done := make(chan error, 1)
+	go func() {
+		var said strings.Builder
+		done <- run([]string{"call", "--wallet", c.payerFile, "--out", out, h.url() + "/stream-divergence/compare", c.body}, &said, &said)
+	}()
+	eventually(t, "the payment on its way to the chain", 20*time.Second, ready)
+	_ = h.cmd.Process.Kill()
+	<-h.done
+	if err := <-done; err == nil || !strings.Contains(err.Error(), "send it again with: assay call --payment") {
+		t.Fatalf("the call to the killed host: %v", err)
+	}
+	return out + ".payment"
+}
+
+// A host killed with SIGKILL after its payment's transaction landed and
+// before it learned so (or delivered): started again, it looks the claim
+// up on the chain (landed: settled, its report owed), and the payment
+// sent again delivers the report once; the price moved once.
+func TestAHostKilledBetweenBroadcastAndDeliveryResolvesFromTheChain(t *testing.T) {
+	c := newChainHost(t)
+	h := c.start(t)
+	c.chain.HoldConfirmations(t, true)
+	saved := c.payUntilKilled(t, h, func() bool { return c.chain.Tokens(t, address(c.seller)) == sdPrice })
+	c.chain.HoldConfirmations(t, false)
+
+	h = c.start(t)
+	if l := h.log(); !strings.Contains(l, "looked up on the chain: landed_now_settled=1 never_landed_released=0 still_unknown=0") {
+		t.Errorf("the restarted host did not resolve the claim:\n%s", l)
+	}
+	var out strings.Builder
+	if err := run([]string{"call", "--payment", saved, "--out", filepath.Join(c.dir, "again.json"), h.url() + "/stream-divergence/compare", c.body}, &out, &out); err != nil {
+		t.Fatalf("the payment sent again: %v\n%s", err, h.log())
+	}
+	if got := c.chain.Tokens(t, address(c.seller)); got != sdPrice {
+		t.Errorf("the seller holds %d, want one price (%d)", got, sdPrice)
+	}
+	if got := c.chain.Tokens(t, address(c.payer)); got != 1_000_000-sdPrice {
+		t.Errorf("the payer holds %d", got)
+	}
+	st, err := store.OpenExisting(context.Background(), "sqlite", c.data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var lines []store.Line
+	eventually(t, "one ledger line", 10*time.Second, func() bool { lines, _ = st.Lines(context.Background()); return len(lines) == 1 })
+	if s, err := c.chain.RPC.SignatureStatus(context.Background(), *lines[0].TxID); err != nil || !s.Succeeded() {
+		t.Errorf("the line's transaction on the chain: %+v %v", s, err)
+	}
+	// and once more: spent
+	err = run([]string{"call", "--payment", saved, "--out", filepath.Join(c.dir, "third.json"), h.url() + "/stream-divergence/compare", c.body}, &out, &out)
+	if err == nil || !strings.Contains(err.Error(), "payment_replayed") {
+		t.Errorf("a third send: %v", err)
+	}
+}
+
+// A host killed while its payment's transaction was lost on the way (it
+// never landed): once the blockhash expired, the restarted host learns
+// from the chain that it never can land, releases the claim (nothing was
+// taken), and the payment sent again is refused; no token moved.
+func TestAHostKilledWithATransactionThatNeverLandedReleasesTheClaim(t *testing.T) {
+	c := newChainHost(t)
+	h := c.start(t)
+	c.chain.DropSends(t, true)
+	st, err := store.OpenExisting(context.Background(), "sqlite", c.data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	saved := c.payUntilKilled(t, h, func() bool {
+		claims, _ := st.Claims(context.Background(), store.ClaimSettling)
+		return len(claims) == 1
+	})
+	c.chain.DropSends(t, false)
+	c.chain.ExpireBlockhash(t)
+
+	h = c.start(t)
+	if l := h.log(); !strings.Contains(l, "looked up on the chain: landed_now_settled=0 never_landed_released=1 still_unknown=0") {
+		t.Errorf("the restarted host did not release the claim:\n%s", l)
+	}
+	if claims, _ := st.Claims(context.Background(), store.ClaimSettling); len(claims) != 0 {
+		t.Errorf("claims left settling: %+v", claims)
+	}
+	var out strings.Builder
+	err = run([]string{"call", "--payment", saved, "--out", filepath.Join(c.dir, "again.json"), h.url() + "/stream-divergence/compare", c.body}, &out, &out)
+	if err == nil || !strings.Contains(err.Error(), "402 payment_invalid") {
+		t.Errorf("the expired payment sent again: %v", err)
+	}
+	if got := c.chain.Tokens(t, address(c.seller)); got != 0 {
+		t.Errorf("the seller holds %d", got)
+	}
+	if got := c.chain.Tokens(t, address(c.payer)); got != 1_000_000 {
+		t.Errorf("the payer holds %d", got)
+	}
+	if lines, _ := st.Lines(context.Background()); len(lines) != 0 {
+		t.Errorf("%d ledger lines", len(lines))
 	}
 }

@@ -92,7 +92,8 @@ func (p *proc) up() bool {
 	return false
 }
 
-func getJSON(t *testing.T, url string, v any) int {
+// get is a GET's body and status.
+func get(t *testing.T, url string) ([]byte, int) {
 	t.Helper()
 	resp, err := http.Get(url)
 	if err != nil {
@@ -100,10 +101,16 @@ func getJSON(t *testing.T, url string, v any) int {
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
+	return raw, resp.StatusCode
+}
+
+func getJSON(t *testing.T, url string, v any) int {
+	t.Helper()
+	raw, status := get(t, url)
 	if err := json.Unmarshal(raw, v); err != nil {
 		t.Fatalf("%s: %v\n%s", url, err, raw)
 	}
-	return resp.StatusCode
+	return status
 }
 
 // everyPlugin writes a config that loads every plugin of the repository

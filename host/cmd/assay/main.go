@@ -196,9 +196,21 @@ func serve(args []string, stderr io.Writer) error {
 		}
 	}
 	met := metrics.New()
-	gate, err := paymentGate(ctx, cfg, st, id, log)
+	gate, err := paymentGate(ctx, cfg, st, id, met, log)
 	if err != nil {
 		return err
+	}
+	if _, ok := gate.(*x402.Gate); ok {
+		met.Claims(func(state string) (int, bool) {
+			cctx, cancel := context.WithTimeout(ctx, time.Second)
+			defer cancel()
+			n, err := st.CountClaims(cctx, state)
+			return n, err == nil
+		})
+	}
+	if g, ok := gate.(*x402.Gate); ok && g.Resolved != (x402.Resolved{}) {
+		log.Info("payment claims left settling, looked up on the chain", "landed_now_settled", g.Resolved.Settled,
+			"never_landed_released", g.Resolved.Dropped, "still_unknown", g.Resolved.Unknown)
 	}
 	if g, ok := gate.(*x402.Gate); ok && g.Unspent > 0 {
 		// a crash (of this host or another on the store) left payments
@@ -667,7 +679,7 @@ func ledgerCmd(sub string, args []string, stdout, stderr io.Writer) error {
 // paymentGate builds the configured payments: off, the embedded local
 // facilitator (fee payer and, without pay_to, a seller wallet generated into
 // the data dir), or a remote facilitator URL.
-func paymentGate(ctx context.Context, cfg config.Config, st *store.Store, id string, log hclog.Logger) (payment.Gate, error) {
+func paymentGate(ctx context.Context, cfg config.Config, st *store.Store, id string, met *metrics.Metrics, log hclog.Logger) (payment.Gate, error) {
 	if cfg.Payments == "off" {
 		return payment.Off{}, nil
 	}
@@ -696,7 +708,10 @@ func paymentGate(ctx context.Context, cfg config.Config, st *store.Store, id str
 		}
 		local := x402.NewLocal(key, cfg.Network)
 		if cfg.SolanaRPC != "" {
-			local.WithChain(solanarpc.New(cfg.SolanaRPC), x402.ChainOptions{})
+			rpc := solanarpc.New(cfg.SolanaRPC)
+			rpc.OnError = met.RPCError
+			local.WithChain(rpc, x402.ChainOptions{})
+			met.FeePayerBalance(func() (uint64, bool) { return local.FeePayerLamports(ctx) })
 			// the node's host only: an RPC URL often carries an API key
 			log.Info("payments settle on the chain", "solana_rpc_host", urlHost(cfg.SolanaRPC))
 		}

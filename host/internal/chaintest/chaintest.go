@@ -118,6 +118,9 @@ func (c *Chain) HoldConfirmations(tb testing.TB, on bool) {
 	c.control(tb, "litesvm_holdConfirmations", on)
 }
 
+// DropSends makes sendTransaction answer a signature and land nothing.
+func (c *Chain) DropSends(tb testing.TB, on bool) { c.control(tb, "litesvm_dropSends", on) }
+
 // Mint puts a 6-decimal mint at addr (the devnet USDC address, so the
 // official client's spend controls accept it) with Authority as its mint
 // authority.

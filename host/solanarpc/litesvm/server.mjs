@@ -14,7 +14,8 @@
 // litesvm_setAccount, litesvm_expireBlockhash, litesvm_holdConfirmations
 // (sendTransaction lands the transaction but getSignatureStatuses reports
 // it as unknown until released: a host that dies between broadcast and
-// confirmation).
+// confirmation), litesvm_dropSends (sendTransaction answers a signature
+// and lands nothing: a transaction lost on its way).
 import http from 'node:http';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -62,6 +63,7 @@ let slot = 5000n;
 const landed = new Map(); // signature -> {slot, err, fee, wire}
 let holding = false;
 const held = new Set();
+let dropping = false;
 
 const ctx = () => ({ context: { slot: Number(slot), apiVersion: '2.2.0' } });
 
@@ -135,6 +137,7 @@ const methods = {
     if (opts?.encoding && opts.encoding !== 'base64') throw { code: -32602, message: 'base64 encoding only' };
     const tx = decodeTx(b64);
     const payer = feePayerOf(tx);
+    if (dropping) return b58.decode(tx.signatures[payer]); // accepted, never landed
     const before = svm.getBalance(address(payer)) ?? 0n;
     const r = svm.sendTransaction(tx);
     if (typeof r.err === 'function') {
@@ -176,6 +179,10 @@ const methods = {
     height += 151n;
     hashHeight = height;
     slot += 151n;
+    return null;
+  },
+  litesvm_dropSends: ([on]) => {
+    dropping = !!on;
     return null;
   },
   litesvm_holdConfirmations: ([on]) => {
