@@ -248,12 +248,62 @@ func (c *Client) TokenBalance(ctx context.Context, addr string) (amount uint64, 
 	return n, true, nil
 }
 
-// Transaction is a landed transaction: its wire bytes and the fee it paid.
+// Transaction is a landed transaction: its wire bytes, the fee it paid
+// and its token accounts' balances before and after.
 type Transaction struct {
 	Slot        uint64
 	FeeLamports int64
 	Err         json.RawMessage
 	Wire        []byte
+	Pre, Post   []TokenBalance
+}
+
+// TokenBalance is one token account's balance in a transaction's meta.
+type TokenBalance struct {
+	AccountIndex int
+	Mint, Owner  string
+	Amount       int64
+}
+
+// Failed reports whether the transaction landed with an error (its
+// transfers did not happen; only its fee was taken).
+func (t *Transaction) Failed() bool { return len(t.Err) > 0 && string(t.Err) != "null" }
+
+// Received is what owner's token accounts of mint gained in t (negative: lost).
+func (t *Transaction) Received(owner, mint string) int64 {
+	var n int64
+	for _, b := range t.Post {
+		if b.Owner == owner && b.Mint == mint {
+			n += b.Amount
+		}
+	}
+	for _, b := range t.Pre {
+		if b.Owner == owner && b.Mint == mint {
+			n -= b.Amount
+		}
+	}
+	return n
+}
+
+type tokenBalanceJSON struct {
+	AccountIndex  int    `json:"accountIndex"`
+	Mint          string `json:"mint"`
+	Owner         string `json:"owner"`
+	UITokenAmount struct {
+		Amount string `json:"amount"`
+	} `json:"uiTokenAmount"`
+}
+
+func tokenBalances(in []tokenBalanceJSON) ([]TokenBalance, error) {
+	out := make([]TokenBalance, 0, len(in))
+	for _, b := range in {
+		n, err := strconv.ParseInt(b.UITokenAmount.Amount, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%w: getTransaction: token balance", ErrTransport)
+		}
+		out = append(out, TokenBalance{AccountIndex: b.AccountIndex, Mint: b.Mint, Owner: b.Owner, Amount: n})
+	}
+	return out, nil
 }
 
 // GetTransaction is a landed transaction (nil: the node has none).
@@ -261,8 +311,10 @@ func (c *Client) GetTransaction(ctx context.Context, sig string) (*Transaction, 
 	var r *struct {
 		Slot uint64 `json:"slot"`
 		Meta struct {
-			Fee int64           `json:"fee"`
-			Err json.RawMessage `json:"err"`
+			Fee  int64              `json:"fee"`
+			Err  json.RawMessage    `json:"err"`
+			Pre  []tokenBalanceJSON `json:"preTokenBalances"`
+			Post []tokenBalanceJSON `json:"postTokenBalances"`
 		} `json:"meta"`
 		Transaction []string `json:"transaction"`
 	}
@@ -273,6 +325,13 @@ func (c *Client) GetTransaction(ctx context.Context, sig string) (*Transaction, 
 		return nil, nil
 	}
 	t := &Transaction{Slot: r.Slot, FeeLamports: r.Meta.Fee, Err: r.Meta.Err}
+	var err error
+	if t.Pre, err = tokenBalances(r.Meta.Pre); err != nil {
+		return nil, err
+	}
+	if t.Post, err = tokenBalances(r.Meta.Post); err != nil {
+		return nil, err
+	}
 	if len(r.Transaction) > 0 {
 		wire, err := base64.StdEncoding.DecodeString(r.Transaction[0])
 		if err != nil {
@@ -281,6 +340,35 @@ func (c *Client) GetTransaction(ctx context.Context, sig string) (*Transaction, 
 		t.Wire = wire
 	}
 	return t, nil
+}
+
+// SignatureInfo is one transaction that touched an address.
+type SignatureInfo struct {
+	Signature string
+	Slot      uint64
+	Err       json.RawMessage
+}
+
+// Signatures lists the transactions that touched addr, newest first, at
+// most limit (1,000 at most) before the signature before ("" = the newest).
+func (c *Client) Signatures(ctx context.Context, addr, before string, limit int) ([]SignatureInfo, error) {
+	opts := map[string]any{"limit": limit, "commitment": "confirmed"}
+	if before != "" {
+		opts["before"] = before
+	}
+	var r []struct {
+		Signature string          `json:"signature"`
+		Slot      uint64          `json:"slot"`
+		Err       json.RawMessage `json:"err"`
+	}
+	if err := c.call(ctx, "getSignaturesForAddress", []any{addr, opts}, &r); err != nil {
+		return nil, err
+	}
+	out := make([]SignatureInfo, len(r))
+	for i, s := range r {
+		out[i] = SignatureInfo{Signature: s.Signature, Slot: s.Slot, Err: s.Err}
+	}
+	return out, nil
 }
 
 // Control calls a method outside Solana's API that a test node offers

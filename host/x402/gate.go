@@ -207,7 +207,7 @@ type blockhashSource interface {
 
 // Requirements are what a paid request must pay.
 func (g *Gate) Requirements(req payment.Request) Requirements {
-	extra := map[string]any{"feePayer": g.cfg.Facilitator.FeePayer()}
+	extra := map[string]any{"feePayer": g.cfg.Facilitator.FeePayer(), "memo": newMemo()}
 	if g.blockhash != "" {
 		extra["recentBlockhash"] = g.blockhash
 	}
@@ -304,6 +304,10 @@ func (g *Gate) check(ctx context.Context, req payment.Request, p *PaymentPayload
 	if err != nil {
 		return nil, g.demand402(req, CodeInvalid, "invalid_exact_svm_payload_transaction"), nil
 	}
+	// the memo is the payment's own (each 402 has its own): the facilitator
+	// checks the transaction against the one the payer was given
+	memo, _ := p.Accepted.Extra["memo"].(string)
+	reqs = reqs.withMemo(memo)
 	st := &admitted{payload: p, header: h, reqs: reqs, id: id, marker: marker, token: token}
 	c, err := g.cfg.Store.GetClaim(ctx, id)
 	switch {
@@ -319,6 +323,10 @@ func (g *Gate) check(ctx context.Context, req payment.Request, p *PaymentPayload
 		return &payment.Admission{Facts: examined(), State: st}, nil, nil
 	case !errors.Is(err, store.ErrNoClaim):
 		return nil, nil, err
+	}
+	// a new payment carries one of this host's memos, the one its 402 gave
+	if !IsHostMemo(memo) {
+		return nil, g.demand402(req, CodeInvalid, solana.ReasonMemoMismatch), nil
 	}
 	v, err := g.cfg.Facilitator.Verify(ctx, p, reqs)
 	if err != nil {

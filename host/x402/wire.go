@@ -152,8 +152,8 @@ func DecodePayment(h string) (*PaymentPayload, error) {
 }
 
 // dynamicExtra are extra keys a client may legitimately see change between
-// the 402 and its retry.
-var dynamicExtra = map[string]bool{"recentBlockhash": true, "lastValidBlockHeight": true}
+// the 402 and its retry (memo: each 402 has its own, checked for its shape).
+var dynamicExtra = map[string]bool{"recentBlockhash": true, "lastValidBlockHeight": true, "memo": true}
 
 // Matches reports whether a client's accepted requirements are the ones the
 // server offers: every field equal, every server extra key equal except the

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -341,6 +343,13 @@ func (c *chainHost) start(t *testing.T) *proc {
 	return h
 }
 
+// reconcile runs `assay ledger reconcile` on the host's books.
+func (c *chainHost) reconcile() (string, error) {
+	var out strings.Builder
+	err := run([]string{"ledger", "reconcile", "--data-dir", c.data, "--pay-to", address(c.seller), "--solana-rpc", c.chain.URL}, &out, &out)
+	return out.String(), err
+}
+
 // payUntilKilled starts `assay call` and kills the host with SIGKILL once
 // ready() says the payment reached the chain; it returns the payment the
 // call saved, unanswered.
@@ -400,6 +409,9 @@ func TestAHostKilledBetweenBroadcastAndDeliveryResolvesFromTheChain(t *testing.T
 	if err == nil || !strings.Contains(err.Error(), "payment_replayed") {
 		t.Errorf("a third send: %v", err)
 	}
+	if said, err := c.reconcile(); err != nil || !strings.Contains(said, "1 paid lines checked, 1 transactions of the token account read: 0 lines not matching") {
+		t.Errorf("the books after the crash: %v\n%s", err, said)
+	}
 }
 
 // A host killed while its payment's transaction was lost on the way (it
@@ -442,5 +454,81 @@ func TestAHostKilledWithATransactionThatNeverLandedReleasesTheClaim(t *testing.T
 	}
 	if lines, _ := st.Lines(context.Background()); len(lines) != 0 {
 		t.Errorf("%d ledger lines", len(lines))
+	}
+}
+
+// `assay ledger reconcile` holds the ledger against the chain: after paid
+// calls it passes; a transfer to pay_to carrying this host's memo with no
+// line (its line lost) and a line whose transaction the chain does not
+// have are each listed, and the command fails.
+func TestLedgerReconcileHoldsTheBooksAgainstTheChain(t *testing.T) {
+	c := newChainHost(t)
+	h := c.start(t)
+	url := h.url() + "/stream-divergence/compare"
+	for i := 0; i < 2; i++ {
+		var out strings.Builder
+		if err := run([]string{"call", "--wallet", c.payerFile, "--out", filepath.Join(c.dir, "report.json"), url, c.body}, &out, &out); err != nil {
+			t.Fatalf("paid call %d: %v\n%s", i, err, h.log())
+		}
+	}
+	st, err := store.OpenExisting(context.Background(), "sqlite", c.data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var lines []store.Line
+	eventually(t, "two ledger lines", 10*time.Second, func() bool { lines, _ = st.Lines(context.Background()); return len(lines) == 2 })
+	if out, err := c.reconcile(); err != nil || !strings.Contains(out, "2 paid lines checked, 2 transactions of the token account read: 0 lines not matching, 0 transfers without a line") {
+		t.Fatalf("reconcile after two paid calls: %v\n%s", err, out)
+	}
+
+	// a payment the host's 402 asked for, settled on the chain with no line
+	var pr x402.PaymentRequired
+	body, _ := os.ReadFile(c.body)
+	resp, err := http.Post(url, "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	raw, _ := base64.StdEncoding.DecodeString(resp.Header.Get(x402.HeaderRequired))
+	if err := json.Unmarshal(raw, &pr); err != nil || len(pr.Accepts) != 1 {
+		t.Fatalf("a 402: %v %s", err, raw)
+	}
+	sig, err := (&x402.Payer{Wallet: c.payer}).Sign(pr.Accepts[0], pr.Resource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := x402.DecodePayment(sig)
+	wire, _ := base64.StdEncoding.DecodeString(p.Payload.Transaction)
+	tx, err := solana.DecodeTransaction(wire)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.SignAs(c.feePayer); err != nil {
+		t.Fatal(err)
+	}
+	unrecorded, err := c.chain.RPC.Send(context.Background(), tx.Serialize())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a line whose transaction never reached the chain
+	lost := lines[0]
+	fake := solana.EncodeBase58(make([]byte, 64))
+	lost.TxID = &fake
+	lostID, err := st.AppendLine(context.Background(), lost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.reconcile()
+	if err == nil || !strings.Contains(err.Error(), "1 lines not matching the chain, 1 transfers without a line") {
+		t.Errorf("reconcile after a lost line and an unrecorded transfer: %v", err)
+	}
+	for _, want := range []string{
+		fmt.Sprintf("line %d (stream-divergence): transaction %s is not on the chain, the line says %d", lostID, fake, sdPrice),
+		fmt.Sprintf("transfer %s (slot", unrecorded), fmt.Sprintf("moved %d to pay_to with this host's memo and has no ledger line", sdPrice),
+		"3 paid lines checked, 3 transactions of the token account read"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("reconcile does not say %q:\n%s", want, out)
+		}
 	}
 }

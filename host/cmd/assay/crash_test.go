@@ -133,7 +133,7 @@ func crashLoad(t *testing.T, k *killable, dataDir, spec string) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	answered, unanswered, resent := reconcile(t, st, url, seen, k.log)
+	answered, unanswered, resent := resendUndelivered(t, st, url, seen, k.log)
 	t.Logf("%d kills: %d payments, %d reports delivered at once, %d without an answer, %d re-sent", kills, len(seen), answered, unanswered, resent)
 	if answered == 0 || unanswered == 0 {
 		t.Errorf("the load did not exercise both outcomes (%d delivered, %d unanswered)", answered, unanswered)
@@ -210,13 +210,13 @@ func (p *paying) stop() []outcome {
 	return p.seen
 }
 
-// reconcile sends again, once, every payment a client got no report for
+// resendUndelivered sends again, once, every payment a client got no report for
 // and every one whose claim is not delivered: each must deliver exactly
 // one report, and a further re-send is a replay. Then no claim may be
 // left undelivered, no payment may have two transactions, every ledger
 // line must be the transaction of a report a client received, and every
 // such report must have exactly one line.
-func reconcile(t *testing.T, st *store.Store, url string, seen []outcome, logs func() string) (answered, unanswered, resent int) {
+func resendUndelivered(t *testing.T, st *store.Store, url string, seen []outcome, logs func() string) (answered, unanswered, resent int) {
 	delivered := map[string]string{} // payment -> tx of a report a client holds
 	var resend []string
 	for _, o := range seen {

@@ -152,7 +152,7 @@ func TestFleetBehindAProxy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	answered, unanswered, resent := reconcile(t, st, url, seen, logs)
+	answered, unanswered, resent := resendUndelivered(t, st, url, seen, logs)
 	t.Logf("%d payments: %d delivered at once (%d before the kill), %d without an answer, %d re-sent", len(seen), answered, atKill, unanswered, resent)
 }
 

@@ -5,15 +5,10 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"net/http"
 	"net/url"
@@ -34,17 +29,13 @@ import (
 	"github.com/assay-audit/assay/host/freetier"
 	"github.com/assay-audit/assay/host/ledger"
 	"github.com/assay-audit/assay/host/metrics"
-	"github.com/assay-audit/assay/host/payment"
 	"github.com/assay-audit/assay/host/pluginhost"
 	"github.com/assay-audit/assay/host/ratelog"
 	"github.com/assay-audit/assay/host/readiness"
 	"github.com/assay-audit/assay/host/server"
 	"github.com/assay-audit/assay/host/servicestate"
 	"github.com/assay-audit/assay/host/signing"
-	"github.com/assay-audit/assay/host/solana"
-	"github.com/assay-audit/assay/host/solanarpc"
 	"github.com/assay-audit/assay/host/store"
-	"github.com/assay-audit/assay/host/wallet"
 	"github.com/assay-audit/assay/host/x402"
 	"github.com/assay-audit/assay/sdk"
 )
@@ -62,6 +53,7 @@ const usage = `usage:
   assay ledger report [--json] [--config FILE] [--data-dir DIR] [--store SPEC]
   assay ledger fill-fmv [--basis TEXT] [--config FILE] [--data-dir DIR] [--store SPEC] <rates-file>
   assay ledger refund [--config FILE] [--data-dir DIR] [--store SPEC] <tx-id>
+  assay ledger reconcile [--json] [--solana-rpc URL] [--pay-to WALLET] [--config FILE] [--data-dir DIR] [--store SPEC]
   assay verify [--keys JWKS-FILE-OR-URL] <answer.json|->
   assay plugins pin [--dir DIR]
 `
@@ -96,7 +88,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return call(args[1:], stdout)
 	case "ledger":
 		if len(args) < 2 {
-			return errors.New("ledger: report, fill-fmv or refund\n" + usage)
+			return errors.New("ledger: report, fill-fmv, refund or reconcile\n" + usage)
 		}
 		return ledgerCmd(args[1], args[2:], stdout, stderr)
 	case "service":
@@ -603,299 +595,4 @@ func pin(args []string, stdout io.Writer) error {
 	}
 	_, err = io.WriteString(stdout, b.String())
 	return err
-}
-
-// ledgerCmd runs the operator's ledger commands against the configured store.
-func ledgerCmd(sub string, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("ledger "+sub, flag.ContinueOnError)
-	cfgPath := fs.String("config", "", "HCL config file (default: assay.hcl beside the binary, if present)")
-	dataDir := fs.String("data-dir", "", "data directory (default ./var)")
-	storeSpec := fs.String("store", "", "sqlite (default), sqlite:PATH, or a postgres:// URL")
-	asJSON := fs.Bool("json", false, "report: machine-readable JSON")
-	basis := fs.String("basis", "", "fill-fmv: the rates' stated basis (default: the config's fmv.basis)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	cfg, err := loadConfig(*cfgPath, func(c *config.Config) map[*string]*string {
-		return map[*string]*string{dataDir: &c.DataDir, storeSpec: &c.Store}
-	})
-	if err != nil {
-		return err
-	}
-	ctx := context.Background()
-	st, err := openStore(ctx, cfg, *asJSON, stdout, stderr)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	now := time.Now()
-	switch sub {
-	case "report":
-		r, err := ledger.Build(ctx, st, now)
-		if err != nil {
-			return err
-		}
-		if *asJSON {
-			enc := json.NewEncoder(stdout)
-			enc.SetIndent("", "  ")
-			return enc.Encode(r)
-		}
-		_, err = io.WriteString(stdout, r.Text())
-		return err
-	case "fill-fmv":
-		if fs.NArg() != 1 {
-			return errors.New("ledger fill-fmv: name the rates file")
-		}
-		if *basis == "" && cfg.FMV != nil {
-			*basis = cfg.FMV.Basis
-		}
-		if *basis == "" {
-			return errors.New("ledger fill-fmv: state the rates' basis (--basis or the config's fmv block)")
-		}
-		rates, err := ledger.LoadRates(fs.Arg(0), *basis)
-		if err != nil {
-			return err
-		}
-		n, err := ledger.FillFMV(ctx, st, rates, now)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(stdout, "%d amendment rows written\n", n)
-		return err
-	case "refund":
-		if fs.NArg() != 1 {
-			return errors.New("ledger refund: name the transaction id")
-		}
-		id, err := ledger.Refund(ctx, st, fs.Arg(0), now)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(stdout, "refund amendment %d written\n", id)
-		return err
-	}
-	return fmt.Errorf("ledger: unknown command %q\n%s", sub, usage)
-}
-
-// paymentGate builds the configured payments: off, the embedded local
-// facilitator (fee payer and, without pay_to, a seller wallet generated into
-// the data dir), or a remote facilitator URL.
-func paymentGate(ctx context.Context, cfg config.Config, st *store.Store, id string, met *metrics.Metrics, log hclog.Logger) (payment.Gate, error) {
-	if cfg.Payments == "off" {
-		return payment.Off{}, nil
-	}
-	asset := map[string]string{x402.SolanaMainnet: x402.USDCMainnet, x402.SolanaDevnet: x402.USDCDevnet, x402.SolanaTestnet: x402.USDCDevnet}[cfg.Network]
-	if asset == "" {
-		return nil, fmt.Errorf("network %q: expected a Solana CAIP-2 id (mainnet, devnet or testnet)", cfg.Network)
-	}
-	payTo := cfg.PayTo
-	if payTo == "" {
-		seller, err := wallet.LoadOrNew(filepath.Join(cfg.DataDir, "seller-wallet.json"))
-		if err != nil {
-			return nil, err
-		}
-		payTo = solana.EncodeBase58(seller.Public().(ed25519.PublicKey))
-	}
-	var fac x402.Facilitator
-	switch {
-	case cfg.Payments == "local":
-		feePayer := cfg.FeePayerKeyFile
-		if feePayer == "" {
-			feePayer = filepath.Join(cfg.DataDir, "facilitator-fee-payer.json")
-		}
-		key, err := wallet.LoadOrNew(feePayer)
-		if err != nil {
-			return nil, err
-		}
-		local := x402.NewLocal(key, cfg.Network)
-		if cfg.SolanaRPC != "" {
-			rpc := solanarpc.New(cfg.SolanaRPC)
-			rpc.OnError = met.RPCError
-			local.WithChain(rpc, x402.ChainOptions{})
-			met.FeePayerBalance(func() (uint64, bool) { return local.FeePayerLamports(ctx) })
-			// the node's host only: an RPC URL often carries an API key
-			log.Info("payments settle on the chain", "solana_rpc_host", urlHost(cfg.SolanaRPC))
-		}
-		fac = local
-	case strings.HasPrefix(cfg.Payments, "http://") || strings.HasPrefix(cfg.Payments, "https://"):
-		remote, err := x402.NewRemote(ctx, cfg.Payments, cfg.Network, cfg.FeePayer)
-		if err != nil {
-			return nil, err
-		}
-		fac = remote
-	default:
-		return nil, fmt.Errorf("payments %q: expected off, local or a facilitator URL", cfg.Payments)
-	}
-	log.Info("payments", "mode", cfg.Payments, "network", cfg.Network, "pay_to", payTo, "fee_payer", fac.FeePayer())
-	return x402.NewGate(ctx, x402.Config{Facilitator: fac, Store: st, Network: cfg.Network, Asset: asset, PayTo: payTo, PublicURL: cfg.PublicURL, HostID: id})
-}
-
-// hostID names this host across its restarts: a random id kept in the data
-// dir. A host that starts releases the payment claims its earlier run held
-// (they are redeemable at once), so two running hosts must not share one
-// data dir (serve holds it with dirlock first).
-func hostID(dataDir string) (string, error) {
-	path := filepath.Join(dataDir, "host-id")
-	if b, err := os.ReadFile(path); err == nil {
-		if id := strings.TrimSpace(string(b)); len(id) == 16 && strings.Trim(id, "0123456789abcdef") == "" {
-			return id, nil
-		}
-		return "", fmt.Errorf("%s: expected 16 hex digits", path)
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("host id: %w", err)
-	}
-	b := make([]byte, 8)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("host id: %w", err)
-	}
-	id := hex.EncodeToString(b)
-	if err := os.MkdirAll(dataDir, 0o700); err != nil {
-		return "", fmt.Errorf("host id: %w", err)
-	}
-	if err := os.WriteFile(path, []byte(id+"\n"), 0o600); err != nil {
-		return "", fmt.Errorf("host id: %w", err)
-	}
-	return id, nil
-}
-
-func walletNew(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("wallet new", flag.ContinueOnError)
-	out := fs.String("out", "wallet.json", "keypair file to write (Solana CLI format, mode 0600)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	priv, err := wallet.New(*out)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(stdout, "wrote %s: address %s (a test wallet: fund it before using it on a real network)\n",
-		*out, solana.EncodeBase58(priv.Public().(ed25519.PublicKey)))
-	return err
-}
-
-// call performs one paid call, saves what it paid for, then checks it
-// against the host's published keys.
-func call(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("call", flag.ContinueOnError)
-	walletPath := fs.String("wallet", "", "payer keypair file (assay wallet new)")
-	out := fs.String("out", "report.json", "where to save the signed answer")
-	keysURL := fs.String("keys", "", "JWKS to check the answer against (default: the host's /keys)")
-	marker := fs.String("marker", "", "redeem this delivery marker (a 503 gave it) instead of paying")
-	paymentFile := fs.String("payment", "", "send again the payment saved in this file (an earlier call that got no answer wrote it)")
-	rpcURL := fs.String("solana-rpc", os.Getenv("SOLANA_RPC_URL"), "a Solana JSON-RPC node: a blockhash when the 402 has none, and the wallet's balance checked before signing (default: SOLANA_RPC_URL)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() != 2 || *walletPath == "" && *marker == "" && *paymentFile == "" {
-		return errors.New("call: --wallet FILE | --marker TOKEN | --payment FILE <url> <body.json|->")
-	}
-	var priv ed25519.PrivateKey
-	var err error
-	if *walletPath != "" {
-		if priv, err = wallet.Load(*walletPath); err != nil {
-			return err
-		}
-	}
-	var body []byte
-	if fs.Arg(1) == "-" {
-		body, err = io.ReadAll(io.LimitReader(os.Stdin, 16<<20))
-	} else {
-		body, err = os.ReadFile(fs.Arg(1))
-	}
-	if err != nil {
-		return fmt.Errorf("call: read body: %w", err)
-	}
-	target, err := url.Parse(fs.Arg(0))
-	if err != nil || target.Host == "" {
-		return errors.New("call: the URL must be absolute")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	payer := &x402.Payer{Wallet: priv}
-	if *rpcURL != "" {
-		payer.Chain = solanarpc.New(*rpcURL)
-	}
-	var res *x402.Paid
-	switch {
-	case *marker != "":
-		res, err = payer.Redeem(ctx, target.String(), body, *marker)
-	case *paymentFile != "":
-		saved, rerr := os.ReadFile(*paymentFile)
-		if rerr != nil {
-			return fmt.Errorf("call: read payment: %w", rerr)
-		}
-		res, err = payer.Resend(ctx, target.String(), body, strings.TrimSpace(string(saved)))
-	default:
-		res, err = payer.Call(ctx, target.String(), body)
-	}
-	if err != nil || res.Status == http.StatusServiceUnavailable {
-		return unanswered(res, err, *out)
-	}
-	if res.Status != http.StatusOK {
-		var a struct {
-			Error struct{ Code, Message string } `json:"error"`
-		}
-		_ = json.Unmarshal(res.Body, &a)
-		return fmt.Errorf("call: %d %s: %s", res.Status, a.Error.Code, a.Error.Message)
-	}
-	// what was paid for is saved before anything else can fail
-	if err := os.WriteFile(*out, res.Body, 0o600); err != nil {
-		return fmt.Errorf("call: save the answer (%d bytes) to %s: %w", len(res.Body), *out, err)
-	}
-	tx := ""
-	if res.Settlement != nil {
-		tx = res.Settlement.Transaction
-		fmt.Fprintf(stdout, "paid: transaction %s on %s by %s\n", tx, res.Settlement.Network, res.Settlement.Payer)
-	}
-	if *keysURL == "" {
-		*keysURL = target.Scheme + "://" + target.Host + "/keys"
-	}
-	kid := ""
-	jwks, err := readKeys(*keysURL)
-	if err == nil {
-		kid, err = signing.Verify(res.Body, jwks)
-	}
-	if err != nil {
-		return fmt.Errorf("call: saved %s (transaction %q), but its signature is not checked: %w; check it later with: assay verify --keys URL %s", *out, tx, err, *out)
-	}
-	_, err = fmt.Fprintf(stdout, "saved %s (signature checked: key %s)\n", *out, kid)
-	return err
-}
-
-// unanswered explains a paid call that ended without a report: the marker
-// a 503 gave, or the payment itself (saved beside --out), redeems it later.
-func unanswered(res *x402.Paid, err error, out string) error {
-	why := "no answer"
-	if err != nil {
-		why = err.Error()
-	}
-	if res != nil && res.Status != 0 {
-		var a struct {
-			Error   struct{ Code, Message string } `json:"error"`
-			Payment struct {
-				Marker struct {
-					ExpiresAt string `json:"expires_at"`
-				} `json:"delivery_marker"`
-			} `json:"payment"`
-		}
-		_ = json.Unmarshal(res.Body, &a)
-		why = fmt.Sprintf("%d %s: %s", res.Status, a.Error.Code, a.Error.Message)
-		if res.Marker != "" {
-			until := ""
-			if a.Payment.Marker.ExpiresAt != "" {
-				until = ", until " + a.Payment.Marker.ExpiresAt
-			}
-			return fmt.Errorf("call: %s; redeem later with: assay call --marker %s (same URL and body%s)", why, res.Marker, until)
-		}
-	}
-	if res == nil || res.Payment == "" {
-		return fmt.Errorf("call: %s", why)
-	}
-	// the host may have taken the payment and died before answering: sent
-	// again, on this host or another on its store, it delivers the report
-	// once and is never charged twice
-	path := out + ".payment"
-	if werr := os.WriteFile(path, []byte(res.Payment+"\n"), 0o600); werr != nil {
-		return fmt.Errorf("call: %s; the payment could not be saved: %w", why, werr)
-	}
-	return fmt.Errorf("call: %s; the payment may have been taken: send it again with: assay call --payment %s (same URL and body)", why, path)
 }

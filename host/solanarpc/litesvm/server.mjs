@@ -10,7 +10,9 @@
 // jsonParsed for token accounts and mints), getBalance,
 // getTokenAccountBalance, getMinimumBalanceForRentExemption,
 // simulateTransaction, sendTransaction, getSignatureStatuses,
-// getTransaction. Test control, not part of Solana's API: litesvm_airdrop,
+// getTransaction (with the token balances before and after, as a node's
+// meta has them), getSignaturesForAddress (newest first, `before` and
+// `limit`). Test control, not part of Solana's API: litesvm_airdrop,
 // litesvm_setAccount, litesvm_expireBlockhash, litesvm_holdConfirmations
 // (sendTransaction lands the transaction but getSignatureStatuses reports
 // it as unknown until released: a host that dies between broadcast and
@@ -20,12 +22,13 @@ import http from 'node:http';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { LiteSVM } from 'litesvm';
-import { address, getBase58Decoder, getTransactionDecoder, lamports } from '@solana/kit';
+import { address, getBase58Decoder, getCompiledTransactionMessageDecoder, getTransactionDecoder, lamports } from '@solana/kit';
 
 const require = createRequire(import.meta.url);
 const svm = new LiteSVM().withTransactionHistory(100000n);
 const b58 = getBase58Decoder(); // bytes -> string
 const txDecoder = getTransactionDecoder();
+const messageDecoder = getCompiledTransactionMessageDecoder();
 const TOKEN = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
 
 // LiteSVM's error enums are const enums (erased at run time): read the
@@ -60,7 +63,8 @@ function rpcError(err) {
 let height = 1000n;
 let hashHeight = height;
 let slot = 5000n;
-const landed = new Map(); // signature -> {slot, err, fee, wire}
+const landed = new Map(); // signature -> {slot, err, fee, wire, pre, post}
+const byAddress = new Map(); // address -> signatures, oldest first
 let holding = false;
 const held = new Set();
 let dropping = false;
@@ -109,6 +113,23 @@ function feePayerOf(tx) {
   return Object.keys(tx.signatures)[0];
 }
 
+function staticKeys(tx) {
+  return messageDecoder.decode(tx.messageBytes).staticAccounts;
+}
+
+// tokenBalances: the token accounts among keys, in a node's
+// pre/postTokenBalances shape
+function tokenBalances(keys) {
+  const out = [];
+  keys.forEach((k, accountIndex) => {
+    const a = svm.getAccount(address(k));
+    if (!a.exists || a.programAddress !== TOKEN || a.data.length !== 165) return;
+    const info = tokenInfo(a.data);
+    out.push({ accountIndex, mint: info.mint, owner: info.owner, programId: TOKEN, uiTokenAmount: info.tokenAmount });
+  });
+  return out;
+}
+
 const methods = {
   getLatestBlockhash: () => ({ ...ctx(), value: { blockhash: svm.latestBlockhash(), lastValidBlockHeight: Number(hashHeight + 150n) } }),
   isBlockhashValid: ([hash]) => ({ ...ctx(), value: hash === svm.latestBlockhash() }),
@@ -139,6 +160,8 @@ const methods = {
     const payer = feePayerOf(tx);
     if (dropping) return b58.decode(tx.signatures[payer]); // accepted, never landed
     const before = svm.getBalance(address(payer)) ?? 0n;
+    const keys = staticKeys(tx);
+    const pre = tokenBalances(keys);
     const r = svm.sendTransaction(tx);
     if (typeof r.err === 'function') {
       const meta = r.meta();
@@ -147,7 +170,11 @@ const methods = {
     const sig = b58.decode(r.signature());
     slot += 1n;
     height += 1n;
-    landed.set(sig, { slot, err: null, fee: before - (svm.getBalance(address(payer)) ?? 0n), wire: b64 });
+    landed.set(sig, { slot, err: null, fee: before - (svm.getBalance(address(payer)) ?? 0n), wire: b64, pre, post: tokenBalances(keys) });
+    for (const k of keys) {
+      if (!byAddress.has(k)) byAddress.set(k, []);
+      byAddress.get(k).push(sig);
+    }
     if (holding) held.add(sig);
     return sig;
   },
@@ -162,7 +189,20 @@ const methods = {
   getTransaction: ([sig]) => {
     const l = landed.get(sig);
     if (!l || held.has(sig)) return null;
-    return { slot: Number(l.slot), blockTime: Math.floor(Date.now() / 1000), meta: { err: null, fee: Number(l.fee) }, transaction: [l.wire, 'base64'] };
+    return { slot: Number(l.slot), blockTime: Math.floor(Date.now() / 1000),
+      meta: { err: null, fee: Number(l.fee), preTokenBalances: l.pre, postTokenBalances: l.post }, transaction: [l.wire, 'base64'] };
+  },
+  getSignaturesForAddress: ([addr, opts]) => {
+    const all = (byAddress.get(addr) ?? []).filter((s) => !held.has(s)).slice().reverse();
+    let from = 0;
+    if (opts?.before) {
+      const i = all.indexOf(opts.before);
+      from = i < 0 ? all.length : i + 1;
+    }
+    return all.slice(from, from + Math.min(opts?.limit ?? 1000, 1000)).map((s) => {
+      const l = landed.get(s);
+      return { signature: s, slot: Number(l.slot), err: l.err, memo: null, blockTime: null, confirmationStatus: 'finalized' };
+    });
   },
   litesvm_airdrop: ([addr, n]) => {
     const r = svm.airdrop(address(addr), lamports(BigInt(n)));

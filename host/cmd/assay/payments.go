@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/assay-audit/assay/host/config"
+	"github.com/assay-audit/assay/host/metrics"
+	"github.com/assay-audit/assay/host/payment"
+	"github.com/assay-audit/assay/host/solana"
+	"github.com/assay-audit/assay/host/solanarpc"
+	"github.com/assay-audit/assay/host/store"
+	"github.com/assay-audit/assay/host/wallet"
+	"github.com/assay-audit/assay/host/x402"
+	"github.com/hashicorp/go-hclog"
+)
+
+// paymentGate builds the configured payments: off, the embedded local
+// facilitator (fee payer and, without pay_to, a seller wallet generated into
+// the data dir), or a remote facilitator URL.
+func paymentGate(ctx context.Context, cfg config.Config, st *store.Store, id string, met *metrics.Metrics, log hclog.Logger) (payment.Gate, error) {
+	if cfg.Payments == "off" {
+		return payment.Off{}, nil
+	}
+	asset, payTo, err := seller(cfg, true)
+	if err != nil {
+		return nil, err
+	}
+	var fac x402.Facilitator
+	switch {
+	case cfg.Payments == "local":
+		feePayer := cfg.FeePayerKeyFile
+		if feePayer == "" {
+			feePayer = filepath.Join(cfg.DataDir, "facilitator-fee-payer.json")
+		}
+		key, err := wallet.LoadOrNew(feePayer)
+		if err != nil {
+			return nil, err
+		}
+		local := x402.NewLocal(key, cfg.Network)
+		if cfg.SolanaRPC != "" {
+			rpc := solanarpc.New(cfg.SolanaRPC)
+			rpc.OnError = met.RPCError
+			local.WithChain(rpc, x402.ChainOptions{})
+			met.FeePayerBalance(func() (uint64, bool) { return local.FeePayerLamports(ctx) })
+			// the node's host only: an RPC URL often carries an API key
+			log.Info("payments settle on the chain", "solana_rpc_host", urlHost(cfg.SolanaRPC))
+		}
+		fac = local
+	case strings.HasPrefix(cfg.Payments, "http://") || strings.HasPrefix(cfg.Payments, "https://"):
+		remote, err := x402.NewRemote(ctx, cfg.Payments, cfg.Network, cfg.FeePayer)
+		if err != nil {
+			return nil, err
+		}
+		fac = remote
+	default:
+		return nil, fmt.Errorf("payments %q: expected off, local or a facilitator URL", cfg.Payments)
+	}
+	log.Info("payments", "mode", cfg.Payments, "network", cfg.Network, "pay_to", payTo, "fee_payer", fac.FeePayer())
+	return x402.NewGate(ctx, x402.Config{Facilitator: fac, Store: st, Network: cfg.Network, Asset: asset, PayTo: payTo, PublicURL: cfg.PublicURL, HostID: id})
+}
+
+// seller is the network's USDC and the wallet paid: pay_to, or the seller
+// wallet in the data dir (made when create, on a host's first start).
+func seller(cfg config.Config, create bool) (asset, payTo string, err error) {
+	asset = map[string]string{x402.SolanaMainnet: x402.USDCMainnet, x402.SolanaDevnet: x402.USDCDevnet, x402.SolanaTestnet: x402.USDCDevnet}[cfg.Network]
+	if asset == "" {
+		return "", "", fmt.Errorf("network %q: expected a Solana CAIP-2 id (mainnet, devnet or testnet)", cfg.Network)
+	}
+	if cfg.PayTo != "" {
+		return asset, cfg.PayTo, nil
+	}
+	load := wallet.Load
+	if create {
+		load = wallet.LoadOrNew
+	}
+	w, err := load(filepath.Join(cfg.DataDir, "seller-wallet.json"))
+	if err != nil {
+		return "", "", err
+	}
+	return asset, solana.EncodeBase58(w.Public().(ed25519.PublicKey)), nil
+}
+
+// hostID names this host across its restarts: a random id kept in the data
+// dir. A host that starts releases the payment claims its earlier run held
+// (they are redeemable at once), so two running hosts must not share one
+// data dir (serve holds it with dirlock first).
+func hostID(dataDir string) (string, error) {
+	path := filepath.Join(dataDir, "host-id")
+	if b, err := os.ReadFile(path); err == nil {
+		if id := strings.TrimSpace(string(b)); len(id) == 16 && strings.Trim(id, "0123456789abcdef") == "" {
+			return id, nil
+		}
+		return "", fmt.Errorf("%s: expected 16 hex digits", path)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("host id: %w", err)
+	}
+	b := make([]byte, 8)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("host id: %w", err)
+	}
+	id := hex.EncodeToString(b)
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return "", fmt.Errorf("host id: %w", err)
+	}
+	if err := os.WriteFile(path, []byte(id+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("host id: %w", err)
+	}
+	return id, nil
+}
