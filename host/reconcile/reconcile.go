@@ -127,6 +127,9 @@ func (r *Report) scan(ctx context.Context, chain Chain, b Books, recorded map[st
 			if recorded[s.Signature] || (len(s.Err) > 0 && string(s.Err) != "null") {
 				continue
 			}
+			if s.Memo != nil && !strings.Contains(*s.Memo, b.MemoPrefix) {
+				continue // the node says its memos: none of this host's
+			}
 			tx, err := chain.GetTransaction(ctx, s.Signature)
 			if err != nil {
 				return fmt.Errorf("reconcile: a transfer at slot %d: %w", s.Slot, err)

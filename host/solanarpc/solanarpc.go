@@ -347,6 +347,9 @@ type SignatureInfo struct {
 	Signature string
 	Slot      uint64
 	Err       json.RawMessage
+	// Memo is the node's rendering of the transaction's memos ("[len]
+	// text", joined by "; "); nil when the node gives none.
+	Memo *string
 }
 
 // Signatures lists the transactions that touched addr, newest first, at
@@ -360,13 +363,14 @@ func (c *Client) Signatures(ctx context.Context, addr, before string, limit int)
 		Signature string          `json:"signature"`
 		Slot      uint64          `json:"slot"`
 		Err       json.RawMessage `json:"err"`
+		Memo      *string         `json:"memo"`
 	}
 	if err := c.call(ctx, "getSignaturesForAddress", []any{addr, opts}, &r); err != nil {
 		return nil, err
 	}
 	out := make([]SignatureInfo, len(r))
 	for i, s := range r {
-		out[i] = SignatureInfo{Signature: s.Signature, Slot: s.Slot, Err: s.Err}
+		out[i] = SignatureInfo{Signature: s.Signature, Slot: s.Slot, Err: s.Err, Memo: s.Memo}
 	}
 	return out, nil
 }

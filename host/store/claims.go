@@ -47,6 +47,9 @@ type Claim struct {
 	// Blockhash is the transaction's recent blockhash (base58), when the
 	// claim was opened knowing it.
 	Blockhash string
+	// Memo is the transaction's memo (the host's 402 gave it): how a
+	// host finds on the chain a transaction a remote facilitator sent.
+	Memo string
 }
 
 // Errors of the claim operations.
@@ -56,17 +59,17 @@ var (
 	ErrLeaseLost = errors.New("store: the claim's lease is not held")
 )
 
-const claimColumns = `payment_id, service, op, price_usdc_units, payer, state, tx_id, network, fee_lamports, house, owner, lease_until_ns, created_ns, blockhash`
+const claimColumns = `payment_id, service, op, price_usdc_units, payer, state, tx_id, network, fee_lamports, house, owner, lease_until_ns, created_ns, blockhash, memo`
 
 func scanClaim(row interface{ Scan(...any) error }) (Claim, error) {
 	var c Claim
-	var payer, tx, network, blockhash sql.NullString
+	var payer, tx, network, blockhash, memo sql.NullString
 	var fee sql.NullInt64
 	var lease, created int64
-	if err := row.Scan(&c.PaymentID, &c.Service, &c.Op, &c.PriceUSDCUnits, &payer, &c.State, &tx, &network, &fee, &c.House, &c.Owner, &lease, &created, &blockhash); err != nil {
+	if err := row.Scan(&c.PaymentID, &c.Service, &c.Op, &c.PriceUSDCUnits, &payer, &c.State, &tx, &network, &fee, &c.House, &c.Owner, &lease, &created, &blockhash, &memo); err != nil {
 		return c, err
 	}
-	c.Payer, c.TxID, c.Network, c.Blockhash = payer.String, tx.String, network.String, blockhash.String
+	c.Payer, c.TxID, c.Network, c.Blockhash, c.Memo = payer.String, tx.String, network.String, blockhash.String, memo.String
 	if fee.Valid {
 		c.FeeLamports = &fee.Int64
 	}
@@ -106,16 +109,23 @@ func (s *Store) OpenClaim(ctx context.Context, c Claim) (opened bool, err error)
 	if c.Payer != "" {
 		payer = &c.Payer
 	}
-	// a transaction id and blockhash known before settling (the embedded
-	// facilitator's) let a host look the claim up on the chain after a
-	// crash; a remote facilitator's are known only once it settled
-	var tx, blockhash *string
+	// what the chain will know the payment by, known before settling,
+	// lets a host look the claim up after a crash: the transaction id and
+	// blockhash (the embedded facilitator's), or the blockhash and memo (a
+	// remote facilitator's transaction id is known only once it settled)
+	var tx, blockhash, memo *string
 	if c.TxID != "" && c.Blockhash != "" {
-		tx, blockhash = &c.TxID, &c.Blockhash
+		tx = &c.TxID
 	}
-	res, err := s.db.ExecContext(ctx, s.q(`INSERT INTO payment_claims (payment_id, service, op, price_usdc_units, payer, state, house, owner, lease_until_ns, created_ns, tx_id, blockhash)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (payment_id) DO NOTHING`),
-		c.PaymentID, c.Service, c.Op, c.PriceUSDCUnits, payer, ClaimSettling, c.House, c.Owner, c.LeaseUntil.UnixNano(), c.Created.UnixNano(), tx, blockhash)
+	if c.Blockhash != "" {
+		blockhash = &c.Blockhash
+	}
+	if c.Memo != "" {
+		memo = &c.Memo
+	}
+	res, err := s.db.ExecContext(ctx, s.q(`INSERT INTO payment_claims (payment_id, service, op, price_usdc_units, payer, state, house, owner, lease_until_ns, created_ns, tx_id, blockhash, memo)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (payment_id) DO NOTHING`),
+		c.PaymentID, c.Service, c.Op, c.PriceUSDCUnits, payer, ClaimSettling, c.House, c.Owner, c.LeaseUntil.UnixNano(), c.Created.UnixNano(), tx, blockhash, memo)
 	if err != nil {
 		return false, fmt.Errorf("store: open claim: %w", err)
 	}

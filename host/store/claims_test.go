@@ -125,3 +125,30 @@ func TestReleaseLeasesOfAnEarlierRun(t *testing.T) {
 		}
 	})
 }
+
+// A claim keeps what the chain will know its payment by: the embedded
+// facilitator's transaction id with its blockhash, or, for a remote
+// facilitator (whose transaction id comes only once it settled), the
+// blockhash and memo; a transaction id without a blockhash is not kept.
+func TestAClaimKeepsWhatTheChainKnowsItBy(t *testing.T) {
+	each(t, func(t *testing.T, kind string) {
+		s := storetest.Open(t, kind)
+		now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+		for _, c := range []store.Claim{
+			{PaymentID: "local", TxID: "Tx1", Blockhash: "Hash1"},
+			{PaymentID: "remote", Blockhash: "Hash2", Memo: "assay:00000000000000000000000000000000"},
+			{PaymentID: "offline", TxID: "House1"},
+		} {
+			c.Service, c.Op, c.PriceUSDCUnits, c.Owner, c.LeaseUntil, c.Created = "svc", "op", 1, "h/1", now.Add(time.Second), now
+			if ok, err := s.OpenClaim(ctx, c); err != nil || !ok {
+				t.Fatalf("open %s: %v %v", c.PaymentID, ok, err)
+			}
+		}
+		for id, want := range map[string][3]string{"local": {"Tx1", "Hash1", ""}, "remote": {"", "Hash2", "assay:00000000000000000000000000000000"}, "offline": {"", "", ""}} {
+			c, err := s.GetClaim(ctx, id)
+			if err != nil || [3]string{c.TxID, c.Blockhash, c.Memo} != want {
+				t.Errorf("%s: %+v %v, want %v", id, c, err, want)
+			}
+		}
+	})
+}

@@ -303,7 +303,10 @@ func (s *Store) migrations() []string {
 	// its transaction id, what a host needs to learn from the chain whether
 	// a claim its crash left settling landed, or can never land
 	v7 := `ALTER TABLE payment_claims ADD COLUMN blockhash TEXT`
-	return []string{v1, v2, v3, strings.Join(v4, ";\n"), strings.Join(v5, ";\n"), strings.Join(v6, ";\n"), v7}
+	// v8: a claim's memo, which finds on the chain a transaction a remote
+	// facilitator sent (its id is known only from the facilitator)
+	v8 := `ALTER TABLE payment_claims ADD COLUMN memo TEXT`
+	return []string{v1, v2, v3, strings.Join(v4, ";\n"), strings.Join(v5, ";\n"), strings.Join(v6, ";\n"), v7, v8}
 }
 
 // appendOnly are the statements that make the database refuse UPDATE and

@@ -126,6 +126,10 @@ func (r *Remote) Verify(ctx context.Context, p *PaymentPayload, req Requirements
 	return &Verified{Payer: v.Payer}, nil
 }
 
+// reasonSettlementPending is the official facilitator's answer for a
+// transaction it sent whose confirmation it did not see in time.
+const reasonSettlementPending = "settlement_pending"
+
 // Settle calls /settle. It is retried only when the request provably never
 // left (the connection was refused): a settle that may have reached the
 // facilitator is never sent twice.
@@ -133,6 +137,12 @@ func (r *Remote) Settle(ctx context.Context, p *PaymentPayload, req Requirements
 	var s SettleResponse
 	if err := r.call(ctx, http.MethodPost, "/settle", facilitatorRequest{Version, p, req}, &s, r.SettleTimeout, false); err != nil {
 		return nil, err
+	}
+	if !s.Success && s.ErrorReason == reasonSettlementPending {
+		// sent, and not confirmed within the facilitator's wait: it may
+		// still land, so nothing is known (the claim stays settling, and
+		// the chain or the facilitator decides on a re-send)
+		return nil, fmt.Errorf("%w: settlement pending: the transaction was sent and is not confirmed yet", ErrFacilitator)
 	}
 	if !s.Success {
 		reason := s.ErrorReason

@@ -73,6 +73,14 @@ type Config struct {
 	// broadcasts); a claim whose host died is free again after it.
 	Lease time.Duration
 	Now   func() time.Time
+	// Chain, when set, resolves claims left settling from the chain and
+	// gives 402s a live blockhash (a ChainLookup beside a remote
+	// facilitator); the embedded facilitator on a chain is its own.
+	Chain interface {
+		Resolver
+		blockhashSource
+		TransactionFee(ctx context.Context, txID string) *int64
+	}
 }
 
 // Gate is the x402 payment gate (payment.Gate).
@@ -87,67 +95,6 @@ type Gate struct {
 	// Resolved is what the chain said, at start, of the claims left
 	// settling.
 	Resolved Resolved
-}
-
-// Resolved counts the settling claims a starting gate looked up on the
-// chain: Settled landed (the report is owed, delivered on a re-send),
-// Dropped never landed and never can (nothing was taken), Unknown the
-// chain cannot say yet (or a claim without a transaction id: a remote
-// facilitator's).
-type Resolved struct{ Settled, Dropped, Unknown int }
-
-// chainResolver is a facilitator that can look a transaction up on the
-// chain (the embedded one with an RPC node).
-type chainResolver interface {
-	Resolve(ctx context.Context, txID, blockhash string) (Resolution, *int64, error)
-}
-
-// resolveSettling resolves, from the chain, each claim left settling whose
-// lease has run out (a crash's): landed, it becomes settled; never landed
-// and never can, it goes. The chain decides, not a timer.
-func (g *Gate) resolveSettling(ctx context.Context, r chainResolver) (Resolved, error) {
-	var out Resolved
-	claims, err := g.cfg.Store.Claims(ctx, store.ClaimSettling)
-	if err != nil {
-		return out, err
-	}
-	for _, c := range claims {
-		now := g.cfg.Now()
-		if c.TxID == "" || c.Blockhash == "" {
-			out.Unknown++
-			continue
-		}
-		leased, err := g.cfg.Store.LeaseClaim(ctx, c.PaymentID, g.owner, now, now.Add(g.cfg.Lease))
-		if err != nil {
-			return out, err
-		}
-		if !leased {
-			out.Unknown++ // another running host holds it
-			continue
-		}
-		res, fee, err := r.Resolve(ctx, c.TxID, c.Blockhash)
-		switch {
-		case err != nil || res == Unknown:
-			out.Unknown++
-		case res == Landed:
-			c.FeeLamports, c.LeaseUntil = fee, time.Time{}
-			if c.Network == "" {
-				c.Network = g.cfg.Network
-			}
-			if err := g.cfg.Store.SettleClaim(ctx, c.PaymentID, g.owner, c, now); err != nil {
-				return out, err
-			}
-			out.Settled++
-		case res == NeverLanded:
-			if err := g.cfg.Store.DropClaim(ctx, c.PaymentID, g.owner); err != nil {
-				return out, err
-			}
-			out.Dropped++
-			continue
-		}
-		g.release(c.PaymentID)
-	}
-	return out, nil
 }
 
 // NewGate builds the gate. With an offline facilitator the requirements
@@ -183,7 +130,7 @@ func NewGate(ctx context.Context, cfg Config) (*Gate, error) {
 	if g.Unspent, err = cfg.Store.ReleaseLeasesOf(ctx, cfg.HostID, g.owner); err != nil {
 		return nil, err
 	}
-	if r, ok := cfg.Facilitator.(chainResolver); ok {
+	if r := g.resolver(); r != nil {
 		if g.Resolved, err = g.resolveSettling(ctx, r); err != nil {
 			return nil, err
 		}
@@ -199,8 +146,8 @@ func NewGate(ctx context.Context, cfg Config) (*Gate, error) {
 	return g, nil
 }
 
-// blockhashSource is a facilitator that reads the chain's recent blockhash
-// (the embedded one with an RPC node).
+// blockhashSource reads the chain's recent blockhash (the embedded
+// facilitator with an RPC node, or a ChainLookup).
 type blockhashSource interface {
 	RecentBlockhash(ctx context.Context) (solanarpc.Blockhash, bool)
 }
@@ -211,7 +158,13 @@ func (g *Gate) Requirements(req payment.Request) Requirements {
 	if g.blockhash != "" {
 		extra["recentBlockhash"] = g.blockhash
 	}
-	if src, ok := g.cfg.Facilitator.(blockhashSource); ok && req.HTTP != nil {
+	var src blockhashSource
+	if g.cfg.Chain != nil {
+		src = g.cfg.Chain
+	} else if s, ok := g.cfg.Facilitator.(blockhashSource); ok {
+		src = s
+	}
+	if src != nil && req.HTTP != nil {
 		// a live one from the chain: a client needs no RPC of its own
 		if h, ok := src.RecentBlockhash(req.HTTP.Context()); ok {
 			extra["recentBlockhash"], extra["lastValidBlockHeight"] = h.Hash, h.LastValidBlockHeight
@@ -243,9 +196,9 @@ type admitted struct {
 	marker  string       // the marker being redeemed, if any
 	token   string
 	charged bool // a claim exists or a settlement was attempted
-	// txID and blockhash: what the chain will know the payment by, when
-	// the facilitator said before settling
-	txID, blockhash string
+	// txID, blockhash and memo: what the chain will know the payment by
+	// (a transaction id when the facilitator said before settling)
+	txID, blockhash, memo string
 }
 
 func examined() map[string]any {
@@ -345,7 +298,10 @@ func (g *Gate) check(ctx context.Context, req payment.Request, p *PaymentPayload
 			return nil, g.demand402(req, CodeReplayed, "duplicate_settlement"), nil
 		}
 	}
-	st.payer, st.txID, st.blockhash = v.Payer, v.TxID, v.Blockhash
+	st.payer, st.txID, st.blockhash, st.memo = v.Payer, v.TxID, v.Blockhash, memo
+	if st.blockhash == "" {
+		st.blockhash = payloadBlockhash(p)
+	}
 	return &payment.Admission{Facts: examined(), State: st}, nil, nil
 }
 
@@ -364,7 +320,7 @@ func (g *Gate) Settle(ctx context.Context, req payment.Request, a *payment.Admis
 		var err error
 		opened, err = g.cfg.Store.OpenClaim(ctx, store.Claim{PaymentID: st.id, Service: req.Service, Op: req.Op,
 			PriceUSDCUnits: req.Price.USDCUnits, Payer: st.payer, House: g.cfg.Facilitator.Offline(),
-			Owner: g.owner, LeaseUntil: until, Created: now, TxID: st.txID, Blockhash: st.blockhash})
+			Owner: g.owner, LeaseUntil: until, Created: now, TxID: st.txID, Blockhash: st.blockhash, Memo: st.memo})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -407,6 +363,14 @@ func (g *Gate) Settle(ctx context.Context, req payment.Request, a *payment.Admis
 // settle settles a claim in state settling through the facilitator and
 // records it settled; d is the answer when the facilitator refused.
 func (g *Gate) settle(ctx context.Context, req payment.Request, st *admitted, c store.Claim, opened bool) (_ store.Claim, d *payment.Demand, err error) {
+	if g.cfg.Chain != nil && !opened {
+		// an earlier settlement's outcome is unknown (its host died, or
+		// no answer came): the chain says first, so a facilitator whose
+		// replay guard remembers the transaction is never asked again
+		if c, d, done, err := g.settleFromChain(ctx, req, g.cfg.Chain, c); done || err != nil {
+			return c, d, err
+		}
+	}
 	s, err := g.cfg.Facilitator.Settle(ctx, st.payload, st.reqs)
 	if err != nil {
 		// the outcome is unknown: the claim stays settling, free for a
@@ -428,6 +392,10 @@ func (g *Gate) settle(ctx context.Context, req payment.Request, st *admitted, c 
 		return c, g.settleFailure(req, CodeNotSettled, s.Reason, s.Payer), err
 	}
 	c.TxID, c.Payer, c.Network, c.FeeLamports = s.TxID, s.Payer, s.Network, s.FeeLamports
+	if c.FeeLamports == nil && g.cfg.Chain != nil {
+		// a remote facilitator does not say the fee; the chain does
+		c.FeeLamports = g.cfg.Chain.TransactionFee(ctx, c.TxID)
+	}
 	c.LeaseUntil = g.cfg.Now().Add(deliveryLease)
 	if c.Payer == "" {
 		c.Payer = st.payer

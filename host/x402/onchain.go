@@ -10,6 +10,7 @@ import (
 
 	"github.com/assay-audit/assay/host/solana"
 	"github.com/assay-audit/assay/host/solanarpc"
+	"github.com/assay-audit/assay/host/store"
 )
 
 // The official exact-scheme reasons a chain's answer can give.
@@ -257,31 +258,11 @@ const (
 	NeverLanded
 )
 
-// Resolve looks a transaction up on the chain: a claim a crash left
-// settling is resolved from what it says, never by a timer guessing.
-func (l *Local) Resolve(ctx context.Context, txID, blockhash string) (Resolution, *int64, error) {
-	if l.chain == nil {
-		return Unknown, nil, nil
+// Resolve implements Resolver: the embedded facilitator knows each
+// transaction's id and blockhash before it sends it.
+func (l *Local) Resolve(ctx context.Context, c store.Claim) (Resolution, Landing, error) {
+	if l.chain == nil || c.TxID == "" || c.Blockhash == "" {
+		return Unknown, Landing{}, nil
 	}
-	st, err := l.chain.rpc.SignatureStatus(ctx, txID)
-	if err != nil {
-		return Unknown, nil, err
-	}
-	switch {
-	case st.Succeeded():
-		var fee *int64
-		if tx, err := l.chain.rpc.GetTransaction(ctx, txID); err == nil && tx != nil {
-			fee = &tx.FeeLamports
-		}
-		return Landed, fee, nil
-	case st.Landed():
-		return NeverLanded, nil, nil
-	case st != nil:
-		return Unknown, nil, nil // processed, not yet confirmed
-	}
-	valid, err := l.chain.rpc.BlockhashValid(ctx, blockhash)
-	if err != nil || valid {
-		return Unknown, nil, err
-	}
-	return NeverLanded, nil, nil
+	return resolveByID(ctx, l.chain.rpc, c.TxID, c.Blockhash)
 }

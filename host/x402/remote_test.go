@@ -170,6 +170,13 @@ func TestRemoteFacilitator(t *testing.T) {
 	if s, err := r.Settle(ctx, p, reqs); err != nil || s.Reason != "insufficient_funds" {
 		t.Errorf("settle failure: %+v %v", s, err)
 	}
+	// sent and not yet confirmed is not a refusal: the outcome is unknown
+	stub.settle = func(w http.ResponseWriter, _ facilitatorRequest) {
+		_, _ = w.Write([]byte(`{"success":false,"errorReason":"settlement_pending","payer":"Payer111","transaction":"5sig","network":"` + SolanaDevnet + `"}`))
+	}
+	if s, err := r.Settle(ctx, p, reqs); !errors.Is(err, ErrFacilitator) || s != nil {
+		t.Errorf("a pending settlement: %+v %v", s, err)
+	}
 	// a settle that may have arrived is never sent twice
 	n = stub.calls["/settle"].Load()
 	stub.settle = func(w http.ResponseWriter, _ facilitatorRequest) { w.WriteHeader(500) }

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assay-audit/assay/host/canaryproof"
 	"github.com/assay-audit/assay/host/internal/chaintest"
 	"github.com/assay-audit/assay/host/internal/testhost"
 	"github.com/assay-audit/assay/host/solana"
@@ -317,6 +318,8 @@ type chainHost struct {
 	bin, cfg, data, dir     string
 	seller, payer, feePayer ed25519.PrivateKey
 	payerFile, body         string
+	st                      *store.Store
+	canary                  *canaryproof.Canary
 }
 
 func newChainHost(t *testing.T) *chainHost {
@@ -329,9 +332,33 @@ func newChainHost(t *testing.T) *chainHost {
 	c.payerFile = filepath.Join(c.dir, "payer.json")
 	c.payer, _ = wallet.New(c.payerFile)
 	c.chain.TokenAccount(t, address(c.payer), 1_000_000)
+	// the submission carries a canary: no form of it, nor of the body,
+	// may reach the chain, the host's log or the ledger (noTrace)
+	var err error
+	if c.canary, err = canaryproof.New(); err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(`{"streamed_capture":{"chunks":["` + base64.StdEncoding.EncodeToString([]byte(c.canary.Value)) + `"]},"reference_output":{"chunks":["YWJk"]}}`)
+	c.canary.Add("body", body)
 	c.body = filepath.Join(c.dir, "body.json")
-	_ = os.WriteFile(c.body, []byte(`{"streamed_capture":{"chunks":["YWJj"]},"reference_output":{"chunks":["YWJk"]}}`), 0o600)
+	_ = os.WriteFile(c.body, body, 0o600)
 	return c
+}
+
+// noTrace checks that nothing of the submissions reached what left the
+// host for the chain, the host's log or the ledger's lines.
+func (c *chainHost) noTrace(t *testing.T, h *proc) {
+	t.Helper()
+	lines, _ := c.store(t).Lines(context.Background())
+	ledger, _ := json.Marshal(lines)
+	for what, data := range map[string]string{"the RPC requests": c.chain.Requests(t), "the host log": h.log(), "the ledger": string(ledger)} {
+		if found := c.canary.Find([]byte(data)); len(found) > 0 {
+			t.Errorf("%s hold %v of the submission", what, found)
+		}
+	}
+	if !strings.Contains(c.chain.Requests(t), "sendTransaction") {
+		t.Error("no transaction was sent: the custody check saw nothing")
+	}
 }
 
 func (c *chainHost) start(t *testing.T) *proc {
@@ -341,6 +368,44 @@ func (c *chainHost) start(t *testing.T) *proc {
 		t.Fatalf("host:\n%s", h.log())
 	}
 	return h
+}
+
+// resentDeliversOnce checks that a restarted host resolved the payment's
+// claim from the chain as landed, and that the payment sent again delivers
+// its report with the price moved once.
+func (c *chainHost) resentDeliversOnce(t *testing.T, h *proc, saved string) {
+	t.Helper()
+	if l := h.log(); !strings.Contains(l, "looked up on the chain: landed_now_settled=1 never_landed_released=0 still_unknown=0") {
+		t.Errorf("the restarted host did not resolve the claim:\n%s", l)
+	}
+	var out strings.Builder
+	if err := run([]string{"call", "--payment", saved, "--out", filepath.Join(c.dir, "again.json"), h.url() + "/stream-divergence/compare", c.body}, &out, &out); err != nil {
+		t.Fatalf("the payment sent again: %v\n%s", err, h.log())
+	}
+	if got := c.chain.Tokens(t, address(c.seller)); got != sdPrice {
+		t.Errorf("the seller holds %d, want one price (%d)", got, sdPrice)
+	}
+}
+
+// store is the host's store, open until the test ends.
+func (c *chainHost) store(t *testing.T) *store.Store {
+	if c.st == nil {
+		st, err := store.OpenExisting(context.Background(), "sqlite", c.data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		c.st = st
+	}
+	return c.st
+}
+
+// lines waits for the host's ledger to hold n lines and returns them.
+func (c *chainHost) lines(t *testing.T, n int) []store.Line {
+	t.Helper()
+	var lines []store.Line
+	eventually(t, fmt.Sprintf("%d ledger lines", n), 10*time.Second, func() bool { lines, _ = c.store(t).Lines(context.Background()); return len(lines) == n })
+	return lines
 }
 
 // reconcile runs `assay ledger reconcile` on the host's books.
@@ -381,37 +446,24 @@ func TestAHostKilledBetweenBroadcastAndDeliveryResolvesFromTheChain(t *testing.T
 	c.chain.HoldConfirmations(t, false)
 
 	h = c.start(t)
-	if l := h.log(); !strings.Contains(l, "looked up on the chain: landed_now_settled=1 never_landed_released=0 still_unknown=0") {
-		t.Errorf("the restarted host did not resolve the claim:\n%s", l)
-	}
+	c.resentDeliversOnce(t, h, saved)
 	var out strings.Builder
-	if err := run([]string{"call", "--payment", saved, "--out", filepath.Join(c.dir, "again.json"), h.url() + "/stream-divergence/compare", c.body}, &out, &out); err != nil {
-		t.Fatalf("the payment sent again: %v\n%s", err, h.log())
-	}
-	if got := c.chain.Tokens(t, address(c.seller)); got != sdPrice {
-		t.Errorf("the seller holds %d, want one price (%d)", got, sdPrice)
-	}
 	if got := c.chain.Tokens(t, address(c.payer)); got != 1_000_000-sdPrice {
 		t.Errorf("the payer holds %d", got)
 	}
-	st, err := store.OpenExisting(context.Background(), "sqlite", c.data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	var lines []store.Line
-	eventually(t, "one ledger line", 10*time.Second, func() bool { lines, _ = st.Lines(context.Background()); return len(lines) == 1 })
+	lines := c.lines(t, 1)
 	if s, err := c.chain.RPC.SignatureStatus(context.Background(), *lines[0].TxID); err != nil || !s.Succeeded() {
 		t.Errorf("the line's transaction on the chain: %+v %v", s, err)
 	}
 	// and once more: spent
-	err = run([]string{"call", "--payment", saved, "--out", filepath.Join(c.dir, "third.json"), h.url() + "/stream-divergence/compare", c.body}, &out, &out)
+	err := run([]string{"call", "--payment", saved, "--out", filepath.Join(c.dir, "third.json"), h.url() + "/stream-divergence/compare", c.body}, &out, &out)
 	if err == nil || !strings.Contains(err.Error(), "payment_replayed") {
 		t.Errorf("a third send: %v", err)
 	}
 	if said, err := c.reconcile(); err != nil || !strings.Contains(said, "1 paid lines checked, 1 transactions of the token account read: 0 lines not matching") {
 		t.Errorf("the books after the crash: %v\n%s", err, said)
 	}
+	c.noTrace(t, h)
 }
 
 // A host killed while its payment's transaction was lost on the way (it
@@ -422,11 +474,7 @@ func TestAHostKilledWithATransactionThatNeverLandedReleasesTheClaim(t *testing.T
 	c := newChainHost(t)
 	h := c.start(t)
 	c.chain.DropSends(t, true)
-	st, err := store.OpenExisting(context.Background(), "sqlite", c.data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := c.store(t)
 	saved := c.payUntilKilled(t, h, func() bool {
 		claims, _ := st.Claims(context.Background(), store.ClaimSettling)
 		return len(claims) == 1
@@ -442,7 +490,7 @@ func TestAHostKilledWithATransactionThatNeverLandedReleasesTheClaim(t *testing.T
 		t.Errorf("claims left settling: %+v", claims)
 	}
 	var out strings.Builder
-	err = run([]string{"call", "--payment", saved, "--out", filepath.Join(c.dir, "again.json"), h.url() + "/stream-divergence/compare", c.body}, &out, &out)
+	err := run([]string{"call", "--payment", saved, "--out", filepath.Join(c.dir, "again.json"), h.url() + "/stream-divergence/compare", c.body}, &out, &out)
 	if err == nil || !strings.Contains(err.Error(), "402 payment_invalid") {
 		t.Errorf("the expired payment sent again: %v", err)
 	}
@@ -471,13 +519,8 @@ func TestLedgerReconcileHoldsTheBooksAgainstTheChain(t *testing.T) {
 			t.Fatalf("paid call %d: %v\n%s", i, err, h.log())
 		}
 	}
-	st, err := store.OpenExisting(context.Background(), "sqlite", c.data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	var lines []store.Line
-	eventually(t, "two ledger lines", 10*time.Second, func() bool { lines, _ = st.Lines(context.Background()); return len(lines) == 2 })
+	st := c.store(t)
+	lines := c.lines(t, 2)
 	if out, err := c.reconcile(); err != nil || !strings.Contains(out, "2 paid lines checked, 2 transactions of the token account read: 0 lines not matching, 0 transfers without a line") {
 		t.Fatalf("reconcile after two paid calls: %v\n%s", err, out)
 	}
@@ -531,4 +574,5 @@ func TestLedgerReconcileHoldsTheBooksAgainstTheChain(t *testing.T) {
 			t.Errorf("reconcile does not say %q:\n%s", want, out)
 		}
 	}
+	c.noTrace(t, h)
 }

@@ -43,7 +43,20 @@ func sdConfig(t *testing.T) string {
 func precheckCode(t *testing.T, base string, n int) (int, string) {
 	caller := solana.EncodeBase58(bytes.Repeat([]byte{byte(n + 1)}, 32))
 	body := `{"caller":"` + caller + `","streamed_capture":{"chunks":["YQ=="]},"reference_output":{"chunks":["YQ=="]}}`
-	resp, err := http.Post(base+"/stream-divergence/precheck", "application/json", strings.NewReader(body))
+	status, code, _ := postCode(t, base+"/stream-divergence/precheck", []byte(body), nil)
+	return status, code
+}
+
+// postCode posts a JSON body with the given headers and returns the
+// status, the error code (if any) and the body.
+func postCode(t *testing.T, url string, body []byte, header map[string]string) (int, string, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +66,7 @@ func precheckCode(t *testing.T, base string, n int) (int, string) {
 		Error struct{ Code string } `json:"error"`
 	}
 	_ = json.Unmarshal(raw, &a)
-	return resp.StatusCode, a.Error.Code
+	return resp.StatusCode, a.Error.Code, raw
 }
 
 // The operator's round trip on a running host: `assay service stop` (the

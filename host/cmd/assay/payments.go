@@ -34,7 +34,13 @@ func paymentGate(ctx context.Context, cfg config.Config, st *store.Store, id str
 	if err != nil {
 		return nil, err
 	}
+	var rpc *solanarpc.Client
+	if cfg.SolanaRPC != "" {
+		rpc = solanarpc.New(cfg.SolanaRPC)
+		rpc.OnError = met.RPCError
+	}
 	var fac x402.Facilitator
+	var lookup *x402.ChainLookup
 	switch {
 	case cfg.Payments == "local":
 		feePayer := cfg.FeePayerKeyFile
@@ -46,9 +52,7 @@ func paymentGate(ctx context.Context, cfg config.Config, st *store.Store, id str
 			return nil, err
 		}
 		local := x402.NewLocal(key, cfg.Network)
-		if cfg.SolanaRPC != "" {
-			rpc := solanarpc.New(cfg.SolanaRPC)
-			rpc.OnError = met.RPCError
+		if rpc != nil {
 			local.WithChain(rpc, x402.ChainOptions{})
 			met.FeePayerBalance(func() (uint64, bool) { return local.FeePayerLamports(ctx) })
 			// the node's host only: an RPC URL often carries an API key
@@ -61,11 +65,23 @@ func paymentGate(ctx context.Context, cfg config.Config, st *store.Store, id str
 			return nil, err
 		}
 		fac = remote
+		if rpc != nil {
+			// beside a remote facilitator the node finds a claim a crash
+			// left settling by its memo, and gives 402s a live blockhash
+			if lookup, err = x402.NewChainLookup(rpc, payTo, asset); err != nil {
+				return nil, err
+			}
+			log.Info("payment claims are looked up on the chain", "solana_rpc_host", urlHost(cfg.SolanaRPC))
+		}
 	default:
 		return nil, fmt.Errorf("payments %q: expected off, local or a facilitator URL", cfg.Payments)
 	}
 	log.Info("payments", "mode", cfg.Payments, "network", cfg.Network, "pay_to", payTo, "fee_payer", fac.FeePayer())
-	return x402.NewGate(ctx, x402.Config{Facilitator: fac, Store: st, Network: cfg.Network, Asset: asset, PayTo: payTo, PublicURL: cfg.PublicURL, HostID: id})
+	gc := x402.Config{Facilitator: fac, Store: st, Network: cfg.Network, Asset: asset, PayTo: payTo, PublicURL: cfg.PublicURL, HostID: id}
+	if lookup != nil {
+		gc.Chain = lookup
+	}
+	return x402.NewGate(ctx, gc)
 }
 
 // seller is the network's USDC and the wallet paid: pay_to, or the seller

@@ -29,6 +29,7 @@ type Chain struct {
 	// Authority is the USDC mint's authority (the test's own key).
 	Authority ed25519.PrivateKey
 	mint      solana.PublicKey
+	requests  string // the file the server appends every request body to
 }
 
 // Start runs the server (npm ci in its folder first when its packages are
@@ -51,8 +52,10 @@ func Start(tb testing.TB) *Chain {
 			tb.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
 		}
 	}
+	requests := filepath.Join(tb.TempDir(), "rpc-requests.log")
 	cmd := exec.Command("node", "server.mjs")
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "LITESVM_REQUEST_LOG="+requests)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		tb.Fatal(err)
@@ -92,9 +95,19 @@ func Start(tb testing.TB) *Chain {
 		tb.Fatal("the LiteSVM RPC server did not start within 30 s")
 	}
 	_, auth, _ := ed25519.GenerateKey(nil)
-	c := &Chain{URL: "http://127.0.0.1:" + p, Authority: auth}
+	c := &Chain{URL: "http://127.0.0.1:" + p, Authority: auth, requests: requests}
 	c.RPC = solanarpc.New(c.URL)
 	return c
+}
+
+// Requests is every JSON-RPC request body the node was sent, one a line
+// (for custody tests: what left the host for the chain).
+func (c *Chain) Requests(tb testing.TB) string {
+	b, err := os.ReadFile(c.requests)
+	if err != nil && !os.IsNotExist(err) {
+		tb.Fatal(err)
+	}
+	return string(b)
 }
 
 func (c *Chain) control(tb testing.TB, method string, params ...any) {

@@ -17,7 +17,8 @@
 // (sendTransaction lands the transaction but getSignatureStatuses reports
 // it as unknown until released: a host that dies between broadcast and
 // confirmation), litesvm_dropSends (sendTransaction answers a signature
-// and lands nothing: a transaction lost on its way).
+// and lands nothing: a transaction lost on its way). With
+// LITESVM_REQUEST_LOG set, every request body is appended to that file.
 import http from 'node:http';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -30,6 +31,7 @@ const b58 = getBase58Decoder(); // bytes -> string
 const txDecoder = getTransactionDecoder();
 const messageDecoder = getCompiledTransactionMessageDecoder();
 const TOKEN = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
+const MEMO = 'MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr';
 
 // LiteSVM's error enums are const enums (erased at run time): read the
 // names from its own declarations, so every error prints as a node does
@@ -117,6 +119,15 @@ function staticKeys(tx) {
   return messageDecoder.decode(tx.messageBytes).staticAccounts;
 }
 
+// memoOf: the transaction's memos as a node's getSignaturesForAddress
+// gives them ("[<length>] <text>", joined by "; "), null when none
+function memoOf(tx) {
+  const m = messageDecoder.decode(tx.messageBytes);
+  const memos = m.instructions.filter((ix) => m.staticAccounts[ix.programAddressIndex] === MEMO)
+    .map((ix) => `[${ix.data?.length ?? 0}] ${Buffer.from(ix.data ?? []).toString('utf8')}`);
+  return memos.length ? memos.join('; ') : null;
+}
+
 // tokenBalances: the token accounts among keys, in a node's
 // pre/postTokenBalances shape
 function tokenBalances(keys) {
@@ -146,7 +157,16 @@ const methods = {
   },
   simulateTransaction: ([b64, opts]) => {
     if (opts?.encoding && opts.encoding !== 'base64') throw { code: -32602, message: 'base64 encoding only' };
-    const r = svm.simulateTransaction(decodeTx(b64));
+    // sigVerify false (the official facilitator's, before it co-signs):
+    // the fee payer's empty signature slot is not checked, as on a node
+    const unsigned = opts?.sigVerify === false;
+    if (unsigned) svm.withSigverify(false);
+    let r;
+    try {
+      r = svm.simulateTransaction(decodeTx(b64));
+    } finally {
+      if (unsigned) svm.withSigverify(true);
+    }
     if (typeof r.err === 'function') {
       const meta = r.meta();
       return { ...ctx(), value: { err: rpcError(r.err()), logs: meta.logs(), unitsConsumed: Number(meta.computeUnitsConsumed()), accounts: null } };
@@ -170,7 +190,7 @@ const methods = {
     const sig = b58.decode(r.signature());
     slot += 1n;
     height += 1n;
-    landed.set(sig, { slot, err: null, fee: before - (svm.getBalance(address(payer)) ?? 0n), wire: b64, pre, post: tokenBalances(keys) });
+    landed.set(sig, { slot, err: null, fee: before - (svm.getBalance(address(payer)) ?? 0n), wire: b64, pre, post: tokenBalances(keys), memo: memoOf(tx) });
     for (const k of keys) {
       if (!byAddress.has(k)) byAddress.set(k, []);
       byAddress.get(k).push(sig);
@@ -201,7 +221,7 @@ const methods = {
     }
     return all.slice(from, from + Math.min(opts?.limit ?? 1000, 1000)).map((s) => {
       const l = landed.get(s);
-      return { signature: s, slot: Number(l.slot), err: l.err, memo: null, blockTime: null, confirmationStatus: 'finalized' };
+      return { signature: s, slot: Number(l.slot), err: l.err, memo: l.memo, blockTime: null, confirmationStatus: 'finalized' };
     });
   },
   litesvm_airdrop: ([addr, n]) => {
@@ -247,6 +267,8 @@ const server = http.createServer((req, res) => {
   let body = '';
   req.on('data', (c) => { body += c; });
   req.on('end', () => {
+    // a test's record of what was sent to the chain (custody checks)
+    if (process.env.LITESVM_REQUEST_LOG) fs.appendFileSync(process.env.LITESVM_REQUEST_LOG, body.replace(/\n/g, ' ') + '\n');
     let out;
     try {
       const msg = JSON.parse(body);

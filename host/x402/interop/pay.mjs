@@ -8,13 +8,16 @@
 // Usage:
 //   node pay.mjs --url <paid endpoint URL> --body <json file> \
 //                --wallet <keypair file> --rpc <JSON-RPC http url> \
-//                [--no-spend-controls]
+//                [--no-spend-controls] [--save-payment <file>]
 //
 // --wallet is a Solana CLI keypair file: a JSON array of 64 numbers
 // (32-byte Ed25519 seed followed by the 32-byte public key).
 // --rpc is passed to ExactSvmScheme as rpcUrl; the official client uses it
 // for getAccountInfo(asset) and, only when the 402 has no valid
 // extra.recentBlockhash, getLatestBlockhash.
+// --save-payment writes the PAYMENT-SIGNATURE header value the client
+// sent on its paid retry (nothing when it never paid), so a test can send
+// the very same payment again.
 //
 // stdout: exactly one line of JSON
 //   {"status": <number>, "body": <parsed JSON body or null>,
@@ -23,7 +26,7 @@
 // exit 1 with a short message on stderr when the client threw;
 // exit 2 on bad command-line arguments / unreadable input files.
 
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 
 import { createKeyPairSignerFromBytes } from "@solana/kit";
@@ -48,6 +51,7 @@ try {
       wallet: { type: "string" },
       rpc: { type: "string" },
       "no-spend-controls": { type: "boolean", default: false },
+      "save-payment": { type: "string" },
     },
     strict: true,
   }));
@@ -102,7 +106,15 @@ try {
   // rejected by spendControls". Pass --no-spend-controls for that case.
   if (args["no-spend-controls"]) client.setSpendControls(false);
 
-  const payFetch = wrapFetchWithPayment(fetch, client);
+  // the wrapper hands its fetch a Request; the paid retry is the one
+  // carrying PAYMENT-SIGNATURE
+  let sentPayment = null;
+  const seeingFetch = (input, init) => {
+    const headers = input instanceof Request ? input.headers : new Headers(init?.headers);
+    sentPayment = headers.get("PAYMENT-SIGNATURE") ?? sentPayment;
+    return fetch(input, init);
+  };
+  const payFetch = wrapFetchWithPayment(args["save-payment"] ? seeingFetch : fetch, client);
   const res = await payFetch(args.url, {
     method: "POST",
     headers: { "Content-Type": "application/json" },
@@ -126,6 +138,7 @@ try {
     const reason = paymentResponse?.errorReason ?? pr?.error ?? "(no reason given)";
     process.stderr.write(`pay.mjs: payment not accepted: HTTP 402: ${reason}\n`);
   }
+  if (args["save-payment"] && sentPayment !== null) await writeFile(args["save-payment"], sentPayment, { mode: 0o600 });
   out = { status: res.status, body, paymentResponse };
 } catch (err) {
   const cause = err?.cause ? ` (cause: ${err.cause.message ?? err.cause})` : "";
