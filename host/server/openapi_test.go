@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/assay-audit/assay/host/internal/nodedeps"
 	"github.com/assay-audit/assay/host/internal/testhost"
 )
 
@@ -19,13 +20,7 @@ func nodeDir(t *testing.T, rel, module string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", module)); err != nil {
-		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("npm ci in %s: %v\n%s", rel, err, out)
-		}
-	}
+	nodedeps.Install(t, dir, module)
 	return dir
 }
 

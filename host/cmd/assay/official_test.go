@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assay-audit/assay/host/internal/nodedeps"
 	"github.com/assay-audit/assay/host/x402"
 )
 
@@ -28,13 +29,7 @@ func interopDir(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@x402", "svm")); err != nil {
-		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
-		}
-	}
+	nodedeps.Install(t, dir, "@x402/svm")
 	return dir
 }
 

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assay-audit/assay/host/internal/nodedeps"
 	"github.com/assay-audit/assay/host/solana"
 	"github.com/assay-audit/assay/host/solanarpc"
 )
@@ -45,13 +46,7 @@ func Start(tb testing.TB) *Chain {
 	}
 	_, file, _, _ := runtime.Caller(0)
 	dir := filepath.Join(filepath.Dir(file), "..", "..", "solanarpc", "litesvm")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "litesvm")); err != nil {
-		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			tb.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
-		}
-	}
+	nodedeps.Install(tb, dir, "litesvm")
 	requests := filepath.Join(tb.TempDir(), "rpc-requests.log")
 	cmd := exec.Command("node", "server.mjs")
 	cmd.Dir = dir
