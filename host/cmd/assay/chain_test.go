@@ -378,6 +378,10 @@ func (c *chainHost) resentDeliversOnce(t *testing.T, h *proc, saved string) {
 	if l := h.log(); !strings.Contains(l, "looked up on the chain: landed_now_settled=1 never_landed_released=0 still_unknown=0") {
 		t.Errorf("the restarted host did not resolve the claim:\n%s", l)
 	}
+	// the ledger report lists the report owed as settled, nothing unknown
+	if got := c.undelivered(t); got != "settled" {
+		t.Errorf("assay ledger report's undelivered claims before the re-send: %q", got)
+	}
 	var out strings.Builder
 	if err := run([]string{"call", "--payment", saved, "--out", filepath.Join(c.dir, "again.json"), h.url() + "/stream-divergence/compare", c.body}, &out, &out); err != nil {
 		t.Fatalf("the payment sent again: %v\n%s", err, h.log())
@@ -385,6 +389,27 @@ func (c *chainHost) resentDeliversOnce(t *testing.T, h *proc, saved string) {
 	if got := c.chain.Tokens(t, address(c.seller)); got != sdPrice {
 		t.Errorf("the seller holds %d, want one price (%d)", got, sdPrice)
 	}
+}
+
+// undelivered is the states of the claims `assay ledger report` lists as
+// undelivered, joined by commas.
+func (c *chainHost) undelivered(t *testing.T) string {
+	t.Helper()
+	var out, errs strings.Builder
+	if err := run([]string{"ledger", "report", "--json", "--data-dir", c.data}, &out, &errs); err != nil {
+		t.Fatalf("assay ledger report: %v\n%s", err, errs.String())
+	}
+	var r struct {
+		Undelivered []struct{ State string } `json:"undelivered_paid_claims"`
+	}
+	if err := json.Unmarshal([]byte(out.String()), &r); err != nil {
+		t.Fatalf("assay ledger report --json: %v\n%s", err, out.String())
+	}
+	states := make([]string, len(r.Undelivered))
+	for i, u := range r.Undelivered {
+		states[i] = u.State
+	}
+	return strings.Join(states, ",")
 }
 
 // store is the host's store, open until the test ends.
@@ -488,6 +513,9 @@ func TestAHostKilledWithATransactionThatNeverLandedReleasesTheClaim(t *testing.T
 	}
 	if claims, _ := st.Claims(context.Background(), store.ClaimSettling); len(claims) != 0 {
 		t.Errorf("claims left settling: %+v", claims)
+	}
+	if got := c.undelivered(t); got != "" {
+		t.Errorf("assay ledger report lists undelivered claims of a payment never taken: %q", got)
 	}
 	var out strings.Builder
 	err := run([]string{"call", "--payment", saved, "--out", filepath.Join(c.dir, "again.json"), h.url() + "/stream-divergence/compare", c.body}, &out, &out)
