@@ -3,6 +3,8 @@ package sdk
 import (
 	"context"
 	"errors"
+	"runtime"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -129,6 +131,9 @@ func (s *adapterServer) Describe(context.Context, *pb.DescribeRequest) (*pb.Adap
 func (s *adapterServer) Adapt(ctx context.Context, req *pb.AdaptRequest) (resp *pb.AdaptResponse, err error) {
 	defer func() {
 		if r := recover(); r != nil {
+			// where, never what: a panic's value may quote the record
+			fn, line := panicSite()
+			s.log.Error("adapter panicked", "panic_function", fn, "panic_line", line)
 			resp, err = nil, status.Error(codes.Internal, "adapter panicked")
 		}
 	}()
@@ -165,4 +170,21 @@ func encoded(resp *pb.AdaptResponse) (*pb.AdaptResponse, error) {
 	out := &pb.AdaptResponse{}
 	out.ProtoReflect().SetUnknown(wire)
 	return out, nil
+}
+
+// panicSite is the function and line a recovered panic began in (the
+// first frame outside the runtime), for the author to find it; the host
+// passes the function's name into its log, as it does a trace's frames.
+func panicSite() (function string, line int) {
+	pcs := make([]uintptr, 32)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(3, pcs)])
+	for {
+		f, more := frames.Next()
+		if !strings.HasPrefix(f.Function, "runtime.") {
+			return f.Function, f.Line
+		}
+		if !more {
+			return "unknown", 0
+		}
+	}
 }

@@ -388,6 +388,11 @@ func (h *hostAdapters) Adapt(ctx context.Context, req *pb.AdaptRequest) (*pb.Ada
 	// ones, so the adapter may answer every JSON string as a span
 	record := req.GetRecord()
 	req.JsonStringSpans = true
+	if h.token != 0 && req.GetRecordSpan() == nil {
+		// the record travels as bytes; the token still names the request,
+		// so a fault of the adapter's is reported as this request's
+		req.BodyToken = h.token
+	}
 	if span := req.GetRecordSpan(); span != nil {
 		rec, err := SpanOf(h.body, span)
 		if err != nil {

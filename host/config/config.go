@@ -60,6 +60,11 @@ type Config struct {
 	// TrustedProxies are the reverse proxies (addresses or CIDR prefixes)
 	// whose X-Forwarded-For names the client.
 	TrustedProxies []string `hcl:"trusted_proxies,optional"`
+	// StrictPlugins makes a plugin that cannot start (a version
+	// mismatch, a bad handshake, a crash in main, a checksum that does not
+	// match its pin) stop the host, as before; unset, that plugin is left
+	// out, loudly, and the host serves the rest.
+	StrictPlugins bool `hcl:"strict_plugins,optional"`
 	// FMV is the CAD fair-market-value source.
 	FMV *FMV `hcl:"fmv,block"`
 	// Admission bounds each service's concurrent work.
@@ -206,6 +211,7 @@ func Load(path string) (Config, error) {
 		c.FMV = &fmv
 	}
 	c.Admission = f.Admission
+	c.StrictPlugins = f.StrictPlugins
 	c.PluginDir = filepath.Dir(path)
 	if f.PluginDir != "" {
 		c.PluginDir = f.PluginDir

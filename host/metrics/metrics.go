@@ -31,6 +31,7 @@ type Metrics struct {
 	settled    *prometheus.CounterVec
 	settleTime *prometheus.HistogramVec
 	rpcErrors  *prometheus.CounterVec
+	adapterBad *prometheus.CounterVec
 }
 
 // New builds the registry.
@@ -63,7 +64,10 @@ func New() *Metrics {
 		[]string{"service", "outcome"})
 	m.rpcErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "assay_solana_rpc_errors_total",
 		Help: "Solana RPC calls that failed (unreachable, or an error answer), by method."}, []string{"method"})
-	m.reg.MustRegister(m.settled, m.settleTime, m.rpcErrors)
+	m.adapterBad = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "assay_adapter_faults_total",
+		Help: "Requests failed by their format adapter (a malformed answer, its own failure, or taken out of service on this host), by format and cause."},
+		[]string{"format", "cause"})
+	m.reg.MustRegister(m.settled, m.settleTime, m.rpcErrors, m.adapterBad)
 	m.reg.MustRegister(m.requests, m.latency, m.calls, m.refusals, m.cnm, m.freeRefuse, m.selfCheck, m.ledgerFail, m.ledgerRef,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -122,6 +126,12 @@ func (m *Metrics) FeePayerBalance(lamports func() (uint64, bool)) {
 		}
 		return math.NaN()
 	}))
+}
+
+// AdapterFault counts a request its format adapter failed (format: the
+// adapter's described id; cause: pluginhost's closed set).
+func (m *Metrics) AdapterFault(format, cause string) {
+	m.adapterBad.WithLabelValues(code(format), code(cause)).Inc()
 }
 
 // Free counts an admitted free call.

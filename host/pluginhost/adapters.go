@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,7 +22,8 @@ import (
 // Adapter is one supervised format-adapter plugin.
 type Adapter struct {
 	*proc
-	desc *pb.AdapterDescription
+	desc   *pb.AdapterDescription
+	health health
 }
 
 // StartAdapter starts an adapter plugin pinned like a family.
@@ -72,9 +74,16 @@ func (a *Adapter) AdaptFrame(ctx context.Context, req *pb.AdaptRequest) (sdk.Fra
 // shared body: passed as the file to an adapter that reads shared bodies,
 // read out for one that does not.
 func (a *Adapter) adaptFrame(ctx context.Context, req *pb.AdaptRequest, rec *heldRange) (sdk.Frame, error) {
+	if a.health.isOut() {
+		return nil, &FaultError{a.fault(FaultOut, fmt.Sprintf("out of service on this host after %d faults in a row", TakeOutAfter))}
+	}
 	c, err := a.current(ctx)
 	if err != nil {
 		return nil, err
+	}
+	recordLen := uint64(len(req.GetRecord()))
+	if rec != nil {
+		recordLen = rec.len
 	}
 	if rec != nil {
 		if a.desc.GetReadsSharedBodies() && c.share != nil {
@@ -103,9 +112,28 @@ func (a *Adapter) adaptFrame(ctx context.Context, req *pb.AdaptRequest, rec *hel
 		}
 		a.log.Warn("adapter call failed", "kind", kind, "shared", req.SharedRecord != nil,
 			"ms", time.Since(began).Milliseconds())
+		if kind == "failed" {
+			// the adapter's own failure (a panic, an error it chose): the
+			// same record fails the same way again
+			return nil, a.faulted(a.fault(FaultFailed, "the adapter's call failed (a panic or an error of its own; its log says which)"))
+		}
 		return nil, err
 	}
+	if cause, detail := checkAnswer(f, recordLen); cause != "" {
+		return nil, a.faulted(a.fault(cause, detail))
+	}
+	a.health.record(false)
 	return f, nil
+}
+
+// faulted counts a fault against the adapter (taking it out of service
+// on this host after TakeOutAfter in a row) and returns it as an error.
+func (a *Adapter) faulted(f AdapterFault) error {
+	if a.health.record(true) {
+		a.log.Error("adapter taken out of service on this host: it answered wrongly too many times in a row; restart the host once it is fixed",
+			"format", f.Format, "binary", f.Binary, "version", f.Version, "in_a_row", TakeOutAfter, "last_cause", f.Cause)
+	}
+	return &FaultError{f}
 }
 
 // Router sends each format's records to the adapter registered for it.
@@ -128,6 +156,32 @@ func (r *Router) Add(a *Adapter) error {
 	}
 	r.byFormat[id] = a
 	return nil
+}
+
+// AdapterStatus is one loaded adapter as an operator or a caller sees it.
+type AdapterStatus struct {
+	Format  string `json:"format"`
+	Family  string `json:"family"`
+	Version string `json:"adapter_version"`
+	// State is "serving", or "out" (taken out of service on this host
+	// after TakeOutAfter faults in a row, until the host restarts).
+	State string `json:"state"`
+}
+
+// Status lists the loaded adapters by format id.
+func (r *Router) Status() []AdapterStatus {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]AdapterStatus, 0, len(r.byFormat))
+	for id, a := range r.byFormat {
+		st := AdapterStatus{Format: id, Family: a.desc.GetFamily(), Version: a.desc.GetAdapterVersion(), State: "serving"}
+		if a.Out() {
+			st.State = "out"
+		}
+		out = append(out, st)
+	}
+	slices.SortFunc(out, func(a, b AdapterStatus) int { return strings.Compare(a.Format, b.Format) })
+	return out
 }
 
 // Formats lists the registered format ids.
@@ -163,7 +217,11 @@ func (r *Router) Adapt(ctx context.Context, allowed []string, req *pb.AdaptReque
 
 // AdaptFrame is Adapt with the answer kept as wire bytes.
 func (r *Router) AdaptFrame(ctx context.Context, allowed []string, req *pb.AdaptRequest) (sdk.Frame, error) {
-	return r.adaptFrame(ctx, allowed, req, nil)
+	f, err := r.adaptFrame(ctx, allowed, req, nil)
+	if errors.As(err, new(*FaultError)) {
+		return nil, status.Error(codes.Unavailable, "adapter unavailable")
+	}
+	return f, err
 }
 
 func (r *Router) adaptFrame(ctx context.Context, allowed []string, req *pb.AdaptRequest, rec *heldRange) (sdk.Frame, error) {
@@ -179,6 +237,9 @@ func (r *Router) adaptFrame(ctx context.Context, allowed []string, req *pb.Adapt
 		return nil, status.Error(codes.Unavailable, "no adapter installed for an accepted format")
 	}
 	f, err := a.adaptFrame(ctx, req, rec)
+	if errors.As(err, new(*FaultError)) {
+		return nil, err // the host service records it for the request
+	}
 	if err != nil {
 		return nil, status.Error(codes.Unavailable, "adapter unavailable")
 	}
@@ -195,11 +256,19 @@ type hostServer struct {
 // adaptFrame serves Host.Adapt with the adapter's answer relayed as the
 // bytes it arrived in.
 func (h *hostServer) adaptFrame(ctx context.Context, req *pb.AdaptRequest) (*sdk.Frame, error) {
+	token := req.GetBodyToken()
 	req, rec, err := h.resolve(req)
 	if err != nil {
 		return nil, err
 	}
 	f, err := h.router.adaptFrame(ctx, h.formats, req, rec)
+	var fe *FaultError
+	if errors.As(err, &fe) {
+		// the request's session reports it; the family hears only that
+		// the adapter is unavailable, and never sees the answer
+		h.bodies.fault(token, fe.Fault)
+		return nil, status.Error(codes.Unavailable, "adapter unavailable")
+	}
 	if err != nil {
 		return nil, err
 	}

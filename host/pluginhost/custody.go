@@ -65,6 +65,9 @@ func (c *custodyLogger) reduce(level hclog.Level, msg string, args []any) {
 	}
 }
 
+// funcName is a Go function's qualified name, as runtime.Frame gives it.
+var funcName = regexp.MustCompile(`^(?:[\w.\-]+/)*[\w.\-]+\.[\w.\-*()\[\]]+$`)
+
 func scrubArgs(args []any) []any {
 	out := make([]any, len(args))
 	for i, a := range args {
@@ -74,6 +77,12 @@ func scrubArgs(args []any) []any {
 		}
 		switch v := a.(type) {
 		case string:
+			if args[i-1] == "panic_function" && funcName.MatchString(v) {
+				// a recovered panic's site, as a bare trace's frames pass:
+				// a Go function's name, never a value
+				out[i] = v
+				continue
+			}
 			out[i] = hclog.Fmt("[string, %d bytes]", len(v))
 		case float64, float32, int, int64, int32, uint, uint64, uint32, bool, nil:
 			out[i] = v

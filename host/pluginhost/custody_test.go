@@ -42,3 +42,21 @@ func TestStderrIsReducedBeforeTheHostLog(t *testing.T) {
 		t.Error("lifecycle message altered")
 	}
 }
+
+// A recovered panic's site passes as a bare trace's frames do: a Go
+// function's name under panic_function, and nothing else shaped otherwise
+// (a value there, or a function name under another key, is reduced).
+func TestAPanicsFunctionNamePasses(t *testing.T) {
+	var out sink
+	l := clientLogger{hclog.New(&hclog.LoggerOptions{Output: &out, Level: hclog.Trace})}.Named("plugin-x")
+	l.Error("adapter panicked", "panic_function", "github.com/x/y.(*adapter).Adapt.func1", "panic_line", 42)
+	l.Error("adapter panicked", "panic_function", "SECRET value with spaces")
+	l.Error("adapter panicked", "other", "main.Leak")
+	got := out.String()
+	if !strings.Contains(got, `panic_function="github.com/x/y.(*adapter).Adapt.func1"`) || !strings.Contains(got, "panic_line=42") {
+		t.Errorf("the panic's site did not pass:\n%s", got)
+	}
+	if strings.Contains(got, "SECRET") || strings.Contains(got, "main.Leak") {
+		t.Errorf("a value passed:\n%s", got)
+	}
+}

@@ -401,6 +401,9 @@ type bodies struct {
 type held struct {
 	bytes  []byte
 	shared *sharedbody.Body
+	// fault is where the request's first adapter fault is kept, for its
+	// session to report (it outlives the hold)
+	fault *faultSlot
 }
 
 // heldRange is part of a shared body, for an adapter.
@@ -415,6 +418,17 @@ func (b *bodies) hold(body held) uint64 {
 	b.next++
 	b.held[b.next] = body
 	return b.next
+}
+
+// fault keeps a request's first adapter fault (a family's own record,
+// sent without its body's token, has no request to report to).
+func (b *bodies) fault(token uint64, f AdapterFault) {
+	b.mu.Lock()
+	body, ok := b.held[token]
+	b.mu.Unlock()
+	if ok && body.fault != nil {
+		body.fault.CompareAndSwap(nil, &f)
+	}
 }
 
 func (b *bodies) release(token uint64) {
@@ -500,6 +514,7 @@ type Session struct {
 	ownsShared bool
 	measuring  *atomic.Int64 // the family's count, while proceeded
 	proceeded  bool
+	fault      faultSlot // the request's first adapter fault
 	ctx        context.Context
 	cancel     context.CancelFunc
 	stream     pb.Family_RunClient
@@ -579,9 +594,9 @@ func (f *Family) TakesSharedBodies() bool {
 func (s *Session) start(start *pb.Start, body []byte) (*pb.Validated, error) {
 	start.HostServiceId = s.hostID
 	if s.hostID != 0 && s.token == 0 {
-		h := held{bytes: body}
+		h := held{bytes: body, fault: &s.fault}
 		if s.shared != nil {
-			h = held{shared: s.shared}
+			h = held{shared: s.shared, fault: &s.fault}
 		}
 		s.token = s.bodies.hold(h)
 		start.BodyToken = s.token
@@ -651,6 +666,11 @@ func (s *Session) fail(err error) error {
 	if errors.Is(err, io.EOF) {
 		// the server closed the stream: the real status is on Recv
 		_, err = s.stream.Recv()
+	}
+	if f := s.fault.Load(); f != nil {
+		// the family failed because its adapter did: the adapter's fault,
+		// never a transient one to retry
+		return &FaultError{*f}
 	}
 	return classify(s.ctx, s.conn.Exited, err)
 }

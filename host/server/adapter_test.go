@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/assay-audit/assay/host/internal/testhost"
+	"github.com/assay-audit/assay/host/pluginhost"
 	"github.com/assay-audit/assay/sdk"
 	"github.com/assay-audit/assay/sdk/membudget"
 )
@@ -164,5 +165,91 @@ func TestARunawayRequestEndsItsPlugin(t *testing.T) {
 	}
 	if !strings.Contains(h.Log.String(), "outlived its caller by the grace") {
 		t.Error("the plugin's line is not in the host's log")
+	}
+}
+
+// An adapter's wrong answer is the adapter's fault, named as such: the
+// family never sees it; the request gets 503 adapter_failed (a re-send
+// will not help; nothing charged) with the format and the cause; the log
+// names the adapter, its binary and version and the cause, never a byte
+// of the record; a metric counts it by format and cause; the service is
+// never stopped (the next good record is served). Five faults in a row
+// take the adapter out of service on this host, and each request for its
+// format is then refused at once as taken_out.
+func TestAnAdaptersFaultIsNamedAndNeverStopsTheService(t *testing.T) {
+	h := testhost.Start(t, testhost.Options{Adapters: []string{adapterPkg}, CallTimeout: 10 * time.Second, NoFreeTier: true}, testPkg)
+	url := h.URL + "/test-family/measure"
+	bad := map[string]string{"panic": "failed", "empty": "empty", "level9": "level", "span-out": "span", "negative": "count"}
+	order := []string{"panic", "empty", "level9", "span-out"}
+	for _, rec := range order {
+		r := post(t, url, []byte(`{"adapt":"test-format","record":"`+rec+`"}`))
+		e, _ := r.json["error"].(map[string]any)
+		if r.status != 503 || errorCode(r) != "adapter_failed" || e["format"] != "test-format" || e["cause"] != bad[rec] {
+			t.Errorf("record %q: %d %s", rec, r.status, r.raw)
+		}
+	}
+	// not stopped, and a good answer ends the run of faults
+	if r := post(t, url, []byte(`{"adapt":"test-format","record":"hello"}`)); r.status != 200 || r.json["adapted_level"] != "L0" {
+		t.Fatalf("a good record after four faults: %d %s", r.status, r.raw)
+	}
+	if h.Adapters[0].Out() {
+		t.Fatal("taken out after four faults and a good answer")
+	}
+	for i := 0; i < pluginhost.TakeOutAfter; i++ {
+		if r := post(t, url, []byte(`{"adapt":"test-format","record":"negative"}`)); errorCode(r) != "adapter_failed" {
+			t.Fatalf("fault %d: %d %s", i, r.status, r.raw)
+		}
+	}
+	r := post(t, url, []byte(`{"adapt":"test-format","record":"hello"}`))
+	if e, _ := r.json["error"].(map[string]any); r.status != 503 || errorCode(r) != "adapter_failed" || e["cause"] != "taken_out" || !h.Adapters[0].Out() {
+		t.Errorf("after %d faults in a row: %d %s", pluginhost.TakeOutAfter, r.status, r.raw)
+	}
+
+	var faults []map[string]any
+	takenOut, panicked, panicLine := false, "", 0.0
+	for _, line := range strings.Split(strings.TrimSpace(h.Log.String()), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) != nil {
+			continue
+		}
+		switch m["@message"] {
+		case "format adapter fault: the request failed":
+			faults = append(faults, m)
+		case "adapter panicked":
+			// the plugin's own line: where, never what
+			panicked, _ = m["panic_function"].(string)
+			panicLine, _ = m["panic_line"].(float64)
+		case "adapter taken out of service on this host: it answered wrongly too many times in a row; restart the host once it is fixed":
+			takenOut = m["format"] == "test-format" && m["binary"] == "assay-testadapter" && m["version"] == "0.0.1"
+		}
+	}
+	if len(faults) != len(order)+pluginhost.TakeOutAfter+1 || !takenOut {
+		t.Fatalf("%d fault lines, taken out logged %v:\n%s", len(faults), takenOut, h.Log.String())
+	}
+	for i, f := range faults {
+		if f["adapter"] != "testadapter" || f["binary"] != "assay-testadapter" || f["version"] != "0.0.1" || f["format"] != "test-format" || f["detail"] == "" {
+			t.Errorf("fault line %d: %v", i, f)
+		}
+	}
+	if panicked != "main.adapter.Adapt" || panicLine == 0 || strings.Contains(h.Log.String(), "an adapter bug") {
+		t.Errorf("the panic's site %q line %v (its value must not be logged)", panicked, panicLine)
+	}
+	if d, _ := faults[3]["detail"].(string); d != "message 1 block 1: a text span ending at byte 102 of a 8-byte record" {
+		t.Errorf("the span's detail: %q", d)
+	}
+	// the catalog shows it out, as JSON and on the page
+	cat := do(t, "GET", h.URL+"/", nil, nil)
+	if a, _ := cat.json["adapters"].([]any); len(a) != 1 || a[0].(map[string]any)["state"] != "out" || a[0].(map[string]any)["format"] != "test-format" {
+		t.Errorf("the catalog's adapters: %s", cat.raw)
+	}
+	if page := do(t, "GET", h.URL+"/", nil, map[string]string{"Accept": "text/html"}); !strings.Contains(string(page.raw), "<code>test-format</code> for test-family/v1, adapter 0.0.1: out of service on this host") {
+		t.Errorf("the catalog page does not show the adapter out:\n%s", page.raw)
+	}
+	m := do(t, "GET", h.URL+"/metrics", nil, nil)
+	for cause, want := range map[string]int{"failed": 1, "empty": 1, "level": 1, "span": 1, "count": pluginhost.TakeOutAfter, "taken_out": 1} {
+		series := `assay_adapter_faults_total{cause="` + cause + `",format="test-format"} ` + strconv.Itoa(want)
+		if !strings.Contains(string(m.raw), series) {
+			t.Errorf("/metrics lacks %s", series)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/assay-audit/assay/host/pluginhost"
 	"github.com/assay-audit/assay/sdk"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 )
@@ -56,6 +57,9 @@ type catalogDoc struct {
 	// Viewer is the page that checks a signed answer's signature in the
 	// browser and draws it.
 	Viewer string `json:"viewer"`
+	// Adapters are the format adapters this host loaded, each serving or
+	// out (taken out after repeated faults).
+	Adapters []pluginhost.AdapterStatus `json:"adapters"`
 }
 
 // criteriaText is what the catalog quotes from a criteria document.
@@ -126,7 +130,10 @@ func (s *Server) catalogEntry(name string, sv *service) catalogService {
 }
 
 func (s *Server) catalogDoc() catalogDoc {
-	doc := catalogDoc{Keys: "/keys", OpenAPI: "/openapi.json", Viewer: "/view", Services: []catalogService{}}
+	doc := catalogDoc{Keys: "/keys", OpenAPI: "/openapi.json", Viewer: "/view", Services: []catalogService{}, Adapters: []pluginhost.AdapterStatus{}}
+	if s.cfg.Adapters != nil {
+		doc.Adapters = s.cfg.Adapters.Status()
+	}
 	for name, sv := range s.services {
 		doc.Services = append(doc.Services, s.catalogEntry(name, sv))
 	}
@@ -160,6 +167,7 @@ var catalogPages = template.Must(template.New("service").Parse(`{{define "servic
 <h1>Assay</h1>
 <p>Signed, criteria-bound audit services. Every answer is signed (Ed25519 over RFC 8785 JSON); public keys at <a href="{{.Keys}}"><code>{{.Keys}}</code></a>; every route in <a href="{{.OpenAPI}}"><code>{{.OpenAPI}}</code></a>. To read a report, drop it on the <a href="{{.Viewer}}">report viewer</a>: it checks the signature in your browser and draws the report, and the report never leaves the browser. Replace HOST with this host's address.</p>
 {{range .Services}}{{template "service" .}}{{end}}
+{{if .Adapters}}<h2>Format adapters</h2><ul>{{range .Adapters}}<li><code>{{.Format}}</code> for {{.Family}}, adapter {{.Version}}: {{if eq .State "out"}}out of service on this host (it answered wrongly too many times in a row){{else}}serving{{end}}</li>{{end}}</ul>{{end}}
 </body></html>{{end}}
 {{define "one"}}` + pageHead + `
 <p><a href="/">All services</a> · <a href="/view">report viewer</a></p>

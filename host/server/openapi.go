@@ -30,7 +30,7 @@ func openAPIPath(pattern string) (method, path string) {
 // hostRefusalCodes are the refusal codes the host itself answers on
 // service routes (the families' own come from their criteria).
 var hostRefusalCodes = []string{codeBodyCap, codeUnavailable, codeDeadline, codeInternal, codeSelfCheck, codeCaller, codeInterval,
-	codeSpent, codeFreeDown, codePaymentDown, codeBusy, codeStopped, codeBodyTimeout, codeBodyBroken,
+	codeSpent, codeFreeDown, codePaymentDown, codeBusy, codeStopped, codeBodyTimeout, codeBodyBroken, codeAdapterFault,
 	"payment_required", "payment_invalid", "payment_replayed", "payment_not_settled", "payment_in_progress",
 	"marker_invalid", "marker_expired", "marker_spent"}
 
@@ -128,7 +128,7 @@ func serviceOperations(d *pb.FamilyDescription, prefix string, paths object) {
 			"422": answer("the signed could-not-measure answer (kind could_not_measure)"),
 			"429": refusal("free_interval: inside the minimum interval; retry_after_ms and Retry-After say when", "Retry-After"),
 			"500": refusal("internal_error or self_check_failed: nothing issued"),
-			"503": refusal("service_stopped, service_busy, plugin_unavailable, deadline_exceeded, free_tier_unavailable", "Retry-After"),
+			"503": refusal("service_stopped, service_busy, plugin_unavailable, adapter_failed, deadline_exceeded, free_tier_unavailable", "Retry-After"),
 		}}}
 	for _, op := range d.GetOps() {
 		paths[prefix+"/"+op.GetName()] = object{"post": object{"operationId": op.GetName() + suffix, "tags": tag,
@@ -150,7 +150,7 @@ func serviceOperations(d *pb.FamilyDescription, prefix string, paths object) {
 				"413": refusal("body_bytes_cap: the body is over the published cap (" + itoa(d.GetBodyBytes()) + " bytes)"),
 				"422": answer("the signed could-not-measure answer, delivered unpaid"),
 				"500": refusal("internal_error or self_check_failed: nothing charged"),
-				"503": refusal("service_stopped, service_busy, payment_in_progress, payment_unavailable, plugin_unavailable, deadline_exceeded; after a payment was checked, payment.delivery_marker and ASSAY-DELIVERY-MARKER", "Retry-After", "ASSAY-DELIVERY-MARKER"),
+				"503": refusal("service_stopped, service_busy, payment_in_progress, payment_unavailable, plugin_unavailable, adapter_failed, deadline_exceeded; after a payment was checked, payment.delivery_marker and ASSAY-DELIVERY-MARKER", "Retry-After", "ASSAY-DELIVERY-MARKER"),
 			}}}
 	}
 }

@@ -89,6 +89,9 @@ type Config struct {
 	FreeTier *freetier.Gate
 	Ledger   *ledger.Writer
 	Metrics  *metrics.Metrics
+	// Adapters, when set, are the loaded format adapters the catalog
+	// lists with their state.
+	Adapters *pluginhost.Router
 	Logger   hclog.Logger
 	// CallTimeout bounds one request's time inside its plugin (from the
 	// moment it has a working place).
@@ -353,23 +356,27 @@ const (
 	codeStopped     = "service_stopped"
 	codeBodyTimeout = "body_read_timeout"
 	codeBodyBroken  = "body_incomplete"
+	// codeAdapterFault: the record's format adapter answered it wrongly or
+	// failed on it; the same record fails the same way again
+	codeAdapterFault = "adapter_failed"
 )
 
 var hostMessages = map[string]string{
-	codeBodyCap:     "request body exceeds the published cap",
-	codeUnavailable: "the service stopped while handling this request; nothing was charged; send it again",
-	codeDeadline:    "the check did not finish within the host's deadline; nothing was charged",
-	codeInternal:    "the service failed to handle this request; nothing was charged",
-	codeSelfCheck:   "the answer failed the host's pre-signing checks and was not issued; nothing was charged",
-	codeCaller:      "caller must be a Solana address (base58, 32 bytes)",
-	codeInterval:    "free pre-checks from one caller must be at least the published interval apart",
-	codeSpent:       "the caller's free pre-checks for this UTC day are spent",
-	codeFreeDown:    "the free tier's store is unavailable; try again",
-	codePaymentDown: "the payment could not be completed; nothing was charged; try again",
-	codeBusy:        "the service is at capacity; nothing was charged; send it again after Retry-After",
-	codeStopped:     "this service is stopped under its criteria version (stop-serving); nothing was read or charged; the reason is the operator's or the host's",
-	codeBodyTimeout: "the request body did not arrive within the host's read timeout; nothing was read as a request",
-	codeBodyBroken:  "the request body ended before its declared length or its stream broke; nothing was read as a request",
+	codeBodyCap:      "request body exceeds the published cap",
+	codeUnavailable:  "the service stopped while handling this request; nothing was charged; send it again",
+	codeDeadline:     "the check did not finish within the host's deadline; nothing was charged",
+	codeInternal:     "the service failed to handle this request; nothing was charged",
+	codeSelfCheck:    "the answer failed the host's pre-signing checks and was not issued; nothing was charged",
+	codeCaller:       "caller must be a Solana address (base58, 32 bytes)",
+	codeInterval:     "free pre-checks from one caller must be at least the published interval apart",
+	codeSpent:        "the caller's free pre-checks for this UTC day are spent",
+	codeFreeDown:     "the free tier's store is unavailable; try again",
+	codePaymentDown:  "the payment could not be completed; nothing was charged; try again",
+	codeBusy:         "the service is at capacity; nothing was charged; send it again after Retry-After",
+	codeStopped:      "this service is stopped under its criteria version (stop-serving); nothing was read or charged; the reason is the operator's or the host's",
+	codeBodyTimeout:  "the request body did not arrive within the host's read timeout; nothing was read as a request",
+	codeBodyBroken:   "the request body ended before its declared length or its stream broke; nothing was read as a request",
+	codeAdapterFault: "the format adapter for this record's format failed on it; nothing was charged; sending it again will not help (the host's operator is told which adapter and why)",
 }
 
 // readBody reads at most limit+1 bytes of the body (one more than the cap,
@@ -867,7 +874,16 @@ func (s *Server) boundaryFailure(q *request, err error) { s.boundaryFailureWith(
 // paid route after payment, paymentFacts and header carry the gate's
 // delivery marker.
 func (s *Server) boundaryFailureWith(q *request, err error, paymentFacts map[string]any, header map[string]string) {
+	var fe *pluginhost.FaultError
 	switch {
+	case errors.As(err, &fe):
+		// the adapter's defect, never the family's nor the criteria's: no
+		// stop-serving, no retry
+		f := fe.Fault
+		s.cfg.Metrics.AdapterFault(f.Format, f.Cause)
+		s.cfg.Logger.Error("format adapter fault: the request failed", "service", q.sv.Desc.GetService(), "op", q.opName(),
+			"format", f.Format, "adapter", f.Plugin, "binary", f.Binary, "version", f.Version, "cause", f.Cause, "detail", f.Detail)
+		s.hostRefusalWith(q, http.StatusServiceUnavailable, codeAdapterFault, map[string]any{"format": f.Format, "cause": f.Cause}, paymentFacts, header)
 	case errors.Is(err, pluginhost.ErrDeadline):
 		s.cfg.Logger.Warn("plugin call deadline exceeded", "service", q.sv.Desc.GetService(), "op", q.opName(),
 			"ms", time.Since(q.began).Milliseconds())

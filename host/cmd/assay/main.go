@@ -120,6 +120,7 @@ func serve(args []string, stderr io.Writer) error {
 	feePayerKey := fs.String("fee-payer-key", "", "the local facilitator's fee-payer keypair (hosts on one store share it)")
 	publicURL := fs.String("public-url", "", "the public base URL behind a proxy, for x402 resource.url")
 	solanaRPC := fs.String("solana-rpc", "", "a Solana JSON-RPC node: the local facilitator settles on the chain for real")
+	strict := fs.Bool("strict-plugins", false, "a plugin that cannot start stops the host (default: it is left out and the rest served; config strict_plugins)")
 	proof := fs.Bool("canary-proof", false, "before serving, send a canary through every service and route and refuse to serve if any surface keeps a trace")
 	trusted := fs.String("trusted-proxies", "", "comma-separated addresses or CIDR prefixes of reverse proxies whose X-Forwarded-For names the client")
 	if err := fs.Parse(args); err != nil {
@@ -132,6 +133,7 @@ func serve(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	cfg.StrictPlugins = cfg.StrictPlugins || *strict
 	capture := &logCapture{out: stderr}
 	if *proof {
 		capture.buf = &bytes.Buffer{}
@@ -248,7 +250,7 @@ func serve(args []string, stderr io.Writer) error {
 	go func() { defer owned.Done(); ready.Run(boardCtx) }()
 	handler := server.New(server.Config{Services: services, Keys: keys, Payments: gate, FreeTier: free,
 		Ledger: writer, Metrics: met, Logger: log, CallTimeout: timeout,
-		Admission: limits, States: board, StopOnSelfCheck: true, TrustedProxies: proxies, Readiness: ready})
+		Admission: limits, States: board, StopOnSelfCheck: true, TrustedProxies: proxies, Readiness: ready, Adapters: ps.router})
 	if *proof {
 		if err := canaryProof(ctx, services, board, handler, keys, st, cfg.DataDir, capture, log); err != nil {
 			return err

@@ -29,7 +29,10 @@ import (
 type plugins struct {
 	services []server.Service
 	families []*pluginhost.Family
+	router   *pluginhost.Router
 	closers  []func()
+	// leftOut are the plugins that could not start (not strict_plugins)
+	leftOut []string
 }
 
 func (p *plugins) Close() {
@@ -42,8 +45,8 @@ func (p *plugins) Close() {
 // (every family when only is empty). The caller closes what it returns,
 // also on error.
 func startPlugins(ctx context.Context, cfg config.Config, log hclog.Logger, only string) (*plugins, error) {
-	p := &plugins{}
 	router := pluginhost.NewRouter()
+	p := &plugins{router: router}
 	for _, pl := range cfg.Plugins {
 		if pl.Kind != "adapter" {
 			continue
@@ -51,7 +54,10 @@ func startPlugins(ctx context.Context, cfg config.Config, log hclog.Logger, only
 		a, err := pluginhost.StartAdapter(ctx, pluginhost.Spec{Name: pl.Name, Path: pl.Path, SHA256: pl.SHA256},
 			pluginhost.Options{Logger: log, Dir: cfg.PluginDir, Env: pluginEnv()})
 		if err != nil {
-			return p, err
+			if err := p.leaveOut(cfg, log, pl, err); err != nil {
+				return p, err
+			}
+			continue
 		}
 		p.closers = append(p.closers, a.Close)
 		if err := router.Add(a); err != nil {
@@ -67,7 +73,10 @@ func startPlugins(ctx context.Context, cfg config.Config, log hclog.Logger, only
 		f, err := pluginhost.StartFamily(ctx, pluginhost.Spec{Name: pl.Name, Path: pl.Path, SHA256: pl.SHA256},
 			pluginhost.Options{Logger: log, Dir: cfg.PluginDir, Env: pluginEnv()}, router)
 		if err != nil {
-			return p, err
+			if err := p.leaveOut(cfg, log, pl, err); err != nil {
+				return p, err
+			}
+			continue
 		}
 		p.closers = append(p.closers, f.Close)
 		p.families = append(p.families, f)
@@ -80,6 +89,19 @@ func startPlugins(ctx context.Context, cfg config.Config, log hclog.Logger, only
 		log.Info("family loaded", "plugin", pl.Name, "service", d.GetService(), "criteria", d.GetCriteriaId())
 	}
 	return p, nil
+}
+
+// leaveOut takes a plugin that could not start out of this host's run
+// (one plugin's defect never stops the others), or, with strict_plugins,
+// fails the start as before.
+func (p *plugins) leaveOut(cfg config.Config, log hclog.Logger, pl config.Plugin, err error) error {
+	if cfg.StrictPlugins {
+		return err
+	}
+	log.Error("plugin could not start and is left out of this host; the others are served (strict_plugins makes this stop the host)",
+		"plugin", pl.Name, "kind", pl.Kind, "path", pl.Path, "error", err)
+	p.leftOut = append(p.leftOut, pl.Name)
+	return nil
 }
 
 func keyOf(svc server.Service) servicestate.Key {

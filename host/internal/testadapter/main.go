@@ -6,7 +6,10 @@
 // has the process's soft memory limit during the call as its role. A
 // record that is one JSON string goes back as a text span of it (an
 // escaped one only when the request allows json_string spans), its role
-// saying whether the request did.
+// saying whether the request did. Records that answer wrongly, for the
+// host's boundary checks: "panic" panics, "level9" answers level L9,
+// "empty" answers nothing, "span-out" a text span past the record's end,
+// "negative" a disclosure with a negative count.
 package main
 
 import (
@@ -35,6 +38,24 @@ func (adapter) Adapt(ctx context.Context, req *pb.AdaptRequest) *pb.AdaptRespons
 			Code: "record_does_not_parse_as_declared_format", Message: "the record does not parse as the declared format"}}}
 	case "crash":
 		os.Exit(4)
+	case "panic":
+		panic("an adapter bug")
+	case "empty":
+		return &pb.AdaptResponse{}
+	case "level9", "span-out", "negative":
+		blk := &pb.Block{KindRaw: "text", Content: &pb.Block_Text{Text: "x"}}
+		level := "L0"
+		switch string(req.GetRecord()) {
+		case "level9":
+			level = "L9"
+		case "span-out":
+			blk = &pb.Block{KindRaw: "text", TextSpan: &pb.Span{Offset: 2, Length: 100}}
+		}
+		rec := &pb.SessionRecord{Level: level, Messages: []*pb.Message{{RoleRaw: "user", Blocks: []*pb.Block{blk}}}}
+		if string(req.GetRecord()) == "negative" {
+			rec.Disclosures = []*pb.Disclosure{{Code: "left_out", Message: "messages left out", Count: -1}}
+		}
+		return &pb.AdaptResponse{Result: &pb.AdaptResponse_Record{Record: rec}}
 	}
 	role := "user"
 	if bytes.HasPrefix(req.GetRecord(), []byte("memory_limit")) {

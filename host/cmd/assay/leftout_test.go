@@ -1,0 +1,61 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/assay-audit/assay/host/internal/testhost"
+	"github.com/assay-audit/assay/host/pluginhost"
+)
+
+// A plugin that cannot start (here one whose main exits at once) takes out
+// that plugin, not the host: the host logs which and why and serves the
+// rest; with --strict-plugins it refuses to start, as before.
+func TestAPluginThatCannotStartIsLeftOut(t *testing.T) {
+	bin := testhost.Binary(t, "host/cmd/assay", "assay")
+	good := testhost.Plugin(t, "plugins/stream-divergence")
+	dir := t.TempDir()
+	raw, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = os.WriteFile(filepath.Join(dir, "assay-stream-divergence"), raw, 0o755)
+	_ = os.WriteFile(filepath.Join(dir, "assay-broken"), []byte("#!/bin/sh\nexit 3\n"), 0o755)
+	var cfg strings.Builder
+	fmt.Fprintf(&cfg, "plugin_dir = %q\n", dir)
+	for _, p := range []struct{ name, kind, file string }{{"broken", "adapter", "assay-broken"}, {"stream-divergence", "family", "assay-stream-divergence"}} {
+		sum, err := pluginhost.PinOf(filepath.Join(dir, p.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&cfg, "plugin %q {\n  kind = %q\n  path = %q\n  sha256 = %q\n}\n", p.name, p.kind, p.file, sum)
+	}
+	cfgPath := filepath.Join(dir, "assay.hcl")
+	_ = os.WriteFile(cfgPath, []byte(cfg.String()), 0o600)
+
+	h := launch(t, bin, nil, "--config", cfgPath, "--data-dir", t.TempDir(), "--payments", "off")
+	if !h.up() {
+		t.Fatalf("the host did not come up with one plugin broken:\n%s", h.log())
+	}
+	if l := h.log(); !strings.Contains(l, "plugin could not start and is left out of this host") || !strings.Contains(l, "plugin=broken") {
+		t.Errorf("the log does not name the plugin left out:\n%s", l)
+	}
+	if status, code, raw := postCode(t, h.url()+"/stream-divergence/compare",
+		[]byte(`{"streamed_capture":{"chunks":["YQ=="]},"reference_output":{"chunks":["YQ=="]}}`), nil); status != 200 {
+		t.Errorf("the good family beside it: %d %s %s", status, code, raw)
+	}
+
+	strict := launch(t, bin, nil, "--config", cfgPath, "--data-dir", t.TempDir(), "--payments", "off", "--strict-plugins")
+	select {
+	case <-strict.done:
+	case <-time.After(time.Minute):
+		t.Fatal("--strict-plugins: the host started with a plugin that cannot")
+	}
+	if strict.cmd.ProcessState.ExitCode() == 0 || strings.Contains(strict.log(), "left out") {
+		t.Errorf("--strict-plugins: exit %d\n%s", strict.cmd.ProcessState.ExitCode(), strict.log())
+	}
+}
