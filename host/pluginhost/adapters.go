@@ -166,6 +166,9 @@ type AdapterStatus struct {
 	// State is "serving", or "out" (taken out of service on this host
 	// after TakeOutAfter faults in a row, until the host restarts).
 	State string `json:"state"`
+	// Accepted says a loaded family's criteria accept the format (false:
+	// no request reaches the adapter); the server fills it in.
+	Accepted bool `json:"accepted_by_loaded_criteria"`
 }
 
 // Status lists the loaded adapters by format id.

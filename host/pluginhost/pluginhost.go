@@ -75,7 +75,9 @@ func (o *Options) defaults() {
 // Errors a request can meet at the plugin boundary. None carries anything
 // from the request.
 var (
-	ErrChecksum    = errors.New("plugin binary does not match its pinned SHA-256")
+	ErrChecksum = errors.New("plugin binary does not match its pinned SHA-256")
+	// ErrWrongKind is a plugin binary of the other kind than its config says.
+	ErrWrongKind   = errors.New("plugin is not of the kind its config names")
 	ErrUnavailable = errors.New("plugin unavailable")
 	ErrDeadline    = errors.New("plugin call deadline exceeded")
 	ErrFailed      = errors.New("plugin failed the request")
@@ -137,6 +139,12 @@ func (p *proc) first(ctx context.Context, describe func(context.Context, conn) e
 	if err := describe(dctx, c); err != nil {
 		c.close()
 		client.Kill()
+		if status.Code(err) == codes.Unimplemented {
+			// the handshake passed, the service is not there: a binary of
+			// the other kind (a family configured as an adapter, or the
+			// reverse)
+			return fmt.Errorf("plugin %s: %w: it does not serve the %s service (is its kind in the config right?)", p.spec.Name, ErrWrongKind, p.name)
+		}
 		return fmt.Errorf("plugin %s: describe: %w", p.spec.Name, err)
 	}
 	p.client, p.conn = client, c

@@ -9,6 +9,7 @@
 package sharedtest
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
 	"os"
@@ -22,8 +23,13 @@ const RequireEnv = "ASSAY_REQUIRE_SHARED"
 // DirEnv names the variable that points at shared/ elsewhere.
 const DirEnv = "ASSAY_SHARED"
 
+// rootModule is the repository's root module, beside whose folder
+// shared/ lives.
+const rootModule = "github.com/assay-audit/assay"
+
 // Dir is shared/ beside the checkout that holds the working directory (the
-// folder with go.mod, walking up), or $ASSAY_SHARED when set.
+// folder with the root module's go.mod, walking up), or $ASSAY_SHARED
+// when set.
 func Dir() (string, error) {
 	if d := os.Getenv(DirEnv); d != "" {
 		return filepath.Abs(d)
@@ -32,13 +38,15 @@ func Dir() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// the repository's root module, past the sdk's own go.mod (the sdk is
+	// a module of its own inside the repository)
 	for d := wd; ; {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+		if mod, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil && bytes.HasPrefix(mod, []byte("module "+rootModule+"\n")) {
 			return filepath.Join(filepath.Dir(d), "shared"), nil
 		}
 		up := filepath.Dir(d)
 		if up == d {
-			return "", errors.New("no go.mod above the working directory")
+			return "", errors.New("no go.mod of " + rootModule + " above the working directory")
 		}
 		d = up
 	}

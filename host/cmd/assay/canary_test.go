@@ -32,7 +32,7 @@ func TestServeWithCanaryProof(t *testing.T) {
 	}
 	dir := filepath.Dir(testhost.Plugin(t, "plugins/stream-divergence"))
 	var pins bytes.Buffer
-	if err := run([]string{"plugins", "pin", "--dir", dir}, &pins, &pins); err != nil {
+	if err := run([]string{"plugins", "pin", "--dir", dir}, &pins, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(t.TempDir(), "assay.hcl")

@@ -25,9 +25,18 @@ func TestAPluginThatCannotStartIsLeftOut(t *testing.T) {
 	}
 	_ = os.WriteFile(filepath.Join(dir, "assay-stream-divergence"), raw, 0o755)
 	_ = os.WriteFile(filepath.Join(dir, "assay-broken"), []byte("#!/bin/sh\nexit 3\n"), 0o755)
+	adapter, err := os.ReadFile(testhost.Plugin(t, "plugins/adapter-anthropic-messages"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = os.WriteFile(filepath.Join(dir, "assay-adapter-anthropic-messages"), adapter, 0o755)
 	var cfg strings.Builder
 	fmt.Fprintf(&cfg, "plugin_dir = %q\n", dir)
-	for _, p := range []struct{ name, kind, file string }{{"broken", "adapter", "assay-broken"}, {"stream-divergence", "family", "assay-stream-divergence"}} {
+	for _, p := range []struct{ name, kind, file string }{{"broken", "adapter", "assay-broken"}, {"stream-divergence", "family", "assay-stream-divergence"},
+		// a family's binary configured as an adapter: named as the wrong kind
+		{"wrong-kind", "adapter", "assay-stream-divergence"},
+		// an adapter whose criteria (context-composition) are not loaded here
+		{"anthropic-messages", "adapter", "assay-adapter-anthropic-messages"}} {
 		sum, err := pluginhost.PinOf(filepath.Join(dir, p.file))
 		if err != nil {
 			t.Fatal(err)
@@ -43,6 +52,21 @@ func TestAPluginThatCannotStartIsLeftOut(t *testing.T) {
 	}
 	if l := h.log(); !strings.Contains(l, "plugin could not start and is left out of this host") || !strings.Contains(l, "plugin=broken") {
 		t.Errorf("the log does not name the plugin left out:\n%s", l)
+	}
+	if l := h.log(); !strings.Contains(l, "plugin=wrong-kind") || !strings.Contains(l, "plugin is not of the kind its config names: it does not serve the adapter service") {
+		t.Errorf("the log does not name the plugin of the wrong kind:\n%s", l)
+	}
+	if l := h.log(); !strings.Contains(l, "adapter names a family whose criteria are not loaded; no request will reach it: format=anthropic-messages") {
+		t.Errorf("the log does not name the idle adapter:\n%s", l)
+	}
+	var cat struct {
+		Adapters []struct {
+			Format   string `json:"format"`
+			Accepted bool   `json:"accepted_by_loaded_criteria"`
+		} `json:"adapters"`
+	}
+	if getJSON(t, h.url()+"/", &cat); len(cat.Adapters) != 1 || cat.Adapters[0].Format != "anthropic-messages" || cat.Adapters[0].Accepted {
+		t.Errorf("the catalog's adapters: %+v", cat.Adapters)
 	}
 	if status, code, raw := postCode(t, h.url()+"/stream-divergence/compare",
 		[]byte(`{"streamed_capture":{"chunks":["YQ=="]},"reference_output":{"chunks":["YQ=="]}}`), nil); status != 200 {

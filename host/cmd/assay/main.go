@@ -100,7 +100,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if len(args) < 2 || args[1] != "pin" {
 			return errors.New("plugins: only `assay plugins pin`\n" + usage)
 		}
-		return pin(args[2:], stdout)
+		return pin(args[2:], stdout, stderr)
 	case "-h", "--help", "help":
 		_, err := io.WriteString(stdout, usage)
 		return err
@@ -565,7 +565,7 @@ func readKeys(ref string) ([]byte, error) {
 
 // pin writes the config that pins every plugin binary in dir: make build
 // runs it so the default config always matches the binaries just built.
-func pin(args []string, stdout io.Writer) error {
+func pin(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("plugins pin", flag.ContinueOnError)
 	dir := fs.String("dir", "bin", "plugin directory")
 	if err := fs.Parse(args); err != nil {
@@ -577,9 +577,25 @@ func pin(args []string, stdout io.Writer) error {
 	}
 	var names []string
 	for _, e := range entries {
-		if n := e.Name(); strings.HasPrefix(n, "assay-") && !e.IsDir() && filepath.Ext(n) == "" {
-			names = append(names, n)
+		n := e.Name()
+		// the host itself and its configs are expected beside the plugins
+		why := ""
+		switch {
+		case n == "assay" || filepath.Ext(n) == ".hcl":
+			continue
+		case e.IsDir():
+			why = "a directory"
+		case !strings.HasPrefix(n, "assay-"):
+			why = "not named assay-<name> (assay-<family> or assay-adapter-<format>)"
+		case filepath.Ext(n) != "":
+			why = "its name has an extension (" + filepath.Ext(n) + ")"
 		}
+		if why != "" {
+			// stderr: stdout is the config being written
+			fmt.Fprintf(stderr, "plugins pin: skipped %s: %s\n", n, why)
+			continue
+		}
+		names = append(names, n)
 	}
 	sort.Strings(names)
 	var b strings.Builder

@@ -72,11 +72,25 @@ func TestPluginsPinWritesALoadableConfig(t *testing.T) {
 	_ = os.WriteFile(filepath.Join(dir, "assay"), []byte("host"), 0o755)
 	_ = os.WriteFile(filepath.Join(dir, "assay-stream-divergence"), []byte("abc"), 0o755)
 	_ = os.WriteFile(filepath.Join(dir, "assay-adapter-letta-af"), []byte("def"), 0o755)
-	var out bytes.Buffer
-	if err := run([]string{"plugins", "pin", "--dir", dir}, &out, &out); err != nil {
+	_ = os.WriteFile(filepath.Join(dir, "assay.hcl"), []byte("# the config being written"), 0o644)
+	_ = os.WriteFile(filepath.Join(dir, "openai-chat"), []byte("x"), 0o755)
+	_ = os.WriteFile(filepath.Join(dir, "assay-adapter-x.sh"), []byte("x"), 0o755)
+	_ = os.Mkdir(filepath.Join(dir, "assay-sub"), 0o755)
+	var out, said bytes.Buffer
+	if err := run([]string{"plugins", "pin", "--dir", dir}, &out, &said); err != nil {
 		t.Fatal(err)
 	}
 	got := out.String()
+	// what it skipped, and why, on stderr (stdout is the config)
+	for _, want := range []string{"plugins pin: skipped openai-chat: not named assay-<name>", "plugins pin: skipped assay-adapter-x.sh: its name has an extension (.sh)",
+		"plugins pin: skipped assay-sub: a directory"} {
+		if !strings.Contains(said.String(), want) {
+			t.Errorf("pin does not say %q:\n%s", want, said.String())
+		}
+	}
+	if strings.Count(said.String(), "skipped") != 3 || strings.Contains(got, "skipped") {
+		t.Errorf("pin said:\n%s\nand wrote:\n%s", said.String(), got)
+	}
 	// sha256("abc") from FIPS 180-2's example
 	for _, want := range []string{
 		`plugin "stream-divergence"`, `kind   = "family"`,

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
@@ -88,7 +89,30 @@ func startPlugins(ctx context.Context, cfg config.Config, log hclog.Logger, only
 		p.services = append(p.services, server.Service{Desc: d, Backend: server.FamilyBackend{Family: f}})
 		log.Info("family loaded", "plugin", pl.Name, "service", d.GetService(), "criteria", d.GetCriteriaId())
 	}
+	if only == "" {
+		warnIdleAdapters(log, router, p.services)
+	}
 	return p, nil
+}
+
+// warnIdleAdapters names each adapter no loaded criteria will ever call:
+// its format is in no loaded family's accepted formats, or the family it
+// names is not loaded. It is served by nobody, silently, otherwise.
+func warnIdleAdapters(log hclog.Logger, router *pluginhost.Router, services []server.Service) {
+	for _, a := range router.Status() {
+		accepted, known := false, false
+		for _, svc := range services {
+			accepted = accepted || slices.Contains(svc.Desc.GetFormats(), a.Format)
+			known = known || svc.Desc.GetCriteriaId() == a.Family
+		}
+		switch {
+		case !known:
+			log.Warn("adapter names a family whose criteria are not loaded; no request will reach it", "format", a.Format, "family", a.Family)
+		case !accepted:
+			log.Warn("adapter's format is not one the loaded criteria accept (a new format needs a criteria revision); no request will reach it",
+				"format", a.Format, "family", a.Family)
+		}
+	}
 }
 
 // leaveOut takes a plugin that could not start out of this host's run

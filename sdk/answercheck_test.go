@@ -1,4 +1,4 @@
-package pluginhost
+package sdk
 
 import (
 	"testing"
@@ -33,10 +33,10 @@ func maxAnswer(tb testing.TB) ([]byte, uint64) {
 // is found with its closed-set cause.
 func TestCheckAnswer(t *testing.T) {
 	f, n := maxAnswer(t)
-	if cause, detail := checkAnswer(f, n); cause != "" {
+	if cause, detail := CheckAnswer(f, n); cause != "" {
 		t.Fatalf("a good answer: %s %s", cause, detail)
 	}
-	if cause, _ := checkAnswer(f, 1000); cause != FaultSpan {
+	if cause, _ := CheckAnswer(f, 1000); cause != FaultSpan {
 		t.Errorf("spans past a short record: %q", cause)
 	}
 	enc := func(r *pb.AdaptResponse) []byte { b, _ := proto.Marshal(r); return b }
@@ -49,7 +49,7 @@ func TestCheckAnswer(t *testing.T) {
 			Disclosures: []*pb.Disclosure{{Code: "x", Count: -2}}}}}),
 		"": enc(&pb.AdaptResponse{Result: &pb.AdaptResponse_Record{Record: &pb.SessionRecord{Level: "L0", HasStatedTotal: true, StatedTotal: -5}}}),
 	} {
-		if cause, _ := checkAnswer(answer, 10); cause != want {
+		if cause, _ := CheckAnswer(answer, 10); cause != want {
 			t.Errorf("want cause %q, got %q", want, cause)
 		}
 	}
@@ -68,7 +68,7 @@ func TestCheckAnswerWantsUTF8(t *testing.T) {
 	if err := proto.Unmarshal(answer, &pb.AdaptResponse{}); err == nil {
 		t.Fatal("the decoder takes it: the test's answer is not what it means")
 	}
-	if cause, detail := checkAnswer(answer, 10); cause != FaultUndecoded || detail != "message 1 block 1: a string that is not UTF-8" {
+	if cause, detail := CheckAnswer(answer, 10); cause != FaultUndecoded || detail != "message 1 block 1: a string that is not UTF-8" {
 		t.Errorf("%q %q", cause, detail)
 	}
 }
@@ -80,7 +80,7 @@ func BenchmarkCheckAnswerMaxRecord(b *testing.B) {
 	b.SetBytes(int64(len(f)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if cause, _ := checkAnswer(f, n); cause != "" {
+		if cause, _ := CheckAnswer(f, n); cause != "" {
 			b.Fatal(cause)
 		}
 	}
