@@ -97,7 +97,11 @@ func TestAdapterMemoryLimitFollowsTheRecord(t *testing.T) {
 // long the request ran: the family hears only "unavailable", and without
 // these lines a hang seen once in CI cannot be told from a slow family.
 func TestAnAdapterPastTheDeadlineIsNamedInTheLog(t *testing.T) {
-	h := testhost.Start(t, testhost.Options{Adapters: []string{adapterPkg}, CallTimeout: time.Second, NoFreeTier: true}, testPkg)
+	// a deadline long enough that the stalled call surely reaches the
+	// adapter before it passes: on a loaded CI machine 1 s once ran out
+	// before the family had asked, and the adapter, never called, said
+	// nothing
+	h := testhost.Start(t, testhost.Options{Adapters: []string{adapterPkg}, CallTimeout: 5 * time.Second, NoFreeTier: true}, testPkg)
 	r := post(t, h.URL+"/test-family/measure", []byte(`{"adapt":"test-format","record":"stall"}`))
 	if r.status != 503 || errorCode(r) != "deadline_exceeded" {
 		t.Fatalf("stalled adapter: %d %s", r.status, r.raw)
