@@ -346,3 +346,38 @@ func TestARemoteHostKilledDuringSettlementResolvesByItsMemo(t *testing.T) {
 	}
 	c.noTrace(t, h)
 }
+
+// On a re-send too, beside the official facilitator, the chain decides
+// before the facilitator is asked: a claim the restarted host could not
+// resolve at start (its transaction not yet visible) is found by its memo
+// when the payment comes again, and delivered once; the facilitator, whose
+// replay cache still holds the transaction, would have refused it as a
+// duplicate.
+func TestARemoteClaimIsResolvedFromTheChainOnAResend(t *testing.T) {
+	c := newChainHost(t)
+	f := startOfficial(t, filepath.Join(c.dir, "fee-payer.json"), c.chain.URL)
+	h := c.remoteHost(t, f.url(), "--solana-rpc", c.chain.URL)
+	c.chain.HoldConfirmations(t, true)
+	saved := c.payUntilKilled(t, h, func() bool { return c.chain.Tokens(t, address(c.seller)) == sdPrice })
+
+	// restarted while the chain does not show the transaction yet
+	h = c.remoteHost(t, f.url(), "--solana-rpc", c.chain.URL)
+	if l := h.log(); !strings.Contains(l, "looked up on the chain: landed_now_settled=0 never_landed_released=0 still_unknown=1") {
+		t.Errorf("the claim should be unknown at start:\n%s", l)
+	}
+	c.chain.HoldConfirmations(t, false)
+	var out strings.Builder
+	if err := run([]string{"call", "--payment", saved, "--out", filepath.Join(c.dir, "again.json"), h.url() + "/stream-divergence/compare", c.body}, &out, &out); err != nil {
+		t.Fatalf("the payment sent again: %v\n%s", err, h.log())
+	}
+	if got := c.chain.Tokens(t, address(c.seller)); got != sdPrice {
+		t.Errorf("the seller holds %d, want one price (%d)", got, sdPrice)
+	}
+	lines := c.lines(t, 1)
+	if s, err := c.chain.RPC.SignatureStatus(context.Background(), *lines[0].TxID); err != nil || !s.Succeeded() {
+		t.Errorf("the line's transaction on the chain: %+v %v", s, err)
+	}
+	if got := c.undelivered(t); got != "" {
+		t.Errorf("undelivered claims after the re-send: %q", got)
+	}
+}
