@@ -1,7 +1,10 @@
 package sdk
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
@@ -72,4 +75,26 @@ func DescribeFromCriteria(doc []byte) (*pb.FamilyDescription, error) {
 		})
 	}
 	return d, nil
+}
+
+// CorpusPin is a corpus file's pin, the value its criteria document states
+// as corpus.sha256: the SHA-256 (hex) of the RFC 8785 form of the corpus
+// object without its sha256 member. A host serves a family only when the
+// corpus it ships has the pin its criteria state and passes whole.
+func CorpusPin(corpus []byte) (string, error) {
+	tree, err := DecodeJSON(corpus)
+	if err != nil {
+		return "", fmt.Errorf("corpus: %w", err)
+	}
+	obj, ok := tree.(map[string]any)
+	if !ok {
+		return "", errors.New("corpus is not a JSON object")
+	}
+	delete(obj, "sha256")
+	canon, err := CanonicalJSON(obj)
+	if err != nil {
+		return "", fmt.Errorf("corpus: %w", err)
+	}
+	sum := sha256.Sum256(canon)
+	return hex.EncodeToString(sum[:]), nil
 }

@@ -78,6 +78,10 @@ var (
 	ErrChecksum = errors.New("plugin binary does not match its pinned SHA-256")
 	// ErrWrongKind is a plugin binary of the other kind than its config says.
 	ErrWrongKind   = errors.New("plugin is not of the kind its config names")
+	// ErrDescription: the family's description is one a host cannot serve
+	// (sdk.DescriptionProblems): a route name that is no path segment, an
+	// op called precheck, no body cap, a ledger field without a type.
+	ErrDescription = errors.New("family description refused")
 	ErrUnavailable = errors.New("plugin unavailable")
 	ErrDeadline    = errors.New("plugin call deadline exceeded")
 	ErrFailed      = errors.New("plugin failed the request")
@@ -491,8 +495,16 @@ func StartFamily(ctx context.Context, spec Spec, opts Options, router *Router) (
 	f.proc.onLaunch = f.serveHost
 	err := f.proc.first(ctx, func(ctx context.Context, c conn) error {
 		desc, err := c.handle.(*sdk.FamilyConn).Client.Describe(ctx, &pb.DescribeRequest{})
+		if err != nil {
+			return err
+		}
+		if p := sdk.DescriptionProblems(desc); len(p) > 0 {
+			// checked before a route exists: a name the router cannot
+			// take would otherwise end the host when it registers
+			return fmt.Errorf("%w: %s (%d problem(s) in all)", ErrDescription, p[0], len(p))
+		}
 		f.desc = desc
-		return err
+		return nil
 	})
 	if err != nil {
 		return nil, err

@@ -163,3 +163,16 @@ func TestStartSharedReachesEitherKindOfFamily(t *testing.T) {
 		shared.Close()
 	}
 }
+
+// A family whose description no router can take (an op named precheck,
+// the free route) is refused at load with the first problem named, before
+// a route is registered: it would otherwise end the host as it routes.
+func TestADescriptionAHostCannotRouteIsRefused(t *testing.T) {
+	path := testhost.Plugin(t, testPkg)
+	sum, _ := pluginhost.PinOf(path)
+	_, err := pluginhost.StartFamily(context.Background(), pluginhost.Spec{Name: "testfamily", Path: path, SHA256: sum},
+		pluginhost.Options{Env: []string{"TESTFAMILY_OP_PRECHECK=1"}}, nil)
+	if !errors.Is(err, pluginhost.ErrDescription) || !strings.Contains(err.Error(), "op 1 is named precheck, the free route every service has") {
+		t.Fatalf("err = %v, want ErrDescription naming the op", err)
+	}
+}

@@ -11,8 +11,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,6 +24,7 @@ import (
 
 	"github.com/assay-audit/assay/host/signing"
 	"github.com/assay-audit/assay/host/solana"
+	"github.com/assay-audit/assay/sdk"
 )
 
 // Placeholders the expected answers carry.
@@ -76,21 +75,11 @@ func (r Result) OK() bool { return r.Cases > 0 && r.Passed == r.Cases }
 // Pin is a corpus file's pin: the SHA-256 (hex) of the RFC 8785
 // serialization of the corpus object without its sha256 member.
 func Pin(raw []byte) (string, error) {
-	tree, err := signing.Decode(raw)
+	pin, err := sdk.CorpusPin(raw)
 	if err != nil {
-		return "", fmt.Errorf("selftest: corpus: %w", err)
+		return "", fmt.Errorf("selftest: %w", err)
 	}
-	obj, ok := tree.(map[string]any)
-	if !ok {
-		return "", errors.New("selftest: corpus is not an object")
-	}
-	delete(obj, "sha256")
-	canon, err := signing.Canonical(obj)
-	if err != nil {
-		return "", fmt.Errorf("selftest: corpus: %w", err)
-	}
-	sum := sha256.Sum256(canon)
-	return hex.EncodeToString(sum[:]), nil
+	return pin, nil
 }
 
 // Parse reads a corpus file and checks that its pin (Pin) is both the one

@@ -12,16 +12,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/assay-audit/assay/sdk"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/assay-audit/assay/sdk"
 )
 
 // Alg is the signature algorithm named in every answer.
-const Alg = "Ed25519"
+const Alg = sdk.SignatureAlg
 
 // FileName is the keyring's file inside the data dir.
 const FileName = "signing-keys.json"
@@ -293,66 +294,16 @@ func joinMembers(keys []string, parts map[string][]byte) []byte {
 	return b.Bytes()
 }
 
-// Verification errors.
+// Verification errors (the sdk's: a payer verifies with the sdk alone).
 var (
-	ErrNoSignature = errors.New("answer carries no signature member")
-	ErrUnknownKey  = errors.New("signature key_id is not in the key set")
-	ErrBadSig      = errors.New("signature does not verify")
+	ErrNoSignature = sdk.ErrNoSignature
+	ErrUnknownKey  = sdk.ErrUnknownKey
+	ErrBadSig      = sdk.ErrBadSig
 )
 
 // Verify checks a signed answer against a JWKS document and returns the id
-// of the key that signed it.
-func Verify(answer, jwks []byte) (string, error) {
-	tree, err := Decode(answer)
-	if err != nil {
-		return "", fmt.Errorf("answer: %w", err)
-	}
-	members, ok := tree.(map[string]any)
-	if !ok {
-		return "", errors.New("answer is not a JSON object")
-	}
-	sigMember, ok := members["signature"].(map[string]any)
-	if !ok {
-		return "", ErrNoSignature
-	}
-	sig := Signature{}
-	sig.Alg, _ = sigMember["alg"].(string)
-	sig.KeyID, _ = sigMember["key_id"].(string)
-	sig.Value, _ = sigMember["value"].(string)
-	if sig.Alg != Alg {
-		return "", fmt.Errorf("signature member: %w", ErrBadSig)
-	}
-	var set JWKS
-	if err := json.Unmarshal(jwks, &set); err != nil {
-		return "", fmt.Errorf("key set is not valid JSON: %w", err)
-	}
-	var pub ed25519.PublicKey
-	for _, j := range set.Keys {
-		if j.Kid == sig.KeyID && j.Kty == "OKP" && j.Crv == "Ed25519" {
-			x, err := b64url.DecodeString(j.X)
-			if err != nil || len(x) != ed25519.PublicKeySize {
-				return "", fmt.Errorf("key %s: malformed x", j.Kid)
-			}
-			pub = x
-		}
-	}
-	if pub == nil {
-		return "", ErrUnknownKey
-	}
-	value, err := b64url.DecodeString(sig.Value)
-	if err != nil {
-		return "", ErrBadSig
-	}
-	delete(members, "signature")
-	payload, err := Canonical(members)
-	if err != nil {
-		return "", err
-	}
-	if !ed25519.Verify(pub, payload, value) {
-		return "", ErrBadSig
-	}
-	return sig.KeyID, nil
-}
+// of the key that signed it (sdk.VerifyAnswer).
+func Verify(answer, jwks []byte) (string, error) { return sdk.VerifyAnswer(answer, jwks) }
 
 // Decode parses JSON into the tree Canonical writes (see sdk.DecodeJSON).
 func Decode(raw []byte) (any, error) { return sdk.DecodeJSON(raw) }

@@ -10,62 +10,51 @@ import (
 
 // What a third party does, from an empty folder outside the repository: a
 // module of its own requiring only the sdk module (replace'd to this
-// checkout, as the docs say for a clone), the example adapter's source,
-// and a test that builds the binary and runs the conformance kit against
-// the real subprocess through plugintest. Its tests pass, and its module
-// graph holds nothing of the host's (no store, config or metrics
-// libraries).
-func TestAnAdapterInAModuleOfItsOwn(t *testing.T) {
+// checkout, as the docs say for a clone), the example adapter's and the
+// example family's sources, and tests that build both binaries, run the
+// adapter's conformance kit against the real subprocess, check the
+// family's description as a host does, then stand up a real host with
+// both and reach a signed report. Its tests pass, and its module graph
+// holds nothing of the host's (no store, config or metrics libraries).
+func TestPluginsInAModuleOfTheirOwn(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("needs the go command")
+		t.Fatal("needs the go command")
 	}
 	sdkDir, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}
+	assay := assayBinary(t, filepath.Dir(sdkDir))
 	mod := t.TempDir()
-	src, err := os.ReadFile(filepath.Join(sdkDir, "examples", "adapter", "adapter.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	sum, err := os.ReadFile(filepath.Join(sdkDir, "go.sum"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	files := map[string]string{
-		"go.mod": "module example.com/lines-adapter\n\ngo 1.26.8\n\nrequire github.com/assay-audit/assay/sdk v0.0.0\n\n" +
+		"go.mod": "module example.com/plugins\n\ngo 1.26.8\n\nrequire github.com/assay-audit/assay/sdk v0.0.0\n\n" +
 			"replace github.com/assay-audit/assay/sdk => " + sdkDir + "\n",
-		"go.sum":     string(sum),
-		"adapter.go": string(src),
-		"binary_test.go": `package main
-
-import (
-	"os/exec"
-	"path/filepath"
-	"testing"
-
-	"github.com/assay-audit/assay/sdk/adaptertest"
-	"github.com/assay-audit/assay/sdk/plugintest"
-)
-
-func TestTheBuiltBinary(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "assay-adapter-lines")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	a := plugintest.StartAdapter(t, bin)
-	if a.Describe().GetFormatId() == "" {
-		t.Fatal("no format id")
-	}
-	adaptertest.Run(t, a, adaptertest.Cases{
-		Valid:   [][]byte{[]byte(` + "`" + `["hello","world"]` + "`" + `), []byte(` + "`" + `[]` + "`" + `)},
-		Invalid: [][]byte{[]byte(` + "`" + `{"lines":["secret"]}` + "`" + `), []byte(` + "`" + `not json` + "`" + `)},
-	})
-}
-`,
+		"go.sum":                     string(sum),
+		"e2e/e2e_test.go":            endToEnd,
+		"adapter/adapter.go":         "examples/adapter/adapter.go",
+		"family/main.go":             "examples/family/main.go",
+		"family/count/count.go":      "examples/family/count/count.go",
+		"family/count/count_test.go": "examples/family/count/count_test.go",
+		"family/count/criteria.json": "examples/family/count/criteria.json",
+		"family/count/corpus.json":   "examples/family/count/corpus.json",
 	}
 	for name, body := range files {
-		if err := os.WriteFile(filepath.Join(mod, name), []byte(body), 0o644); err != nil {
+		if strings.HasPrefix(body, "examples/") {
+			src, err := os.ReadFile(filepath.Join(sdkDir, body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			body = strings.ReplaceAll(string(src), "github.com/assay-audit/assay/sdk/examples/family/", "example.com/plugins/family/")
+		}
+		path := filepath.Join(mod, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -73,15 +62,18 @@ func TestTheBuiltBinary(t *testing.T) {
 		t.Helper()
 		cmd := exec.Command("go", args...)
 		cmd.Dir = mod
-		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "ASSAY="+assay)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("go %s in a module of its own: %v\n%s", strings.Join(args, " "), err, out)
 		}
 		return string(out)
 	}
-	if out := run("test", "-count=1", "-v", "./..."); !strings.Contains(out, "--- PASS: TestTheBuiltBinary") {
-		t.Errorf("the outside module's test did not pass:\n%s", out)
+	out := run("test", "-count=1", "-v", "./...")
+	for _, pass := range []string{"--- PASS: TestTheAdapterBinary", "--- PASS: TestTheFamilyBinary", "--- PASS: TestASignedReport", "--- PASS: TestCountsTheAdaptedRecord"} {
+		if !strings.Contains(out, pass) {
+			t.Errorf("the outside module's tests did not all pass (%s missing):\n%s", pass, out)
+		}
 	}
 	graph := run("list", "-m", "all")
 	for _, host := range []string{"github.com/jackc/pgx", "modernc.org/sqlite", "github.com/hashicorp/hcl", "github.com/prometheus/client_golang"} {
@@ -90,3 +82,93 @@ func TestTheBuiltBinary(t *testing.T) {
 		}
 	}
 }
+
+// assayBinary is the host binary make build left in ASSAY_BIN, or one
+// built from the checkout around the sdk.
+func assayBinary(t *testing.T, root string) string {
+	if dir := os.Getenv("ASSAY_BIN"); dir != "" {
+		if p := filepath.Join(dir, "assay"); fileExists(p) {
+			return p
+		}
+	}
+	out := filepath.Join(t.TempDir(), "assay")
+	cmd := exec.Command("go", "build", "-o", out, "./host/cmd/assay")
+	cmd.Dir = root
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build the host: %v\n%s", err, msg)
+	}
+	return out
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// endToEnd is the outside module's test: what docs/plugin-authors.md shows.
+const endToEnd = `package e2e
+
+import (
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/assay-audit/assay/sdk/adaptertest"
+	"github.com/assay-audit/assay/sdk/plugintest"
+)
+
+func build(t *testing.T, name, pkg string) string {
+	bin := filepath.Join(t.TempDir(), name)
+	if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+	}
+	return bin
+}
+
+func TestTheAdapterBinary(t *testing.T) {
+	a := plugintest.StartAdapter(t, build(t, "assay-adapter-example-lines", "../adapter"))
+	if a.Describe().GetFormatId() != "example-lines" {
+		t.Fatalf("format id %q", a.Describe().GetFormatId())
+	}
+	adaptertest.Run(t, a, adaptertest.Cases{
+		Valid:   [][]byte{[]byte(` + "`" + `["hello","world"]` + "`" + `), []byte(` + "`" + `[]` + "`" + `)},
+		Invalid: [][]byte{[]byte(` + "`" + `{"lines":["secret"]}` + "`" + `), []byte(` + "`" + `not json` + "`" + `)},
+	})
+}
+
+func TestTheFamilyBinary(t *testing.T) {
+	d := plugintest.StartFamily(t, build(t, "assay-example-count", "../family"))
+	if d.GetService() != "example-count" {
+		t.Fatalf("service %q", d.GetService())
+	}
+}
+
+func TestASignedReport(t *testing.T) {
+	h := plugintest.StartHost(t, plugintest.HostOptions{Plugins: []string{
+		build(t, "assay-example-count", "../family"),
+		build(t, "assay-adapter-example-lines", "../adapter"),
+	}})
+	body := []byte(` + "`" + `{"declared_format_id":"example-lines","record":["hello","wörld"]}` + "`" + `)
+	if status, raw := h.Post("/example-count/precheck", body); status != 200 {
+		t.Fatalf("pre-check: %d %s", status, raw)
+	}
+	status, raw := h.Post("/example-count/count", body)
+	if status != 200 {
+		t.Fatalf("count: %d %s", status, raw)
+	}
+	if kid := h.Verify(raw); kid == "" {
+		t.Fatal("no key id")
+	}
+	var report map[string]any
+	if err := json.Unmarshal(raw, &report); err != nil {
+		t.Fatal(err)
+	}
+	// two lines, one text block each, 5 + 6 UTF-8 bytes (ö is two)
+	if report["kind"] != "report" || report["message_count"] != 2.0 || report["block_count"] != 2.0 || report["text_bytes"] != 11.0 {
+		t.Errorf("report: %s", raw)
+	}
+	if status, raw := h.Post("/example-count/count", []byte(` + "`" + `{"declared_format_id":"example-lines","record":{"x":1}}` + "`" + `)); status != 400 ||
+		!strings.Contains(string(raw), "record_does_not_parse_as_declared_format") {
+		t.Errorf("a record the adapter refuses: %d %s", status, raw)
+	}
+}
+`

@@ -29,18 +29,18 @@ import (
 
 // Adapter is a running adapter binary.
 type Adapter struct {
-	t      testing.TB
-	client *plugin.Client
-	conn   *sdk.AdapterConn
-	share  *sharedbody.Sender
-	desc   *pb.AdapterDescription
+	t     testing.TB
+	conn  *sdk.AdapterConn
+	share *sharedbody.Sender
+	desc  *pb.AdapterDescription
 	// Timeout bounds each call (default 10 s, a host's default).
 	Timeout time.Duration
 }
 
-// StartAdapter starts binary as a host would and stops it when the test
-// ends. A binary that does not start, or is not an adapter, fails t.
-func StartAdapter(t testing.TB, binary string) *Adapter {
+// launch starts binary with go-plugin as a host does and dispenses name;
+// share, when not nil, is offered to the plugin as the host offers its
+// shared-body channel.
+func launch(t testing.TB, binary, name string, set plugin.PluginSet, share bool) (any, *sharedbody.Sender) {
 	t.Helper()
 	raw, err := os.ReadFile(binary)
 	if err != nil {
@@ -49,16 +49,19 @@ func StartAdapter(t testing.TB, binary string) *Adapter {
 	sum := sha256.Sum256(raw)
 	cmd := exec.Command(binary)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
-	share, child, err := sharedbody.Pair()
-	if err == nil {
-		// as a host does where memfd works: records cross as sealed files
-		cmd.ExtraFiles = []*os.File{child}
-		cmd.Env = append(cmd.Env, sharedbody.Env())
-		defer child.Close()
+	var sender *sharedbody.Sender
+	if share {
+		if s, child, err := sharedbody.Pair(); err == nil {
+			// as a host does where memfd works: records cross as sealed files
+			sender = s
+			cmd.ExtraFiles = []*os.File{child}
+			cmd.Env = append(cmd.Env, sharedbody.Env())
+			defer child.Close()
+		}
 	}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake,
-		VersionedPlugins: map[int]plugin.PluginSet{sdk.ProtocolVersion: {sdk.AdapterPluginName: &sdk.AdapterPlugin{}}},
+		VersionedPlugins: map[int]plugin.PluginSet{sdk.ProtocolVersion: set},
 		Cmd:              cmd,
 		SkipHostEnv:      true,
 		SecureConfig:     &plugin.SecureConfig{Checksum: sum[:], Hash: sha256.New()},
@@ -70,21 +73,30 @@ func StartAdapter(t testing.TB, binary string) *Adapter {
 	})
 	t.Cleanup(func() {
 		client.Kill()
-		if share != nil {
-			share.Close()
+		if sender != nil {
+			sender.Close()
 		}
 	})
 	rpc, err := client.Client()
 	if err != nil {
 		t.Fatalf("plugintest: %s does not start as a plugin: %v", binary, err)
 	}
-	disp, err := rpc.Dispense(sdk.AdapterPluginName)
+	disp, err := rpc.Dispense(name)
 	if err != nil {
 		t.Fatalf("plugintest: %s: %v", binary, err)
 	}
-	a := &Adapter{t: t, client: client, conn: disp.(*sdk.AdapterConn), share: share, Timeout: 10 * time.Second}
+	return disp, sender
+}
+
+// StartAdapter starts binary as a host would and stops it when the test
+// ends. A binary that does not start, or is not an adapter, fails t.
+func StartAdapter(t testing.TB, binary string) *Adapter {
+	t.Helper()
+	disp, share := launch(t, binary, sdk.AdapterPluginName, plugin.PluginSet{sdk.AdapterPluginName: &sdk.AdapterPlugin{}}, true)
+	a := &Adapter{t: t, conn: disp.(*sdk.AdapterConn), share: share, Timeout: 10 * time.Second}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	var err error
 	if a.desc, err = a.conn.Client.Describe(ctx, &pb.DescribeRequest{}); err != nil {
 		t.Fatalf("plugintest: %s does not describe itself as an adapter (a family's binary?): %v", binary, err)
 	}

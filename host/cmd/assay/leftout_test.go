@@ -35,6 +35,8 @@ func TestAPluginThatCannotStartIsLeftOut(t *testing.T) {
 	for _, p := range []struct{ name, kind, file string }{{"broken", "adapter", "assay-broken"}, {"stream-divergence", "family", "assay-stream-divergence"},
 		// a family's binary configured as an adapter: named as the wrong kind
 		{"wrong-kind", "adapter", "assay-stream-divergence"},
+		// a second plugin serving a service already loaded
+		{"stream-divergence-again", "family", "assay-stream-divergence"},
 		// an adapter whose criteria (context-composition) are not loaded here
 		{"anthropic-messages", "adapter", "assay-adapter-anthropic-messages"}} {
 		sum, err := pluginhost.PinOf(filepath.Join(dir, p.file))
@@ -55,6 +57,9 @@ func TestAPluginThatCannotStartIsLeftOut(t *testing.T) {
 	}
 	if l := h.log(); !strings.Contains(l, "plugin=wrong-kind") || !strings.Contains(l, "plugin is not of the kind its config names: it does not serve the adapter service") {
 		t.Errorf("the log does not name the plugin of the wrong kind:\n%s", l)
+	}
+	if l := h.log(); !strings.Contains(l, "plugin=stream-divergence-again") || !strings.Contains(l, `service \"stream-divergence\" is already loaded from another plugin`) {
+		t.Errorf("the log does not name the second plugin of one service:\n%s", l)
 	}
 	if l := h.log(); !strings.Contains(l, "adapter names a family whose criteria are not loaded; no request will reach it: format=anthropic-messages") {
 		t.Errorf("the log does not name the idle adapter:\n%s", l)

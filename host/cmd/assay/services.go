@@ -80,12 +80,15 @@ func startPlugins(ctx context.Context, cfg config.Config, log hclog.Logger, only
 			continue
 		}
 		p.closers = append(p.closers, f.Close)
-		p.families = append(p.families, f)
 		d := f.Description()
 		if seen[d.GetService()] {
-			return p, fmt.Errorf("plugin %s: service %q is already loaded", pl.Name, d.GetService())
+			if err := p.leaveOut(cfg, log, pl, fmt.Errorf("plugin %s: service %q is already loaded from another plugin", pl.Name, d.GetService())); err != nil {
+				return p, err
+			}
+			continue
 		}
 		seen[d.GetService()] = true
+		p.families = append(p.families, f)
 		p.services = append(p.services, server.Service{Desc: d, Backend: server.FamilyBackend{Family: f}})
 		log.Info("family loaded", "plugin", pl.Name, "service", d.GetService(), "criteria", d.GetCriteriaId())
 	}

@@ -20,7 +20,7 @@ type Lines struct{}
 
 // Describe names the family and format this adapter serves.
 func (Lines) Describe() *pb.AdapterDescription {
-	return &pb.AdapterDescription{Family: "context-composition/v1", FormatId: "example-lines", FormatVersions: []string{"1"}, AdapterVersion: "1.0.0"}
+	return &pb.AdapterDescription{Family: "example-count/v1", FormatId: "example-lines", FormatVersions: []string{"1"}, AdapterVersion: "1.0.0"}
 }
 
 // Adapt turns a record into a SessionRecord, or refuses it. The refusal's

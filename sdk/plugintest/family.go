@@ -1,0 +1,49 @@
+package plugintest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-plugin"
+
+	"github.com/assay-audit/assay/sdk"
+	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
+)
+
+// StartFamily starts a family's binary as a host does (handshake, SHA-256
+// checksum, gRPC over mutual TLS), asks for its description and checks
+// what a host needs of it before it serves the family (DescriptionProblems):
+// each problem fails t. Requests are answered by a real host: StartHost.
+func StartFamily(t testing.TB, binary string) *pb.FamilyDescription {
+	t.Helper()
+	disp, _ := launch(t, binary, sdk.FamilyPluginName, plugin.PluginSet{sdk.FamilyPluginName: &sdk.FamilyPlugin{}}, false)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	d, err := disp.(*sdk.FamilyConn).Client.Describe(ctx, &pb.DescribeRequest{})
+	if err != nil {
+		t.Fatalf("plugintest: %s does not describe itself as a family (an adapter's binary?): %v", binary, err)
+	}
+	for _, p := range DescriptionProblems(d) {
+		t.Errorf("plugintest: %s: %s", binary, p)
+	}
+	return d
+}
+
+// DescriptionProblems lists what a host would hold against a family's
+// description: sdk.DescriptionProblems (a host leaves such a family out),
+// then its corpus (a host serves no family whose corpus is missing or
+// not the one its criteria pin). A family's in-process test can call it
+// on Describe() too.
+func DescriptionProblems(d *pb.FamilyDescription) []string {
+	out := sdk.DescriptionProblems(d)
+	switch pin, err := sdk.CorpusPin(d.GetCorpus()); {
+	case len(d.GetCorpus()) == 0:
+		out = append(out, "no corpus: a host runs it before serving, and serves no family that ships none")
+	case err != nil:
+		out = append(out, "the corpus does not decode: "+err.Error())
+	case pin != d.GetCorpusSha256():
+		out = append(out, "the corpus's pin "+pin+" is not the criteria's corpus.sha256 "+d.GetCorpusSha256())
+	}
+	return out
+}

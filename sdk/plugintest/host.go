@@ -1,0 +1,240 @@
+package plugintest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/assay-audit/assay/sdk"
+)
+
+// HostOptions say which host to stand up.
+type HostOptions struct {
+	// Assay is the path of the assay binary (built from the host's
+	// repository, or installed: go install .../host/cmd/assay). Empty: the
+	// ASSAY environment variable, then "assay" on PATH.
+	Assay string
+	// Plugins are the built plugin binaries to load, each named as the
+	// host names its kinds: assay-<service> for a family,
+	// assay-adapter-<format> for an adapter.
+	Plugins []string
+	// Args are added to `assay serve` (e.g. "--strict-plugins").
+	Args []string
+}
+
+// Host is a running `assay serve` process with payments off (each answer
+// signed and written to its ledger at price 0), on a free port of
+// 127.0.0.1, over its own data directory, stopped when the test ends.
+type Host struct {
+	// URL is the host's base URL, http://127.0.0.1:port.
+	URL string
+	t   testing.TB
+	log *lockedBuffer
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// StartHost pins the plugins (assay plugins pin), starts the host and
+// waits until it is ready: every family's corpus ran at launch, so a
+// family that does not pass its own corpus whole is reported here, with
+// the host's log. It builds nothing.
+func StartHost(t testing.TB, opts HostOptions) *Host {
+	t.Helper()
+	assay, err := findAssay(opts.Assay)
+	if err != nil {
+		t.Fatalf("plugintest: %v", err)
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range opts.Plugins {
+		if !strings.HasPrefix(filepath.Base(p), "assay-") {
+			t.Fatalf("plugintest: %s: a plugin binary's name starts with assay- (assay-<service>, assay-adapter-<format>)", p)
+		}
+		if err := copyFile(p, filepath.Join(bin, filepath.Base(p))); err != nil {
+			t.Fatalf("plugintest: %v", err)
+		}
+	}
+	cfg := filepath.Join(bin, "assay.hcl")
+	var pins, pinErr bytes.Buffer
+	pin := exec.Command(assay, "plugins", "pin", "--dir", bin)
+	pin.Stdout, pin.Stderr = &pins, &pinErr
+	if err := pin.Run(); err != nil {
+		t.Fatalf("plugintest: assay plugins pin: %v\n%s", err, pinErr.String())
+	}
+	if err := os.WriteFile(cfg, pins.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		t.Fatalf("plugintest: %v", err)
+	}
+	args := append([]string{"serve", "--config", cfg, "--listen", addr, "--data-dir", filepath.Join(dir, "var"), "--payments", "off"}, opts.Args...)
+	cmd := exec.Command(assay, args...)
+	h := &Host{URL: "http://" + addr, t: t, log: &lockedBuffer{}}
+	cmd.Stdout, cmd.Stderr = h.log, h.log
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("plugintest: start %s: %v", assay, err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { stop(cmd, exited) })
+	if err := h.waitReady(exited); err != nil {
+		t.Fatalf("plugintest: %v\nthe host's log:\n%s", err, h.log.String())
+	}
+	return h
+}
+
+func findAssay(path string) (string, error) {
+	if path == "" {
+		path = os.Getenv("ASSAY")
+	}
+	if path == "" {
+		path = "assay"
+	}
+	p, err := exec.LookPath(path)
+	if err != nil {
+		return "", fmt.Errorf("no assay binary (HostOptions.Assay, the ASSAY environment variable, or assay on PATH): %w", err)
+	}
+	return p, nil
+}
+
+func copyFile(from, to string) error {
+	raw, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, raw, 0o755)
+}
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// stop asks the host to drain (SIGTERM) and kills it after 10 s.
+func stop(cmd *exec.Cmd, exited <-chan struct{}) {
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		<-exited
+	}
+}
+
+// waitReady polls /readyz for up to 60 s: 200 once the store answers, the
+// keys are loaded and every service passed its launch self-test.
+func (h *Host) waitReady(exited <-chan struct{}) error {
+	deadline := time.Now().Add(60 * time.Second)
+	last := ""
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			return errors.New("the host exited before it was ready")
+		default:
+		}
+		status, body, err := h.do(http.MethodGet, "/readyz", nil)
+		if err == nil && status == http.StatusOK {
+			return nil
+		}
+		if err == nil {
+			last = fmt.Sprintf("%d %s", status, body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("the host was not ready within 60 s (last /readyz: %s)", last)
+}
+
+func (h *Host) do(method, path string, body []byte) (int, []byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, h.URL+path, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, raw, err
+}
+
+// Post sends body to path (e.g. /my-service/precheck) and returns the
+// status and the answer's bytes; a request that gets no answer fails t.
+func (h *Host) Post(path string, body []byte) (int, []byte) {
+	h.t.Helper()
+	status, raw, err := h.do(http.MethodPost, path, body)
+	if err != nil {
+		h.t.Fatalf("plugintest: POST %s: %v", path, err)
+	}
+	return status, raw
+}
+
+// Get fetches path (/catalog, /keys, /{service}/criteria ...).
+func (h *Host) Get(path string) (int, []byte) {
+	h.t.Helper()
+	status, raw, err := h.do(http.MethodGet, path, nil)
+	if err != nil {
+		h.t.Fatalf("plugintest: GET %s: %v", path, err)
+	}
+	return status, raw
+}
+
+// Verify checks answer's signature against the host's /keys, as a payer
+// does (sdk.VerifyAnswer), and returns the signing key's id; an answer
+// that does not verify fails t.
+func (h *Host) Verify(answer []byte) string {
+	h.t.Helper()
+	status, jwks := h.Get("/keys")
+	if status != http.StatusOK {
+		h.t.Fatalf("plugintest: GET /keys: %d", status)
+	}
+	kid, err := sdk.VerifyAnswer(answer, jwks)
+	if err != nil {
+		h.t.Fatalf("plugintest: the answer's signature: %v", err)
+	}
+	return kid
+}
+
+// Log is everything the host has logged so far (metadata only: a host
+// never logs a submitted byte).
+func (h *Host) Log() string { return h.log.String() }
