@@ -77,7 +77,7 @@ func (o *Options) defaults() {
 var (
 	ErrChecksum = errors.New("plugin binary does not match its pinned SHA-256")
 	// ErrWrongKind is a plugin binary of the other kind than its config says.
-	ErrWrongKind   = errors.New("plugin is not of the kind its config names")
+	ErrWrongKind = errors.New("plugin is not of the kind its config names")
 	// ErrDescription: the family's description is one a host cannot serve
 	// (sdk.DescriptionProblems): a route name that is no path segment, an
 	// op called precheck, no body cap, a ledger field without a type.
