@@ -25,6 +25,9 @@ func TestAPluginThatCannotStartIsLeftOut(t *testing.T) {
 	}
 	_ = os.WriteFile(filepath.Join(dir, "assay-stream-divergence"), raw, 0o755)
 	_ = os.WriteFile(filepath.Join(dir, "assay-broken"), []byte("#!/bin/sh\nexit 3\n"), 0o755)
+	// go-plugin's handshake line naming a protocol version this host does
+	// not speak (what a plugin built on a future sdk would say)
+	_ = os.WriteFile(filepath.Join(dir, "assay-future"), []byte("#!/bin/sh\necho '1|99|tcp|127.0.0.1:9|grpc'\nsleep 30\n"), 0o755)
 	adapter, err := os.ReadFile(testhost.Plugin(t, "plugins/adapter-anthropic-messages"))
 	if err != nil {
 		t.Fatal(err)
@@ -33,6 +36,7 @@ func TestAPluginThatCannotStartIsLeftOut(t *testing.T) {
 	var cfg strings.Builder
 	fmt.Fprintf(&cfg, "plugin_dir = %q\n", dir)
 	for _, p := range []struct{ name, kind, file string }{{"broken", "adapter", "assay-broken"}, {"stream-divergence", "family", "assay-stream-divergence"},
+		{"future", "family", "assay-future"},
 		// a family's binary configured as an adapter: named as the wrong kind
 		{"wrong-kind", "adapter", "assay-stream-divergence"},
 		// a second plugin serving a service already loaded
@@ -54,6 +58,9 @@ func TestAPluginThatCannotStartIsLeftOut(t *testing.T) {
 	}
 	if l := h.log(); !strings.Contains(l, "plugin could not start and is left out of this host") || !strings.Contains(l, "plugin=broken") {
 		t.Errorf("the log does not name the plugin left out:\n%s", l)
+	}
+	if l := h.log(); !strings.Contains(l, "plugin=future") || !strings.Contains(l, "incompatible API version with plugin. Plugin version: 99") {
+		t.Errorf("the log does not name the plugin of another protocol version:\n%s", l)
 	}
 	if l := h.log(); !strings.Contains(l, "plugin=wrong-kind") || !strings.Contains(l, "plugin is not of the kind its config names: it does not serve the adapter service") {
 		t.Errorf("the log does not name the plugin of the wrong kind:\n%s", l)
