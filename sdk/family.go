@@ -217,11 +217,14 @@ func (s *familyServer) Attach(_ context.Context, req *pb.AttachRequest) (*pb.Att
 }
 
 // Run serves one request's stream. A panic inside the family is recovered
-// here and reported as a static Internal error: the trace (which may hold
-// submission values) never leaves the function.
+// here and reported as a static Internal error: the trace and the panic's
+// value (either may hold submission values) never leave the function;
+// the log names where it began, for the author.
 func (s *familyServer) Run(stream grpc.BidiStreamingServer[pb.HostToFamily, pb.FamilyToHost]) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
+			fn, line := panicSite()
+			s.log.Error("family panicked", "panic_function", fn, "panic_line", line)
 			err = status.Error(codes.Internal, "family panicked")
 		}
 	}()

@@ -289,6 +289,11 @@ func canaryRun(t *testing.T, kind string) {
 	if !strings.Contains(logText, "plugin panicked") {
 		t.Error("the goroutine panic was not reported (reduced) in the host log")
 	}
+	// the recovered panic in Check: where it began, for the author, and
+	// (c.find below) never the value it panicked with
+	if !strings.Contains(logText, `"@message":"family panicked"`) || !strings.Contains(logText, `"panic_function":"github.com/assay-audit/assay/host/internal/testfamily/family.(*Family).Check"`) {
+		t.Error("the recovered family panic is not logged with its site")
+	}
 	c.find(t, "the host log", []byte(logText))
 	if os.Getenv("DUMPLOG") != "" {
 		t.Log(logText)
