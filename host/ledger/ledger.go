@@ -25,6 +25,32 @@ import (
 // declared closed list: the line is never written.
 var ErrRefusedLine = errors.New("ledger line refused")
 
+// Fields is a family's declared ledger fields with their patterns
+// compiled once: a line is checked on every paid answer.
+type Fields struct {
+	decl     []*pb.LedgerField
+	declared map[string]*pb.LedgerField
+	// patterns holds each STRING field's anchored pattern; nil where it
+	// does not compile (every value outside the vocabulary is refused)
+	patterns map[string]*regexp.Regexp
+}
+
+// NewFields compiles decl.
+func NewFields(decl []*pb.LedgerField) *Fields {
+	f := &Fields{decl: decl, declared: make(map[string]*pb.LedgerField, len(decl)), patterns: map[string]*regexp.Regexp{}}
+	for _, d := range decl {
+		f.declared[d.GetName()] = d
+		if p := d.GetPattern(); p != "" {
+			re, err := regexp.Compile(`\A(?:` + p + `)\z`)
+			if err != nil {
+				re = nil
+			}
+			f.patterns[d.GetName()] = re
+		}
+	}
+	return f
+}
+
 // CheckFields validates a family's ledger fields (a JSON object) against
 // its declaration and returns them canonical. Every declared field must be
 // present; no other key may be; each value must have the declared type, a
@@ -32,6 +58,11 @@ var ErrRefusedLine = errors.New("ledger line refused")
 // and null only where declared nullable. Errors name the rule, never a
 // value.
 func CheckFields(decl []*pb.LedgerField, raw []byte) (string, error) {
+	return NewFields(decl).Check(raw)
+}
+
+// Check is CheckFields with the compiled declaration.
+func (f *Fields) Check(raw []byte) (string, error) {
 	tree, err := signing.Decode(raw)
 	if err != nil {
 		return "", fmt.Errorf("%w: not JSON", ErrRefusedLine)
@@ -40,10 +71,7 @@ func CheckFields(decl []*pb.LedgerField, raw []byte) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("%w: not an object", ErrRefusedLine)
 	}
-	declared := make(map[string]*pb.LedgerField, len(decl))
-	for _, d := range decl {
-		declared[d.GetName()] = d
-	}
+	decl, declared := f.decl, f.declared
 	for k := range fields {
 		if declared[k] == nil {
 			return "", fmt.Errorf("%w: undeclared key", ErrRefusedLine)
@@ -54,7 +82,7 @@ func CheckFields(decl []*pb.LedgerField, raw []byte) (string, error) {
 		if !present {
 			return "", fmt.Errorf("%w: declared field %d missing", ErrRefusedLine, indexOf(decl, name))
 		}
-		if err := checkValue(d, v); err != nil {
+		if err := checkValue(d, v, f.patterns[name]); err != nil {
 			return "", fmt.Errorf("%w: field %d: %s", ErrRefusedLine, indexOf(decl, name), err.Error())
 		}
 	}
@@ -74,7 +102,7 @@ func indexOf(decl []*pb.LedgerField, name string) int {
 	return -1
 }
 
-func checkValue(d *pb.LedgerField, v any) error {
+func checkValue(d *pb.LedgerField, v any, pattern *regexp.Regexp) error {
 	if v == nil {
 		if d.GetNullable() {
 			return nil
@@ -108,12 +136,11 @@ func checkValue(d *pb.LedgerField, v any) error {
 				return nil
 			}
 		}
-		if p := d.GetPattern(); p != "" {
-			re, err := regexp.Compile(`\A(?:` + p + `)\z`)
-			if err != nil {
+		if d.GetPattern() != "" {
+			if pattern == nil {
 				return errors.New("declared pattern does not compile")
 			}
-			if re.MatchString(s) {
+			if pattern.MatchString(s) {
 				return nil
 			}
 		}

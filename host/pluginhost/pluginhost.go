@@ -567,7 +567,7 @@ func (f *Family) Open(ctx context.Context) (*Session, error) {
 // start is left as it came (a retry on a restarted plugin sends it again).
 func (s *Session) Start(start *pb.Start) (*pb.Validated, error) {
 	body := start.GetBody()
-	if s.share != nil && len(body) > 0 && s.shared == nil {
+	if s.share != nil && len(body) >= SharedBodyMin && s.shared == nil {
 		// where memfd is refused (a sandbox), the body goes inline
 		if b, err := sharedbody.New(body); err == nil {
 			s.shared, s.ownsShared = b, true
@@ -575,6 +575,13 @@ func (s *Session) Start(start *pb.Start) (*pb.Validated, error) {
 	}
 	return s.start(start, body)
 }
+
+// SharedBodyMin is the smallest body a session shares with a plugin as a
+// sealed file: below it the bytes ride the gRPC stream, which costs less
+// than making, sealing, passing, mapping and unmapping a file (an unmap
+// interrupts every core the plugin runs on, a virtual machine's dearest
+// interrupt). Measured in docs/benchmarks.md.
+const SharedBodyMin = 64 << 10
 
 // StartShared is Start for a body the host already holds in a sealed
 // shared file (read there straight from the connection): start carries no

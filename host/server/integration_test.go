@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/assay-audit/assay/host/internal/testhost"
+	"github.com/assay-audit/assay/host/pluginhost"
 	"github.com/assay-audit/assay/host/signing"
 	"github.com/assay-audit/assay/sdk/membudget"
 )
@@ -290,7 +291,9 @@ func TestBodyCutShortLeavesNothing(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if r := post(t, h.URL+"/test-family/measure", []byte(`{}`)); r.status != 200 {
+	// a body large enough to cross as a shared file (pluginhost.SharedBodyMin)
+	next := []byte(`{"pad":"` + strings.Repeat("x", pluginhost.SharedBodyMin) + `"}`)
+	if r := post(t, h.URL+"/test-family/measure", next); r.status != 200 {
 		t.Fatalf("the next request: %d %s", r.status, r.raw)
 	}
 	if shared := h.Families["test-family"].SharedBodiesSent(); runtime.GOOS == "linux" && shared != 1 {
@@ -368,7 +371,9 @@ func TestPluginKilledWhileRequestsAreInFlight(t *testing.T) {
 		verified(t, h, r)
 	}
 	// the next request works, after exactly one restart
-	if r := post(t, h.URL+"/test-family/measure", []byte(`{}`)); r.status != 200 {
+	// a body large enough to cross as a shared file (pluginhost.SharedBodyMin)
+	next := []byte(`{"pad":"` + strings.Repeat("x", pluginhost.SharedBodyMin) + `"}`)
+	if r := post(t, h.URL+"/test-family/measure", next); r.status != 200 {
 		t.Fatalf("after restart: %d %s\n%s", r.status, r.raw, h.Log.String())
 	}
 	if n := fam.Restarts(); n != 1 {
@@ -389,7 +394,9 @@ func TestCallDeadline(t *testing.T) {
 	if r.status != 503 || errorCode(r) != "deadline_exceeded" {
 		t.Fatalf("deadline: %d %s", r.status, r.raw)
 	}
-	if r := post(t, h.URL+"/test-family/measure", []byte(`{}`)); r.status != 200 {
+	// a body large enough to cross as a shared file (pluginhost.SharedBodyMin)
+	next := []byte(`{"pad":"` + strings.Repeat("x", pluginhost.SharedBodyMin) + `"}`)
+	if r := post(t, h.URL+"/test-family/measure", next); r.status != 200 {
 		t.Errorf("next request: %d", r.status)
 	}
 }
@@ -411,7 +418,9 @@ func TestLedgerLineBreakingTheClosedListIsNeverWritten(t *testing.T) {
 	if r.status != 500 || errorCode(r) != "self_check_failed" {
 		t.Fatalf("bad ledger fields: %d %s", r.status, r.raw)
 	}
-	if r := post(t, h.URL+"/test-family/measure", []byte(`{}`)); r.status != 200 {
+	// a body large enough to cross as a shared file (pluginhost.SharedBodyMin)
+	next := []byte(`{"pad":"` + strings.Repeat("x", pluginhost.SharedBodyMin) + `"}`)
+	if r := post(t, h.URL+"/test-family/measure", next); r.status != 200 {
 		t.Fatalf("good report: %d", r.status)
 	}
 	lines := h.Lines(t, 1)

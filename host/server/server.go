@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/assay-audit/assay/host/viewer"
 	"io"
 	"maps"
 	"net"
@@ -20,6 +19,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/assay-audit/assay/host/viewer"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -132,7 +133,9 @@ type Server struct {
 type service struct {
 	Service
 	check *selfcheck.Checker
-	ops   map[string]*pb.Op
+	// fields checks each paid answer's ledger line (patterns compiled once)
+	fields *ledger.Fields
+	ops    map[string]*pb.Op
 	// inputs describe each op's request body for discovery
 	inputs map[string]payment.Input
 	// places for pre-checks and for paid ops, apart: a flood of free
@@ -214,7 +217,7 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), services: map[string]*service{}, limited: ratelog.New(cfg.Logger, time.Minute, cfg.Now)}
 	for _, svc := range cfg.Services {
 		limits := cfg.Admission.ForBodyCap(svc.Desc.GetBodyBytes())
-		sv := &service{Service: svc, check: selfcheck.New(svc.Desc.GetTripwires()), ops: map[string]*pb.Op{},
+		sv := &service{Service: svc, check: selfcheck.New(svc.Desc.GetTripwires()), fields: ledger.NewFields(svc.Desc.GetLedgerFields()), ops: map[string]*pb.Op{},
 			prechecks: admission.New(limits), paid: admission.New(limits)}
 		if sv.paid != nil {
 			cfg.Metrics.Admission(svc.Desc.GetService(), "precheck", sv.prechecks.Working, sv.prechecks.Waiting)
@@ -460,7 +463,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 	var body []byte
 	var shared *sharedbody.Body
 	var err error
-	if sb, ok := sv.Backend.(sharedBackend); ok && sb.TakesSharedBodies() {
+	if sb, ok := sv.Backend.(sharedBackend); ok && sb.TakesSharedBodies() && (r.ContentLength < 0 || r.ContentLength >= pluginhost.SharedBodyMin) {
 		shared, err = sharedbody.Read(r.Body, limit)
 		if err == nil {
 			defer shared.Close() // after the session's Close, deferred below
@@ -498,6 +501,10 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 		}
 		return
 	}
+	// the place bounds the plugins' work and the bodies held for it: it is
+	// given back once the family has answered, before settlement, signing
+	// and the ledger line, which are the host's own
+	leave = sync.OnceFunc(leave)
 	defer leave()
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.CallTimeout)
 	defer cancel()
@@ -511,7 +518,8 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 		s.boundaryFailure(q, err)
 		return
 	}
-	defer sess.Close()
+	closeSession := sync.OnceFunc(sess.Close)
+	defer closeSession()
 	if op == nil && !s.admitFree(q, v) {
 		return
 	}
@@ -552,12 +560,14 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 		s.boundaryFailureWith(q, err, facts, header)
 		return
 	}
+	closeSession()
+	leave()
 	answer, err := s.assemble(q, "report", rep.GetBody(), rep.GetCheckEndUnixNano(), adm.Facts)
 	if err != nil {
 		s.selfCheckFailure(q, err)
 		return
 	}
-	fields, err := ledger.CheckFields(sv.Desc.GetLedgerFields(), rep.GetLedger())
+	fields, err := sv.fields.Check(rep.GetLedger())
 	if err != nil {
 		// checked before settlement: a line that cannot be written is never charged
 		s.cfg.Metrics.LedgerLineRefused(sv.Desc.GetService())

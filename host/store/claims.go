@@ -123,13 +123,12 @@ func (s *Store) OpenClaim(ctx context.Context, c Claim) (opened bool, err error)
 	if c.Memo != "" {
 		memo = &c.Memo
 	}
-	res, err := s.db.ExecContext(ctx, s.q(`INSERT INTO payment_claims (payment_id, service, op, price_usdc_units, payer, state, house, owner, lease_until_ns, created_ns, tx_id, blockhash, memo)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (payment_id) DO NOTHING`),
+	n, err := s.groupExec(ctx, qOpenClaim,
 		c.PaymentID, c.Service, c.Op, c.PriceUSDCUnits, payer, ClaimSettling, c.House, c.Owner, c.LeaseUntil.UnixNano(), c.Created.UnixNano(), tx, blockhash, memo)
 	if err != nil {
 		return false, fmt.Errorf("store: open claim: %w", err)
 	}
-	return affectedOne(res, "open claim")
+	return n == 1, nil
 }
 
 // LeaseClaim gives owner the lease of an undelivered claim whose lease has
@@ -153,9 +152,7 @@ func (s *Store) SettleClaim(ctx context.Context, paymentID, owner string, c Clai
 		ns := c.LeaseUntil.UnixNano()
 		until = &ns
 	}
-	res, err := s.db.ExecContext(ctx, s.q(`UPDATE payment_claims SET state = ?, tx_id = ?, payer = ?, network = ?, fee_lamports = ?, house = ?, settled_ns = ?,
-		lease_until_ns = COALESCE(?, lease_until_ns)
-		WHERE payment_id = ? AND owner = ? AND state = ?`),
+	n, err := s.groupExec(ctx, qSettleClaim,
 		ClaimSettled, c.TxID, c.Payer, c.Network, c.FeeLamports, c.House, now.UnixNano(), until, paymentID, owner, ClaimSettling)
 	if err != nil {
 		if isUniqueViolation(err) {
@@ -163,8 +160,8 @@ func (s *Store) SettleClaim(ctx context.Context, paymentID, owner string, c Clai
 		}
 		return fmt.Errorf("store: settle claim: %w", err)
 	}
-	if ok, err := affectedOne(res, "settle claim"); err != nil || !ok {
-		return errors.Join(ErrLeaseLost, err)
+	if n != 1 {
+		return ErrLeaseLost
 	}
 	return nil
 }
@@ -250,25 +247,28 @@ func (s *Store) Claims(ctx context.Context, state string) ([]Claim, error) {
 // exactly when its claim is spent. ErrLeaseLost (nothing written) when the
 // claim is no longer owner's settled one.
 func (s *Store) DeliverClaim(ctx context.Context, paymentID, owner string, l Line, now time.Time) (int64, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return 0, fmt.Errorf("store: deliver claim: %w", err)
-	}
-	defer tx.Rollback()
-	id, err := appendLine(ctx, s, tx, l)
+	var id int64
+	err := s.inGroup(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var err error
+		if id, err = appendLine(ctx, s, tx, l); err != nil {
+			return err
+		}
+		st, err := s.stmt(ctx, tx, qDeliverClaim)
+		if err != nil {
+			return err
+		}
+		res, err := st.ExecContext(ctx, ClaimDelivered, now.UnixNano(), id, paymentID, owner, ClaimSettled)
+		if err != nil {
+			return fmt.Errorf("store: deliver claim: %w", err)
+		}
+		if ok, err := affectedOne(res, "deliver claim"); err != nil || !ok {
+			// the savepoint rolls the line back with it
+			return errors.Join(ErrLeaseLost, err)
+		}
+		return nil
+	})
 	if err != nil {
 		return 0, err
-	}
-	res, err := tx.ExecContext(ctx, s.q(`UPDATE payment_claims SET state = ?, delivered_ns = ?, line_id = ?
-		WHERE payment_id = ? AND owner = ? AND state = ?`), ClaimDelivered, now.UnixNano(), id, paymentID, owner, ClaimSettled)
-	if err != nil {
-		return 0, fmt.Errorf("store: deliver claim: %w", err)
-	}
-	if ok, err := affectedOne(res, "deliver claim"); err != nil || !ok {
-		return 0, errors.Join(ErrLeaseLost, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return 0, fmt.Errorf("store: deliver claim: %w", err)
 	}
 	return id, nil
 }

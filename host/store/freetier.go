@@ -28,31 +28,34 @@ func Day(t time.Time) string { return t.UTC().Format("2006-01-02") }
 // One conditional upsert decides, so concurrent
 // calls on one host or many are admitted exactly.
 func (s *Store) AdmitFree(ctx context.Context, usage, key string, now time.Time, perDay int64, minInterval time.Duration) (Admission, error) {
+	var out Admission
+	// in a group transaction (group.go): admissions of the moment share
+	// one commit, each decided in turn, so two for one key in one group
+	// are decided as they would be apart
+	err := s.inGroup(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var err error
+		out, err = s.admitFree(ctx, tx, usage, key, now, perDay, minInterval)
+		return err
+	})
+	return out, err
+}
+
+func (s *Store) admitFree(ctx context.Context, tx *sql.Tx, usage, key string, now time.Time, perDay int64, minInterval time.Duration) (Admission, error) {
 	day, ns := Day(now), now.UnixNano()
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return Admission{}, fmt.Errorf("store: admit: %w", err)
-	}
-	defer tx.Rollback()
 	var count int64
-	err = tx.QueryRowContext(ctx, s.q(`
-		INSERT INTO free_tier (key, day, count, last_ns) VALUES (?, ?, 1, ?)
-		ON CONFLICT (key) DO UPDATE SET
-			count = CASE WHEN free_tier.day = excluded.day THEN free_tier.count + 1 ELSE 1 END,
-			day = excluded.day,
-			last_ns = excluded.last_ns
-		WHERE excluded.last_ns - free_tier.last_ns >= ?
-		  AND (free_tier.day <> excluded.day OR free_tier.count < ?)
-		RETURNING count`), key, day, ns, minInterval.Nanoseconds(), perDay).Scan(&count)
+	upsert, err := s.stmt(ctx, tx, qAdmitFree)
+	if err != nil {
+		return Admission{}, err
+	}
+	err = upsert.QueryRowContext(ctx, key, day, ns, minInterval.Nanoseconds(), perDay).Scan(&count)
 	switch {
 	case err == nil:
-		if _, err := tx.ExecContext(ctx, s.q(`
-			INSERT INTO free_use (service, day, n) VALUES (?, ?, 1)
-			ON CONFLICT (service, day) DO UPDATE SET n = free_use.n + 1`), usage, day); err != nil {
-			return Admission{}, fmt.Errorf("store: free use: %w", err)
+		use, err := s.stmt(ctx, tx, qFreeUse)
+		if err != nil {
+			return Admission{}, err
 		}
-		if err := tx.Commit(); err != nil {
-			return Admission{}, fmt.Errorf("store: admit: %w", err)
+		if _, err := use.ExecContext(ctx, usage, day); err != nil {
+			return Admission{}, fmt.Errorf("store: free use: %w", err)
 		}
 		return Admission{Admitted: true, Count: count}, nil
 	case errors.Is(err, sql.ErrNoRows):

@@ -51,22 +51,26 @@ type Amendment struct {
 // ledger.
 var ErrDuplicateTx = errors.New("store: transaction already has a ledger line")
 
-// AppendLine writes a line; the table refuses updates and deletes.
+// AppendLine writes a line; the table refuses updates and deletes. It
+// commits with the other writes of the moment (group.go) and returns once
+// the line is committed.
 func (s *Store) AppendLine(ctx context.Context, l Line) (int64, error) {
-	return appendLine(ctx, s, s.db, l)
-}
-
-// queryer is a database or one of its transactions.
-type queryer interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
-func appendLine(ctx context.Context, s *Store, db queryer, l Line) (int64, error) {
-	query := `INSERT INTO ledger (service, criteria_id, criteria_revision, ts_ns, day, payer, price_usdc_units,
-		tx_id, fee_lamports, house, cad_rate, cad_rate_date, cad_basis, cad_pending, family_fields)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`
 	var id int64
-	err := db.QueryRowContext(ctx, s.q(query), l.Service, l.CriteriaID, l.CriteriaRevision, l.At.UnixNano(), Day(l.At),
+	err := s.inGroup(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var err error
+		id, err = appendLine(ctx, s, tx, l)
+		return err
+	})
+	return id, err
+}
+
+func appendLine(ctx context.Context, s *Store, tx *sql.Tx, l Line) (int64, error) {
+	st, err := s.stmt(ctx, tx, qAppendLine)
+	if err != nil {
+		return 0, err
+	}
+	var id int64
+	err = st.QueryRowContext(ctx, l.Service, l.CriteriaID, l.CriteriaRevision, l.At.UnixNano(), Day(l.At),
 		l.Payer, l.PriceUSDCUnits, l.TxID, l.FeeLamports, l.House, l.CAD.Rate, l.CAD.RateDate, l.CAD.Basis, l.CAD.Pending,
 		l.FamilyFields).Scan(&id)
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -37,6 +38,13 @@ type Store struct {
 	schema string
 	// where names the database for an operator: never a password
 	where string
+	// the group committer (group.go), started by the first grouped write
+	groupMu   sync.Mutex
+	grp       *group
+	grpClosed bool
+	// stmts are the hot writes' prepared statements (stmt)
+	stmtMu sync.Mutex
+	stmts  map[string]*sql.Stmt
 }
 
 type dialect struct {
@@ -121,6 +129,10 @@ func openSQLite(ctx context.Context, path string, create bool) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	if err := s.prepare(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
 	if err := os.Chmod(path, 0o600); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: db mode: %w", err)
@@ -144,6 +156,10 @@ func openPostgres(ctx context.Context, url string, create bool) (*Store, error) 
 	db.SetConnMaxIdleTime(time.Minute)
 	s := &Store{db: db, d: postgresDialect, desc: "postgres", schema: searchPathSchema(url), where: describePostgres(url)}
 	if err := s.migrate(ctx, create); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := s.prepare(ctx); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -217,7 +233,16 @@ func describePostgres(raw string) string {
 func (s *Store) Dialect() string { return s.desc }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.closeGroup()
+	s.stmtMu.Lock()
+	for _, st := range s.stmts {
+		_ = st.Close()
+	}
+	s.stmts = nil
+	s.stmtMu.Unlock()
+	return s.db.Close()
+}
 
 func (s *Store) q(query string) string { return s.d.rebind(query) }
 
