@@ -169,6 +169,18 @@ func (m *Metrics) PluginRestarts(service string, count func() int) {
 		func() float64 { return float64(count()) }))
 }
 
+// StoreGroups exposes the store's group commits (SQLite): how many
+// transactions committed grouped writes, and how many writes they held;
+// writes over commits is how many requests one fsync served.
+func (m *Metrics) StoreGroups(stats func() (commits, writes uint64)) {
+	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "assay_store_group_commits_total",
+		Help: "Store transactions that committed the writes of the moment together (SQLite)."},
+		func() float64 { c, _ := stats(); return float64(c) }))
+	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "assay_store_group_writes_total",
+		Help: "Writes (ledger lines, claim moves, free-tier admissions) those transactions committed."},
+		func() float64 { _, w := stats(); return float64(w) }))
+}
+
 // Admission exposes a service's requests of one kind ("precheck" or "op")
 // holding a working place and waiting for one.
 func (m *Metrics) Admission(service, kind string, working, waiting func() int) {

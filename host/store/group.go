@@ -94,6 +94,12 @@ func (s *Store) alone(ctx context.Context, work func(ctx context.Context, tx *sq
 	return nil
 }
 
+// GroupStats is how many group transactions committed and how many
+// writes they held (zero on PostgreSQL, which commits each alone).
+func (s *Store) GroupStats() (commits, writes uint64) {
+	return s.groupCommits.Load(), s.groupWrites.Load()
+}
+
 // ErrClosed is returned for a write sent after the store closed.
 var ErrClosed = errors.New("store: closed")
 
@@ -170,6 +176,9 @@ func (g *group) commit(batch []*groupWrite) {
 				errs[i] = fmt.Errorf("store: group commit: %w", err)
 			}
 		}
+	} else {
+		g.s.groupCommits.Add(1)
+		g.s.groupWrites.Add(uint64(ran))
 	}
 	for i, w := range batch {
 		w.done <- errs[i]

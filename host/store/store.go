@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -42,6 +43,8 @@ type Store struct {
 	groupMu   sync.Mutex
 	grp       *group
 	grpClosed bool
+	// what the group committed, for the operator's metrics
+	groupCommits, groupWrites atomic.Uint64
 	// stmts are the hot writes' prepared statements (stmt)
 	stmtMu sync.Mutex
 	stmts  map[string]*sql.Stmt

@@ -190,6 +190,7 @@ func serve(args []string, stderr io.Writer) error {
 		}
 	}
 	met := metrics.New()
+	met.StoreGroups(st.GroupStats)
 	gate, err := paymentGate(ctx, cfg, st, id, met, log)
 	if err != nil {
 		return err
