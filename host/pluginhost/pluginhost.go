@@ -534,10 +534,12 @@ type Session struct {
 	ownsShared bool
 	measuring  *atomic.Int64 // the family's count, while proceeded
 	proceeded  bool
-	fault      faultSlot // the request's first adapter fault
-	ctx        context.Context
-	cancel     context.CancelFunc
-	stream     pb.Family_RunClient
+	// early: Proceed goes with Start (ProceedWithStart)
+	early  bool
+	fault  faultSlot // the request's first adapter fault
+	ctx    context.Context
+	cancel context.CancelFunc
+	stream pb.Family_RunClient
 }
 
 // Open starts a request's stream. ctx carries the request's deadline.
@@ -638,6 +640,13 @@ func (s *Session) start(start *pb.Start, body []byte) (*pb.Validated, error) {
 	}
 	err := s.stream.Send(&pb.HostToFamily{Msg: &pb.HostToFamily_Start{Start: start}})
 	start.Body, start.SharedBody = body, nil
+	if err == nil && s.early {
+		// a family that refused may have ended the stream already: the
+		// send then says io.EOF, and the refusal is read below
+		if err = s.stream.Send(&pb.HostToFamily{Msg: &pb.HostToFamily_Proceed{Proceed: &pb.Proceed{}}}); errors.Is(err, io.EOF) {
+			err = nil
+		}
+	}
 	if err != nil {
 		return nil, s.fail(err)
 	}
@@ -652,14 +661,23 @@ func (s *Session) start(start *pb.Start, body []byte) (*pb.Validated, error) {
 	return v, nil
 }
 
+// ProceedWithStart, called before Start, sends the family its Proceed
+// right behind the Start, before the validation comes back: for a request
+// nothing stands between validation and measurement (no payment), one
+// round trip to the plugin instead of two. A family that refuses ends the
+// stream and never reads it; one that accepts finds it waiting.
+func (s *Session) ProceedWithStart() { s.early = true }
+
 // Proceed lets the family measure and returns its report.
 func (s *Session) Proceed() (*pb.Report, error) {
 	if !s.proceeded {
 		s.proceeded = true
 		s.measuring.Add(1)
 	}
-	if err := s.stream.Send(&pb.HostToFamily{Msg: &pb.HostToFamily_Proceed{Proceed: &pb.Proceed{}}}); err != nil {
-		return nil, s.fail(err)
+	if !s.early {
+		if err := s.stream.Send(&pb.HostToFamily{Msg: &pb.HostToFamily_Proceed{Proceed: &pb.Proceed{}}}); err != nil {
+			return nil, s.fail(err)
+		}
 	}
 	msg, err := s.stream.Recv()
 	if err != nil {

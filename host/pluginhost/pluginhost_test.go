@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -175,4 +176,51 @@ func TestADescriptionAHostCannotRouteIsRefused(t *testing.T) {
 	if !errors.Is(err, pluginhost.ErrDescription) || !strings.Contains(err.Error(), "op 1 is named precheck, the free route every service has") {
 		t.Fatalf("err = %v, want ErrDescription naming the op", err)
 	}
+}
+
+// With Proceed sent behind Start (nothing between validation and
+// measurement), an accepted request is measured in one round trip and a
+// refused one still answers its refusal, however soon the family ended
+// the stream after it (requests side by side, so some refusals end their
+// stream before the Proceed is sent).
+func TestProceedWithStart(t *testing.T) {
+	path := testhost.Plugin(t, testPkg)
+	sum, _ := pluginhost.PinOf(path)
+	f, err := pluginhost.StartFamily(context.Background(), pluginhost.Spec{Name: "testfamily", Path: path, SHA256: sum}, pluginhost.Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 100 {
+				body, want := []byte(`{"refuse":true}`), pb.Outcome_REFUSED
+				if (i+w)%3 == 0 {
+					body, want = []byte(`{"pad":"x"}`), pb.Outcome_ACCEPTED
+				}
+				s, err := f.Open(context.Background())
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				s.ProceedWithStart()
+				v, err := s.Start(&pb.Start{Route: pb.Start_OP, Op: "measure", Body: body, NowUnixNano: time.Now().UnixNano()})
+				if err != nil || v.GetOutcome() != want {
+					t.Errorf("request %d: %v %v, want %v", i, v.GetOutcome(), err, want)
+					s.Close()
+					return
+				}
+				if want == pb.Outcome_ACCEPTED {
+					if r, err := s.Proceed(); err != nil || len(r.GetBody()) == 0 {
+						t.Errorf("request %d: report %v", i, err)
+					}
+				}
+				s.Close()
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -47,6 +47,10 @@ type Session interface {
 	Close()
 }
 
+// earlyProceeder is a session that can send Proceed with Start
+// (pluginhost.Session).
+type earlyProceeder interface{ ProceedWithStart() }
+
 // Backend opens sessions with one family; pluginhost.Family is one.
 type Backend interface {
 	Open(ctx context.Context) (Session, error)
@@ -512,7 +516,10 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 	if op != nil {
 		start.Route, start.Op = pb.Start_OP, op.GetName()
 	}
-	sess, v, err := s.validate(ctx, sv, start, shared)
+	// with payments off nothing stands between validation and measurement:
+	// the family is told to proceed with the start, one round trip
+	_, off := s.cfg.Payments.(payment.Off)
+	sess, v, err := s.validate(ctx, sv, start, shared, op != nil && off)
 	body, start.Body = nil, nil
 	if err != nil {
 		s.boundaryFailure(q, err)
@@ -746,12 +753,15 @@ func isTrusted(addr string, trusted []netip.Prefix) bool {
 // this point (it crashed an instant ago and the supervisor is restarting
 // it) is tried once more: nothing has happened to the request yet, and the
 // retry waits for the restarted plugin within the request's deadline.
-func (s *Server) validate(ctx context.Context, sv *service, start *pb.Start, shared *sharedbody.Body) (Session, *pb.Validated, error) {
+func (s *Server) validate(ctx context.Context, sv *service, start *pb.Start, shared *sharedbody.Body, early bool) (Session, *pb.Validated, error) {
 	var last error
 	for attempt := 0; attempt < 2; attempt++ {
 		sess, err := sv.Backend.Open(ctx)
 		if err != nil {
 			return nil, nil, err
+		}
+		if e, ok := sess.(earlyProceeder); ok && early {
+			e.ProceedWithStart()
 		}
 		var v *pb.Validated
 		if ss, ok := sess.(sharedStarter); ok && shared != nil {
