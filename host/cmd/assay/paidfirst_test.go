@@ -131,19 +131,25 @@ func newPaidCaller(tb testing.TB, url string) *paidCaller {
 	return c
 }
 
-// call is one paid compare: its status, error code and latency.
-func (c *paidCaller) call(tb testing.TB) (int, string, time.Duration) {
+// sign is a fresh payment for the compare, with the fresh memo its own
+// 402 would have asked for.
+func (c *paidCaller) sign(tb testing.TB) string {
 	r := c.reqs
 	r.Extra = maps.Clone(c.reqs.Extra)
 	nonce := make([]byte, 16)
 	_, _ = rand.Read(nonce)
-	r.Extra["memo"] = x402.MemoPrefix + hex.EncodeToString(nonce) // as its own 402 would ask
+	r.Extra["memo"] = x402.MemoPrefix + hex.EncodeToString(nonce)
 	sig, err := c.payer.Sign(r, c.res)
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return sig
+}
+
+// call is one paid compare: its status, error code and latency.
+func (c *paidCaller) call(tb testing.TB) (int, string, time.Duration) {
 	req, _ := post(c.url+"/stream-divergence/compare", smallCompare)
-	req.Header.Set("PAYMENT-SIGNATURE", sig)
+	req.Header.Set("PAYMENT-SIGNATURE", c.sign(tb))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	start := time.Now()

@@ -2,20 +2,13 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/binary"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -24,8 +17,6 @@ import (
 
 	"github.com/assay-audit/assay/host/internal/yardstick"
 	"github.com/assay-audit/assay/host/solana"
-	"github.com/assay-audit/assay/host/wallet"
-	"github.com/assay-audit/assay/host/x402"
 )
 
 // yardstickEnv makes the test binary the yardstick's process (TestMain):
@@ -229,23 +220,13 @@ func BenchmarkSmallRequests(b *testing.B) {
 	b.Run("paid-local", func(b *testing.B) {
 		url, _, _ := serveInGroup(b, dir, nil, "--payments", "local")
 		waitReady(b, url)
-		payer, reqs, res := payerFor(b, url)
+		payer := newPaidCaller(b, url)
 		for _, c := range levels {
 			b.Run(fmt.Sprintf("conns=%d", c), func(b *testing.B) {
-				// a fresh payment for every request, signed before the clock,
-				// each with the fresh memo its own 402 would have asked for
+				// a fresh payment for every request, signed before the clock
 				sigs := make([]string, b.N)
 				for i := range sigs {
-					r := reqs
-					r.Extra = maps.Clone(reqs.Extra)
-					nonce := make([]byte, 16)
-					_, _ = rand.Read(nonce)
-					r.Extra["memo"] = x402.MemoPrefix + hex.EncodeToString(nonce)
-					s, err := payer.Sign(r, res)
-					if err != nil {
-						b.Fatal(err)
-					}
-					sigs[i] = s
+					sigs[i] = payer.sign(b)
 				}
 				runLoad(b, c, url, 200, func(i int) (*http.Request, error) {
 					r, err := post(url+"/stream-divergence/compare", smallCompare)
@@ -257,29 +238,4 @@ func BenchmarkSmallRequests(b *testing.B) {
 			})
 		}
 	})
-}
-
-// payerFor reads the host's 402 for the small compare and makes a payer.
-func payerFor(b *testing.B, url string) (*x402.Payer, x402.Requirements, x402.Resource) {
-	w, err := wallet.New(filepath.Join(b.TempDir(), "payer.json"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	r, err := post(url+"/stream-divergence/compare", smallCompare)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	resp, err := http.DefaultClient.Do(r.WithContext(ctx))
-	if err != nil {
-		b.Fatal(err)
-	}
-	resp.Body.Close()
-	var pr x402.PaymentRequired
-	raw, _ := base64.StdEncoding.DecodeString(resp.Header.Get("PAYMENT-REQUIRED"))
-	if err := json.Unmarshal(raw, &pr); err != nil || resp.StatusCode != 402 {
-		b.Fatalf("402: %d %v", resp.StatusCode, err)
-	}
-	return &x402.Payer{Wallet: w}, pr.Accepts[0], pr.Resource
 }
