@@ -59,7 +59,11 @@ const usage = `usage:
 `
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	err := run(os.Args[1:], os.Stdout, os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return // the command printed its flags: asking for them is no failure
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "assay:", err)
 		os.Exit(1)
 	}
