@@ -26,7 +26,7 @@ import (
 )
 
 // sdConfig writes a config that loads the stream-divergence plugin.
-func sdConfig(t *testing.T) string {
+func sdConfig(t testing.TB) string {
 	plugin := testhost.Plugin(t, "plugins/stream-divergence")
 	sum, err := pluginhost.PinOf(plugin)
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"io"
 	"maps"
 	"net/http"
@@ -19,46 +18,27 @@ import (
 	"time"
 
 	"github.com/assay-audit/assay/host/internal/testhost"
-	"github.com/assay-audit/assay/host/pluginhost"
 	"github.com/assay-audit/assay/host/wallet"
 	"github.com/assay-audit/assay/host/x402"
 )
 
-// floodHost starts `assay serve --payments local` with stream-divergence.
+// floodHost starts `assay serve --payments local` with stream-divergence
+// and waits until it is ready.
 func floodHost(tb testing.TB) string {
 	bin := testhost.Binary(tb, "host/cmd/assay", "assay")
-	plugin := testhost.Plugin(tb, "plugins/stream-divergence")
-	sum, err := pluginhost.PinOf(plugin)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	dir := tb.TempDir()
-	cfg := filepath.Join(dir, "assay.hcl")
-	_ = os.WriteFile(cfg, []byte(fmt.Sprintf("plugin_dir = %q\nplugin \"stream-divergence\" {\n  path = %q\n  sha256 = %q\n}\n",
-		filepath.Dir(plugin), filepath.Base(plugin), sum)), 0o600)
-	t, ok := tb.(*testing.T)
+	args := []string{"--config", sdConfig(tb), "--payments", "local"}
 	var url string
-	if ok {
-		p := launch(t, bin, nil, "--config", cfg, "--data-dir", filepath.Join(dir, "var"), "--payments", "local")
+	if t, ok := tb.(*testing.T); ok {
+		p := launch(t, bin, nil, append(args, "--data-dir", t.TempDir())...)
 		if !p.up() {
 			t.Fatalf("the host did not start:\n%s", p.log())
 		}
 		url = p.url()
 	} else {
-		url, _, _ = serveInGroup(tb.(*testing.B), filepath.Dir(bin), nil, "--config", cfg, "--payments", "local")
+		url, _, _ = serveInGroup(tb.(*testing.B), filepath.Dir(bin), nil, args...)
 	}
-	for i := 0; ; i++ {
-		if r, err := http.Get(url + "/readyz"); err == nil {
-			r.Body.Close()
-			if r.StatusCode == 200 {
-				return url
-			}
-		}
-		if i == 600 {
-			tb.Fatal("the host was not ready")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitReady(tb, url)
+	return url
 }
 
 // flood sends free pre-checks from conc connections, each from a new

@@ -162,7 +162,7 @@ func startYardstick(b *testing.B) string {
 }
 
 // waitReady waits for a host's /readyz (its launch self-test passed).
-func waitReady(b *testing.B, url string) {
+func waitReady(tb testing.TB, url string) {
 	for i := 0; i < 600; i++ {
 		if r, err := http.Get(url + "/readyz"); err == nil {
 			r.Body.Close()
@@ -172,7 +172,7 @@ func waitReady(b *testing.B, url string) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	b.Fatal("the host was not ready")
+	tb.Fatal("the host was not ready")
 }
 
 // BenchmarkSmallRequests is issue #29's measure, over real TCP against

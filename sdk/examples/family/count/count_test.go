@@ -70,3 +70,31 @@ func TestRefusals(t *testing.T) {
 		}
 	}
 }
+
+// refuser refuses every record, as an adapter does a malformed one.
+type refuser struct{}
+
+func (refuser) Describe() *pb.AdapterDescription {
+	return &pb.AdapterDescription{FormatId: "example-lines"}
+}
+func (refuser) Adapt(context.Context, *pb.AdaptRequest) *pb.AdaptResponse {
+	return &pb.AdaptResponse{Result: &pb.AdaptResponse_Refusal{Refusal: &pb.AdaptRefusal{Code: "record_does_not_parse_as_declared_format", Message: "static"}}}
+}
+
+// ANNEX A-3 and A-4: the pre-check adapts the record (an adapter's
+// refusal is free), and members beyond the two are ignored.
+func TestThePrecheckAdaptsAndIgnoresOtherMembers(t *testing.T) {
+	f, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(`{"declared_format_id":"example-lines","record":{"lines":["x"]},"note":"x"}`)
+	c := f.Check(context.Background(), sdk.Request{Route: sdk.Precheck, Body: body, Adapters: sdk.LocalAdapters{"example-lines": refuser{}}})
+	if r, ok := c.Body.(sdk.Refusal); c.Outcome != sdk.Refused || !ok || r.Code != "record_does_not_parse_as_declared_format" {
+		t.Errorf("pre-check of a refused record: %+v", c)
+	}
+	c = f.Check(context.Background(), sdk.Request{Route: sdk.Precheck, Body: body, Adapters: sdk.LocalAdapters{"example-lines": fixed{&pb.SessionRecord{Level: "L0"}}}})
+	if c.Outcome != sdk.Accepted {
+		t.Errorf("an extra member: %+v", c)
+	}
+}
