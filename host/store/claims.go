@@ -79,7 +79,7 @@ func scanClaim(row interface{ Scan(...any) error }) (Claim, error) {
 
 // GetClaim reads the claim of a payment (ErrNoClaim when none).
 func (s *Store) GetClaim(ctx context.Context, paymentID string) (Claim, error) {
-	c, err := scanClaim(s.db.QueryRowContext(ctx, s.q(`SELECT `+claimColumns+` FROM payment_claims WHERE payment_id = ?`), paymentID))
+	c, err := scanClaim(s.reads[qGetClaim].QueryRowContext(ctx, paymentID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, ErrNoClaim
 	}
@@ -92,7 +92,7 @@ func (s *Store) GetClaim(ctx context.Context, paymentID string) (Claim, error) {
 // TxClaimed reports whether a transaction id is already some claim's.
 func (s *Store) TxClaimed(ctx context.Context, txID string) (bool, error) {
 	var one int
-	err := s.db.QueryRowContext(ctx, s.q(`SELECT 1 FROM payment_claims WHERE tx_id = ?`), txID).Scan(&one)
+	err := s.reads[qTxClaimed].QueryRowContext(ctx, txID).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -127,6 +127,35 @@ func (s *Store) OpenClaim(ctx context.Context, c Claim) (opened bool, err error)
 		c.PaymentID, c.Service, c.Op, c.PriceUSDCUnits, payer, ClaimSettling, c.House, c.Owner, c.LeaseUntil.UnixNano(), c.Created.UnixNano(), tx, blockhash, memo)
 	if err != nil {
 		return false, fmt.Errorf("store: open claim: %w", err)
+	}
+	return n == 1, nil
+}
+
+// OpenSettledClaim writes a new claim already settled (c.TxID, c.Network,
+// c.FeeLamports), leased to c.Owner until c.LeaseUntil, for a settlement
+// with no effect outside the host (the embedded facilitator without a
+// chain): there is no outcome to wait for, so the settling state would
+// guard nothing and cost a commit. opened is false when the payment
+// already has a claim; ErrDuplicateTx when the transaction is another's.
+func (s *Store) OpenSettledClaim(ctx context.Context, c Claim, now time.Time) (opened bool, err error) {
+	var payer, blockhash, memo *string
+	if c.Payer != "" {
+		payer = &c.Payer
+	}
+	if c.Blockhash != "" {
+		blockhash = &c.Blockhash
+	}
+	if c.Memo != "" {
+		memo = &c.Memo
+	}
+	n, err := s.groupExec(ctx, qOpenSettled,
+		c.PaymentID, c.Service, c.Op, c.PriceUSDCUnits, payer, ClaimSettled, c.House, c.Owner, c.LeaseUntil.UnixNano(), c.Created.UnixNano(),
+		c.TxID, blockhash, memo, c.Network, c.FeeLamports, now.UnixNano())
+	if err != nil {
+		if isUniqueViolation(err) {
+			return false, ErrDuplicateTx
+		}
+		return false, fmt.Errorf("store: open settled claim: %w", err)
 	}
 	return n == 1, nil
 }

@@ -152,3 +152,47 @@ func TestAClaimKeepsWhatTheChainKnowsItBy(t *testing.T) {
 		}
 	})
 }
+
+// A claim opened settled (the embedded facilitator without a chain) is
+// read back settled with its settlement, at once (on SQLite the read is
+// on a connection of its own and must see the commit); the payment's
+// second open finds it, and another payment naming its transaction is
+// refused as a duplicate.
+func TestAClaimOpensSettled(t *testing.T) {
+	each(t, func(t *testing.T, kind string) {
+		s := storetest.Open(t, kind)
+		now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+		fee := int64(5000)
+		c := store.Claim{PaymentID: "p1", Service: "svc", Op: "op", PriceUSDCUnits: 50000, Payer: "Payer1", House: true,
+			Owner: "h/1", LeaseUntil: now.Add(time.Minute), Created: now, TxID: "Tx1", Network: "solana:devnet",
+			FeeLamports: &fee, Blockhash: "Hash1", Memo: "assay:00000000000000000000000000000001"}
+		if ok, err := s.OpenSettledClaim(ctx, c, now); err != nil || !ok {
+			t.Fatalf("open settled: %v %v", ok, err)
+		}
+		got, err := s.GetClaim(ctx, "p1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.State != store.ClaimSettled || got.TxID != "Tx1" || got.Network != "solana:devnet" || got.FeeLamports == nil ||
+			*got.FeeLamports != 5000 || got.Payer != "Payer1" || !got.House || got.Blockhash != "Hash1" || got.Memo != c.Memo {
+			t.Fatalf("read back %+v", got)
+		}
+		if taken, err := s.TxClaimed(ctx, "Tx1"); err != nil || !taken {
+			t.Fatalf("tx claimed: %v %v", taken, err)
+		}
+		if ok, err := s.OpenSettledClaim(ctx, c, now); err != nil || ok {
+			t.Fatalf("second open: %v %v, want not opened", ok, err)
+		}
+		c.PaymentID = "p2"
+		if _, err := s.OpenSettledClaim(ctx, c, now); !errors.Is(err, store.ErrDuplicateTx) {
+			t.Fatalf("another payment with the same transaction: %v, want ErrDuplicateTx", err)
+		}
+		// delivered from settled, as a claim that went through settling
+		if _, err := s.DeliverClaim(ctx, "p1", "h/1", claimLine("Tx1", now), now); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.GetClaim(ctx, "p1"); got.State != store.ClaimDelivered {
+			t.Fatalf("after delivery: %s", got.State)
+		}
+	})
+}

@@ -234,10 +234,15 @@ const (
 		RETURNING count`
 	qOpenClaim = `INSERT INTO payment_claims (payment_id, service, op, price_usdc_units, payer, state, house, owner, lease_until_ns, created_ns, tx_id, blockhash, memo)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (payment_id) DO NOTHING`
+	qOpenSettled = `INSERT INTO payment_claims (payment_id, service, op, price_usdc_units, payer, state, house, owner, lease_until_ns, created_ns,
+		tx_id, blockhash, memo, network, fee_lamports, settled_ns)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (payment_id) DO NOTHING`
 	qSettleClaim = `UPDATE payment_claims SET state = ?, tx_id = ?, payer = ?, network = ?, fee_lamports = ?, house = ?, settled_ns = ?,
 		lease_until_ns = COALESCE(?, lease_until_ns)
 		WHERE payment_id = ? AND owner = ? AND state = ?`
-	qFreeUse = `
+	qGetClaim  = `SELECT ` + claimColumns + ` FROM payment_claims WHERE payment_id = ?`
+	qTxClaimed = `SELECT 1 FROM payment_claims WHERE tx_id = ?`
+	qFreeUse   = `
 			INSERT INTO free_use (service, day, n) VALUES (?, ?, 1)
 			ON CONFLICT (service, day) DO UPDATE SET n = free_use.n + 1`
 )
@@ -246,12 +251,21 @@ const (
 // before any transaction holds SQLite's one connection.
 func (s *Store) prepare(ctx context.Context) error {
 	s.stmts = map[string]*sql.Stmt{}
-	for _, q := range []string{qAppendLine, qDeliverClaim, qAdmitFree, qFreeUse, qOpenClaim, qSettleClaim} {
+	for _, q := range []string{qAppendLine, qDeliverClaim, qAdmitFree, qFreeUse, qOpenClaim, qOpenSettled, qSettleClaim} {
 		st, err := s.db.PrepareContext(ctx, s.q(q))
 		if err != nil {
 			return fmt.Errorf("store: prepare: %w", err)
 		}
 		s.stmts[q] = st
+	}
+	// the hot reads, on the readers (kept until Close, never replaced)
+	s.reads = map[string]*sql.Stmt{}
+	for _, q := range []string{qGetClaim, qTxClaimed} {
+		st, err := s.rdb.PrepareContext(ctx, s.q(q))
+		if err != nil {
+			return fmt.Errorf("store: prepare: %w", err)
+		}
+		s.reads[q] = st
 	}
 	return nil
 }

@@ -32,7 +32,12 @@ import (
 
 // Store is one database.
 type Store struct {
-	db   *sql.DB
+	db *sql.DB
+	// rdb serves the hot reads (claims): on SQLite a pool of read-only
+	// connections of its own, so a read never queues behind the one
+	// writer's commit and its fsync (WAL lets readers run beside it and
+	// see every commit made before they began); on PostgreSQL it is db
+	rdb  *sql.DB
 	d    dialect
 	desc string
 	// schema is the postgres search_path's first schema ("" for none)
@@ -48,6 +53,8 @@ type Store struct {
 	// stmts are the hot writes' prepared statements (stmt)
 	stmtMu sync.Mutex
 	stmts  map[string]*sql.Stmt
+	// reads are the hot reads' prepared statements, on rdb
+	reads map[string]*sql.Stmt
 }
 
 type dialect struct {
@@ -127,17 +134,27 @@ func openSQLite(ctx context.Context, path string, create bool) (*Store, error) {
 	// One connection: SQLite has one writer anyway, and a single connection
 	// turns would-be SQLITE_BUSY races into an orderly queue.
 	db.SetMaxOpenConns(1)
-	s := &Store{db: db, d: sqliteDialect, desc: "sqlite", where: "sqlite " + absPath(path)}
+	s := &Store{db: db, rdb: db, d: sqliteDialect, desc: "sqlite", where: "sqlite " + absPath(path)}
 	if err := s.migrate(ctx, create); err != nil {
 		db.Close()
 		return nil, err
 	}
-	if err := s.prepare(ctx); err != nil {
+	// opened once the schema exists: query_only makes any write on these
+	// connections an error, so the one-writer rule holds by construction
+	rdb, err := sql.Open("sqlite", "file:"+path+"?mode=rw&_pragma=busy_timeout(10000)&_pragma=query_only(1)")
+	if err != nil {
 		db.Close()
+		return nil, fmt.Errorf("store: open sqlite readers: %w", err)
+	}
+	rdb.SetMaxOpenConns(readers)
+	rdb.SetMaxIdleConns(readers)
+	s.rdb = rdb
+	if err := s.prepare(ctx); err != nil {
+		s.closeDBs()
 		return nil, err
 	}
 	if err := os.Chmod(path, 0o600); err != nil {
-		db.Close()
+		s.closeDBs()
 		return nil, fmt.Errorf("store: db mode: %w", err)
 	}
 	return s, nil
@@ -157,7 +174,7 @@ func openPostgres(ctx context.Context, url string, create bool) (*Store, error) 
 	}
 	db.SetMaxOpenConns(16)
 	db.SetConnMaxIdleTime(time.Minute)
-	s := &Store{db: db, d: postgresDialect, desc: "postgres", schema: searchPathSchema(url), where: describePostgres(url)}
+	s := &Store{db: db, rdb: db, d: postgresDialect, desc: "postgres", schema: searchPathSchema(url), where: describePostgres(url)}
 	if err := s.migrate(ctx, create); err != nil {
 		db.Close()
 		return nil, err
@@ -244,7 +261,23 @@ func (s *Store) Close() error {
 	}
 	s.stmts = nil
 	s.stmtMu.Unlock()
-	return s.db.Close()
+	for _, st := range s.reads {
+		_ = st.Close()
+	}
+	return s.closeDBs()
+}
+
+// readers is how many read-only connections a SQLite store keeps: enough
+// for the claim reads of every request a 2-core host has in flight, each
+// a page cache of its own.
+const readers = 4
+
+func (s *Store) closeDBs() error {
+	var rerr error
+	if s.rdb != s.db {
+		rerr = s.rdb.Close()
+	}
+	return errors.Join(s.db.Close(), rerr)
 }
 
 func (s *Store) q(query string) string { return s.d.rebind(query) }

@@ -38,6 +38,11 @@ type Verified struct {
 	// embedded one with an RPC node): stored with the claim, it lets a
 	// host resolve a claim a crash left settling.
 	Blockhash string
+	// Settled, when set, is the settlement itself, made while verifying:
+	// a facilitator whose settling has no effect outside the host (the
+	// embedded one without a chain) has nothing left to do at Settle, so
+	// the gate records the claim settled in one write.
+	Settled *Settled
 }
 
 // Settled is a settle answer. Reason is set when settlement failed.

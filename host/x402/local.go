@@ -94,12 +94,16 @@ func (l *Local) Verify(ctx context.Context, p *PaymentPayload, r Requirements) (
 		return &Verified{Reason: reason}, nil
 	}
 	v := &Verified{Payer: c.transfer.Payer.String(), TxID: c.id}
-	if l.chain != nil {
-		if reason, err := l.chain.verify(ctx, c); err != nil || reason != "" {
-			return &Verified{Reason: reason}, err
-		}
-		v.Blockhash = solana.EncodeBase58(c.tx.Message.RecentBlockhash[:])
+	if l.chain == nil {
+		// nothing is broadcast: the check and the co-signature are the
+		// whole settlement
+		v.Settled = l.offline(c)
+		return v, nil
 	}
+	if reason, err := l.chain.verify(ctx, c); err != nil || reason != "" {
+		return &Verified{Reason: reason}, err
+	}
+	v.Blockhash = solana.EncodeBase58(c.tx.Message.RecentBlockhash[:])
 	return v, nil
 }
 
@@ -114,6 +118,12 @@ func (l *Local) Settle(ctx context.Context, p *PaymentPayload, r Requirements) (
 	if l.chain != nil {
 		return l.chain.settle(ctx, c, l.network)
 	}
+	return l.offline(c), nil
+}
+
+// offline is a checked payment's settlement without a chain: not
+// broadcast, the fee being what the network would charge the fee payer.
+func (l *Local) offline(c *checked) *Settled {
 	fee := int64(c.transfer.FeeLamports(len(c.tx.Signatures)))
-	return &Settled{TxID: c.id, Payer: c.transfer.Payer.String(), Network: l.network, FeeLamports: &fee}, nil
+	return &Settled{TxID: c.id, Payer: c.transfer.Payer.String(), Network: l.network, FeeLamports: &fee}
 }
