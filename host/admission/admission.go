@@ -34,6 +34,23 @@ type Limits struct {
 	WaitingBytes int64
 	// Wait is the longest a request waits for a place.
 	Wait time.Duration
+	// SmallWorking, when set, gives small requests (a body the host sends
+	// its plugin inline) places of their own, this many: such a request
+	// holds little memory and spends its time in the plugin mostly on the
+	// round trip, not the cores, so bounding it by the cores leaves them
+	// idle. 0: small requests share the places of the rest.
+	SmallWorking int
+}
+
+// Small are the limits of the small requests' own places (SmallWorking of
+// them, bodies of at most bodyCap bytes waiting as ForBodyCap allows, at
+// least four per place); ok is false when there are none.
+func (l Limits) Small(bodyCap int64) (_ Limits, ok bool) {
+	if l.SmallWorking <= 0 {
+		return l, false
+	}
+	s := Limits{Working: l.SmallWorking, Waiting: max(l.Waiting, 4*l.SmallWorking), WaitingBytes: l.WaitingBytes, Wait: l.Wait}
+	return s.ForBodyCap(bodyCap), true
 }
 
 // maxWaitingPerPlace bounds what WaitingBytes adds: each waiter holds a

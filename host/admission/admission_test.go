@@ -140,3 +140,19 @@ func TestWaitingForBodyCap(t *testing.T) {
 		t.Errorf("no WaitingBytes: waiting %d", got.Waiting)
 	}
 }
+
+// Small places: SmallWorking of them, at least four waiting per place or
+// what the bodies' bytes allow; none when SmallWorking is 0.
+func TestSmallLimits(t *testing.T) {
+	if _, ok := (Limits{Working: 2, Waiting: 8}).Small(1 << 16); ok {
+		t.Error("small places without SmallWorking")
+	}
+	got, ok := (Limits{Working: 2, Waiting: 0, SmallWorking: 16, Wait: time.Second}).Small(1 << 16)
+	if !ok || got.Working != 16 || got.Waiting != 64 || got.Wait != time.Second || got.SmallWorking != 0 {
+		t.Errorf("small limits %+v %v: want 16 working, 64 waiting, the same wait", got, ok)
+	}
+	got, _ = (Limits{Working: 2, Waiting: 8, WaitingBytes: 64 << 20, SmallWorking: 16}).Small(1 << 16)
+	if got.Waiting != 1024 {
+		t.Errorf("small waiting from 64 MiB of 64 KiB bodies: %d, want 1024", got.Waiting)
+	}
+}

@@ -79,18 +79,29 @@ type Admission struct {
 	Working *int    `hcl:"working,optional"`
 	Waiting *int    `hcl:"waiting,optional"`
 	Wait    *string `hcl:"wait,optional"`
+	// SmallWorking is how many small requests (bodies under 64 KiB) may be
+	// in their plugin at once, apart from the working places.
+	SmallWorking *int `hcl:"small_working,optional"`
 }
 
 // DefaultWaitingBytes is how many bytes of bodies, at the service's cap,
 // may wait per service when the config names no waiting count.
 const DefaultWaitingBytes = 64 << 20
 
+// SmallPerCore is the default of small working places per core: measured
+// on 2 cores (docs/benchmarks.md, session 13), small requests fill the
+// cores at about this many in flight, the rest of each one's time being
+// the round trips to its plugin.
+const SmallPerCore = 8
+
 // AdmissionLimits are the admission bounds in effect: the block's values
 // over the defaults (working: one per core; waiting: four per working
-// place or 64 MiB of bodies at the service's cap, whichever is more; wait:
-// 5 s). A waiting count in the block is exact.
+// place or 64 MiB of bodies at the service's cap, whichever is more;
+// small_working: SmallPerCore per core, 0 for none; wait: 5 s). A waiting
+// count in the block is exact.
 func (c Config) AdmissionLimits(cores int) (admission.Limits, error) {
-	l := admission.Limits{Working: max(cores, 1), Wait: 5 * time.Second, WaitingBytes: DefaultWaitingBytes}
+	l := admission.Limits{Working: max(cores, 1), Wait: 5 * time.Second, WaitingBytes: DefaultWaitingBytes,
+		SmallWorking: SmallPerCore * max(cores, 1)}
 	l.Waiting = 4 * l.Working
 	a := c.Admission
 	if a == nil {
@@ -108,6 +119,12 @@ func (c Config) AdmissionLimits(cores int) (admission.Limits, error) {
 			return l, errors.New("admission.waiting: must not be negative")
 		}
 		l.Waiting, l.WaitingBytes = *a.Waiting, 0
+	}
+	if a.SmallWorking != nil {
+		if *a.SmallWorking < 0 {
+			return l, errors.New("admission.small_working: must not be negative")
+		}
+		l.SmallWorking = *a.SmallWorking
 	}
 	if a.Wait != nil {
 		d, err := time.ParseDuration(*a.Wait)

@@ -77,10 +77,12 @@ func TestAdmissionLimits(t *testing.T) {
 		body string
 		want admission.Limits
 	}{
-		{``, admission.Limits{Working: 2, Waiting: 8, WaitingBytes: d, Wait: 5 * time.Second}},
-		{"admission {\n working = 3\n}", admission.Limits{Working: 3, Waiting: 12, WaitingBytes: d, Wait: 5 * time.Second}},
-		{"admission {\n working = 3\n waiting = 0\n wait = \"250ms\"\n}", admission.Limits{Working: 3, Wait: 250 * time.Millisecond}},
-		{"admission {\n waiting = 7\n}", admission.Limits{Working: 2, Waiting: 7, Wait: 5 * time.Second}},
+		{``, admission.Limits{Working: 2, Waiting: 8, WaitingBytes: d, Wait: 5 * time.Second, SmallWorking: 16}},
+		{"admission {\n working = 3\n}", admission.Limits{Working: 3, Waiting: 12, WaitingBytes: d, Wait: 5 * time.Second, SmallWorking: 16}},
+		{"admission {\n working = 3\n waiting = 0\n wait = \"250ms\"\n}", admission.Limits{Working: 3, Wait: 250 * time.Millisecond, SmallWorking: 16}},
+		{"admission {\n waiting = 7\n}", admission.Limits{Working: 2, Waiting: 7, Wait: 5 * time.Second, SmallWorking: 16}},
+		{"admission {\n small_working = 0\n}", admission.Limits{Working: 2, Waiting: 8, WaitingBytes: d, Wait: 5 * time.Second}},
+		{"admission {\n small_working = 5\n}", admission.Limits{Working: 2, Waiting: 8, WaitingBytes: d, Wait: 5 * time.Second, SmallWorking: 5}},
 	} {
 		cfg, err := load(c.body)
 		if err != nil {
@@ -90,7 +92,7 @@ func TestAdmissionLimits(t *testing.T) {
 			t.Errorf("%q: %+v %v, want %+v", c.body, got, err, c.want)
 		}
 	}
-	for _, bad := range []string{"admission {\n working = 0\n}", "admission {\n waiting = -1\n}", "admission {\n wait = \"soon\"\n}"} {
+	for _, bad := range []string{"admission {\n working = 0\n}", "admission {\n waiting = -1\n}", "admission {\n small_working = -1\n}", "admission {\n wait = \"soon\"\n}"} {
 		cfg, err := load(bad)
 		if err != nil {
 			t.Fatal(err)

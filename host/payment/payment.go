@@ -97,6 +97,16 @@ type Gate interface {
 	UnchargedFacts() map[string]any
 }
 
+// LocalAdmitter is a Gate whose Admit may answer without leaving the
+// host (the embedded facilitator without a chain): the server then runs
+// it while the family validates, which it may do for any request, since
+// Admit charges nothing and holds nothing. A gate whose Admit calls out
+// (a remote facilitator, a chain's simulation) is asked only once the
+// request is valid.
+type LocalAdmitter interface {
+	AdmitsLocally() bool
+}
+
 // Off serves paid routes without payment, for private deployments: every
 // answer is a house answer at price 0.
 type Off struct{}

@@ -534,12 +534,14 @@ type Session struct {
 	ownsShared bool
 	measuring  *atomic.Int64 // the family's count, while proceeded
 	proceeded  bool
-	// early: Proceed goes with Start (ProceedWithStart)
-	early  bool
-	fault  faultSlot // the request's first adapter fault
-	ctx    context.Context
-	cancel context.CancelFunc
-	stream pb.Family_RunClient
+	// early: Proceed went with Start (ProceedWithStart, ProceedIf);
+	// proceedIf decides it once the Start is sent
+	early     bool
+	proceedIf func() bool
+	fault     faultSlot // the request's first adapter fault
+	ctx       context.Context
+	cancel    context.CancelFunc
+	stream    pb.Family_RunClient
 }
 
 // Open starts a request's stream. ctx carries the request's deadline.
@@ -640,6 +642,9 @@ func (s *Session) start(start *pb.Start, body []byte) (*pb.Validated, error) {
 	}
 	err := s.stream.Send(&pb.HostToFamily{Msg: &pb.HostToFamily_Start{Start: start}})
 	start.Body, start.SharedBody = body, nil
+	if err == nil && s.proceedIf != nil {
+		s.early = s.proceedIf()
+	}
 	if err == nil && s.early {
 		// a family that refused may have ended the stream already: the
 		// send then says io.EOF, and the refusal is read below
@@ -666,7 +671,15 @@ func (s *Session) start(start *pb.Start, body []byte) (*pb.Validated, error) {
 // nothing stands between validation and measurement (no payment), one
 // round trip to the plugin instead of two. A family that refuses ends the
 // stream and never reads it; one that accepts finds it waiting.
-func (s *Session) ProceedWithStart() { s.early = true }
+func (s *Session) ProceedWithStart() { s.proceedIf = func() bool { return true } }
+
+// ProceedIf, called before Start, has Start run ok once the Start is
+// sent, while the family validates in its own process: when ok is true,
+// the Proceed goes right behind, as with ProceedWithStart. What stands
+// between validation and measurement (the payment's check) then costs no
+// round trip of its own. ok runs on the caller's goroutine, at most once
+// per Start.
+func (s *Session) ProceedIf(ok func() bool) { s.proceedIf = ok }
 
 // Proceed lets the family measure and returns its report.
 func (s *Session) Proceed() (*pb.Report, error) {

@@ -224,3 +224,33 @@ func TestProceedWithStart(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// ProceedIf runs its decision once the Start is sent, before the
+// validation is read: true sends the Proceed behind it (the report comes
+// without another send), false leaves the family waiting, measuring
+// nothing, until Proceed is called.
+func TestProceedIf(t *testing.T) {
+	path := testhost.Plugin(t, testPkg)
+	sum, _ := pluginhost.PinOf(path)
+	f, err := pluginhost.StartFamily(context.Background(), pluginhost.Spec{Name: "testfamily", Path: path, SHA256: sum}, pluginhost.Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, proceed := range []bool{true, false} {
+		s, err := f.Open(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls := 0
+		s.ProceedIf(func() bool { calls++; return proceed })
+		v, err := s.Start(&pb.Start{Route: pb.Start_OP, Op: "measure", Body: []byte(`{"pad":"x"}`), NowUnixNano: time.Now().UnixNano()})
+		if err != nil || v.GetOutcome() != pb.Outcome_ACCEPTED || calls != 1 {
+			t.Fatalf("proceed %v: %v %v, decided %d times", proceed, v.GetOutcome(), err, calls)
+		}
+		if r, err := s.Proceed(); err != nil || len(r.GetBody()) == 0 {
+			t.Errorf("proceed %v: report %v", proceed, err)
+		}
+		s.Close()
+	}
+}

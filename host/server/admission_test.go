@@ -20,8 +20,14 @@ type held struct {
 
 func hold(t *testing.T, url string) held {
 	t.Helper()
+	return holdWith(t, url, `{"sleep_ms":60000}`)
+}
+
+// holdWith is hold with a body of the test's.
+func holdWith(t *testing.T, url, body string) held {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	req, err := http.NewRequestWithContext(ctx, "POST", url, strings.NewReader(`{"sleep_ms":60000}`))
+	req, err := http.NewRequestWithContext(ctx, "POST", url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,4 +230,37 @@ func TestCallerGoneWhileWaiting(t *testing.T) {
 			t.Errorf("the next request: %d", got.status)
 		}
 	}
+}
+
+// Small requests (bodies sent to the plugin inline) have working places
+// of their own: two of them measure at once beside a large one holding
+// the one working place, a third small one waits for a small place (not
+// the large one's), and each kind's gauges say so.
+func TestSmallRequestsHavePlacesOfTheirOwn(t *testing.T) {
+	h := testhost.Start(t, testhost.Options{NoFreeTier: true, Admission: admission.Limits{Working: 1, Waiting: 0, SmallWorking: 2, Wait: time.Minute}}, testPkg)
+	url := h.URL + "/test-family/measure"
+	fam := h.Families["test-family"]
+	large := holdWith(t, url, `{"sleep_ms":60000,"pad":"`+strings.Repeat("x", 70<<10)+`"}`)
+	until(t, "the large request measuring", func() bool { return fam.Measuring() == 1 })
+	a, b := hold(t, url), hold(t, url)
+	until(t, "two small requests measuring beside it", func() bool { return fam.Measuring() == 3 })
+	if w, s := gauge(t, h, "assay_requests_working", "op"), gauge(t, h, "assay_requests_working", "op_small"); w != "1" || s != "2" {
+		t.Errorf("working gauges: op %s, op_small %s; want 1 and 2", w, s)
+	}
+	queued := posted(url, []byte(`{}`))
+	until(t, "a third small request waiting for a small place", func() bool { return gauge(t, h, "assay_requests_waiting", "op_small") == "1" })
+	// the large kind has no waiting room at all: another large one is busy
+	r := do(t, "POST", url, []byte(`{"pad":"`+strings.Repeat("y", 70<<10)+`"}`), nil)
+	if r.status != 503 || errorCode(r) != "service_busy" {
+		t.Fatalf("a second large request: %d %s, want 503 service_busy", r.status, r.raw)
+	}
+	a.cancel()
+	if q := <-queued; q.status != 200 {
+		t.Fatalf("the queued small request: %d", q.status)
+	}
+	b.cancel()
+	large.cancel()
+	<-a.status
+	<-b.status
+	<-large.status
 }

@@ -47,9 +47,21 @@ type Session interface {
 	Close()
 }
 
-// earlyProceeder is a session that can send Proceed with Start
+// earlyProceeder is a session that can send Proceed right behind Start
 // (pluginhost.Session).
-type earlyProceeder interface{ ProceedWithStart() }
+type earlyProceeder interface{ ProceedIf(ok func() bool) }
+
+// admitted is the payment gate's answer to one request.
+type admitted struct {
+	adm    *payment.Admission
+	demand *payment.Demand
+	err    error
+}
+
+func (s *Server) admit(ctx context.Context, req payment.Request) *admitted {
+	adm, demand, err := s.cfg.Payments.Admit(ctx, req)
+	return &admitted{adm: adm, demand: demand, err: err}
+}
 
 // Backend opens sessions with one family; pluginhost.Family is one.
 type Backend interface {
@@ -145,6 +157,9 @@ type service struct {
 	// places for pre-checks and for paid ops, apart: a flood of free
 	// pre-checks cannot keep paying callers out
 	prechecks, paid *admission.Gate
+	// smallPrechecks and smallPaid are the places of small requests
+	// (bodies sent inline), nil when they share the ones above
+	smallPrechecks, smallPaid *admission.Gate
 }
 
 // corpusExample is the smallest JSON object body among the corpus cases
@@ -186,10 +201,16 @@ func (sv *service) key() servicestate.Key {
 	return servicestate.Key{Service: sv.Desc.GetService(), CriteriaID: sv.Desc.GetCriteriaId(), CriteriaRevision: sv.Desc.GetCriteriaRevision()}
 }
 
-// gate is the admission gate of a request to op (nil: the pre-check).
-func (sv *service) gate(op *pb.Op) *admission.Gate {
-	if op == nil {
+// gate is the admission gate of a request to op (nil: the pre-check),
+// small when its body goes to the plugin inline.
+func (sv *service) gate(op *pb.Op, small bool) *admission.Gate {
+	switch {
+	case op == nil && small && sv.smallPrechecks != nil:
+		return sv.smallPrechecks
+	case op == nil:
 		return sv.prechecks
+	case small && sv.smallPaid != nil:
+		return sv.smallPaid
 	}
 	return sv.paid
 }
@@ -226,6 +247,11 @@ func New(cfg Config) *Server {
 		if sv.paid != nil {
 			cfg.Metrics.Admission(svc.Desc.GetService(), "precheck", sv.prechecks.Working, sv.prechecks.Waiting)
 			cfg.Metrics.Admission(svc.Desc.GetService(), "op", sv.paid.Working, sv.paid.Waiting)
+		}
+		if small, ok := cfg.Admission.Small(min(svc.Desc.GetBodyBytes(), pluginhost.SharedBodyMin)); ok {
+			sv.smallPrechecks, sv.smallPaid = admission.New(small), admission.New(small)
+			cfg.Metrics.Admission(svc.Desc.GetService(), "precheck_small", sv.smallPrechecks.Working, sv.smallPrechecks.Waiting)
+			cfg.Metrics.Admission(svc.Desc.GetService(), "op_small", sv.smallPaid.Working, sv.smallPaid.Waiting)
 		}
 		sv.inputs = map[string]payment.Input{}
 		for _, op := range svc.Desc.GetOps() {
@@ -492,7 +518,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 	}
 	// a place is taken once the body is here, before the plugin or the
 	// payment gate sees the request: a busy refusal charges nothing
-	gate := sv.gate(op)
+	gate := sv.gate(op, shared == nil && len(body) < pluginhost.SharedBodyMin)
 	leave, err := gate.Enter(r.Context())
 	if err != nil {
 		if errors.Is(err, admission.ErrBusy) {
@@ -516,12 +542,42 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 	if op != nil {
 		start.Route, start.Op = pb.Start_OP, op.GetName()
 	}
-	// with payments off nothing stands between validation and measurement:
-	// the family is told to proceed with the start, one round trip
-	_, off := s.cfg.Payments.(payment.Off)
-	sess, v, err := s.validate(ctx, sv, start, shared, op != nil && off)
+	var preq payment.Request
+	var paid *admitted
+	var early func() bool
+	if op != nil {
+		preq = payment.Request{HTTP: r, Service: sv.Desc.GetService(), Op: op.GetName(),
+			Price: payment.Price{USDCUnits: op.GetPriceUsdcUnits(), Label: op.GetPriceLabel(), Basis: op.GetPriceBasis()},
+			Input: sv.inputs[op.GetName()]}
+		// with payments off nothing stands between validation and
+		// measurement, and a gate that admits without leaving the host
+		// admits while the family validates: the family is told to
+		// proceed right behind the start, one round trip
+		_, off := s.cfg.Payments.(payment.Off)
+		la, local := s.cfg.Payments.(payment.LocalAdmitter)
+		switch {
+		case off:
+			early = func() bool { return true }
+		case local && la.AdmitsLocally():
+			early = func() bool {
+				if paid == nil { // once, though a restarted plugin is sent the start again
+					paid = s.admit(ctx, preq)
+				}
+				return paid.err == nil && paid.demand == nil
+			}
+		}
+	}
+	sess, v, err := s.validate(ctx, sv, start, shared, early)
 	body, start.Body = nil, nil
 	if err != nil {
+		if paid != nil && paid.err == nil && paid.demand == nil {
+			// admitted while the family validated and told to proceed: it
+			// may have died measuring before its validation was read, so
+			// the answer is an admitted request's (its delivery marker)
+			facts, header := s.cfg.Payments.Undelivered(context.Background(), preq, paid.adm)
+			s.boundaryFailureWith(q, err, facts, header)
+			return
+		}
 		s.boundaryFailure(q, err)
 		return
 	}
@@ -548,10 +604,10 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 		s.familyAnswer(q, http.StatusOK, "precheck", v.GetBody(), v.GetCheckEndUnixNano(), nil)
 		return
 	}
-	preq := payment.Request{HTTP: r, Service: sv.Desc.GetService(), Op: op.GetName(),
-		Price: payment.Price{USDCUnits: op.GetPriceUsdcUnits(), Label: op.GetPriceLabel(), Basis: op.GetPriceBasis()},
-		Input: sv.inputs[op.GetName()]}
-	adm, demand, err := s.cfg.Payments.Admit(ctx, preq)
+	if paid == nil {
+		paid = s.admit(ctx, preq)
+	}
+	adm, demand, err := paid.adm, paid.demand, paid.err
 	switch {
 	case err != nil:
 		s.limited.Warn("payment gate unavailable", "service", sv.Desc.GetService(), "error", err)
@@ -753,15 +809,18 @@ func isTrusted(addr string, trusted []netip.Prefix) bool {
 // this point (it crashed an instant ago and the supervisor is restarting
 // it) is tried once more: nothing has happened to the request yet, and the
 // retry waits for the restarted plugin within the request's deadline.
-func (s *Server) validate(ctx context.Context, sv *service, start *pb.Start, shared *sharedbody.Body, early bool) (Session, *pb.Validated, error) {
+// validate opens a session and starts the request; early, when set, runs
+// once the start is sent and says whether the Proceed goes right behind
+// it (pluginhost.Session.ProceedIf).
+func (s *Server) validate(ctx context.Context, sv *service, start *pb.Start, shared *sharedbody.Body, early func() bool) (Session, *pb.Validated, error) {
 	var last error
 	for attempt := 0; attempt < 2; attempt++ {
 		sess, err := sv.Backend.Open(ctx)
 		if err != nil {
 			return nil, nil, err
 		}
-		if e, ok := sess.(earlyProceeder); ok && early {
-			e.ProceedWithStart()
+		if e, ok := sess.(earlyProceeder); ok && early != nil {
+			e.ProceedIf(early)
 		}
 		var v *pb.Validated
 		if ss, ok := sess.(sharedStarter); ok && shared != nil {

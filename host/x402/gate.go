@@ -199,6 +199,9 @@ type admitted struct {
 	// txID, blockhash and memo: what the chain will know the payment by
 	// (a transaction id when the facilitator said before settling)
 	txID, blockhash, memo string
+	// settled: the facilitator's settlement, made while verifying (nil:
+	// settling is still to do)
+	settled *Settled
 }
 
 func examined() map[string]any {
@@ -298,12 +301,16 @@ func (g *Gate) check(ctx context.Context, req payment.Request, p *PaymentPayload
 			return nil, g.demand402(req, CodeReplayed, "duplicate_settlement"), nil
 		}
 	}
-	st.payer, st.txID, st.blockhash, st.memo = v.Payer, v.TxID, v.Blockhash, memo
+	st.payer, st.txID, st.blockhash, st.memo, st.settled = v.Payer, v.TxID, v.Blockhash, memo, v.Settled
 	if st.blockhash == "" {
 		st.blockhash = payloadBlockhash(p)
 	}
 	return &payment.Admission{Facts: examined(), State: st}, nil, nil
 }
+
+// AdmitsLocally implements payment.LocalAdmitter: without a chain the
+// embedded facilitator's check is the host's own work.
+func (g *Gate) AdmitsLocally() bool { return g.cfg.Facilitator.Offline() }
 
 // Settle implements payment.Gate. The request first holds the payment's
 // claim (opening it, or taking over one whose lease ran out); a claim in
@@ -317,12 +324,18 @@ func (g *Gate) Settle(ctx context.Context, req payment.Request, a *payment.Admis
 	until := now.Add(g.cfg.Lease)
 	opened := false
 	if st.claim == nil {
-		var err error
-		opened, err = g.cfg.Store.OpenClaim(ctx, store.Claim{PaymentID: st.id, Service: req.Service, Op: req.Op,
+		claim := store.Claim{PaymentID: st.id, Service: req.Service, Op: req.Op,
 			PriceUSDCUnits: req.Price.USDCUnits, Payer: st.payer, House: g.cfg.Facilitator.Offline(),
-			Owner: g.owner, LeaseUntil: until, Created: now, TxID: st.txID, Blockhash: st.blockhash, Memo: st.memo})
-		if err != nil {
-			return nil, nil, err
+			Owner: g.owner, LeaseUntil: until, Created: now, TxID: st.txID, Blockhash: st.blockhash, Memo: st.memo}
+		if st.settled != nil {
+			if r, d, done, err := g.openSettled(ctx, req, st, claim); done || err != nil {
+				return r, d, err
+			}
+		} else {
+			var err error
+			if opened, err = g.cfg.Store.OpenClaim(ctx, claim); err != nil {
+				return nil, nil, err
+			}
 		}
 	}
 	if !opened {
@@ -349,6 +362,39 @@ func (g *Gate) Settle(ctx context.Context, req payment.Request, a *payment.Admis
 		// a settled claim redeemed: what remains is the delivery
 		return nil, nil, err
 	}
+	return g.receipt(req, st, c), nil, nil
+}
+
+// openSettled opens a new payment's claim already settled, the
+// facilitator having settled while verifying: done is false when the
+// payment has a claim already (another request's), to be leased as any.
+func (g *Gate) openSettled(ctx context.Context, req payment.Request, st *admitted, c store.Claim) (_ *payment.Receipt, _ *payment.Demand, done bool, _ error) {
+	s := st.settled
+	c.TxID, c.Network, c.FeeLamports = s.TxID, s.Network, s.FeeLamports
+	if s.Payer != "" {
+		c.Payer = s.Payer
+	}
+	if c.Network == "" {
+		c.Network = g.cfg.Network
+	}
+	c.LeaseUntil = g.cfg.Now().Add(deliveryLease)
+	opened, err := g.cfg.Store.OpenSettledClaim(ctx, c, g.cfg.Now())
+	switch {
+	case errors.Is(err, store.ErrDuplicateTx):
+		return nil, g.settleFailure(req, CodeReplayed, "duplicate_settlement", c.Payer), true, nil
+	case err != nil:
+		return nil, nil, true, err
+	case !opened:
+		return nil, nil, false, nil
+	}
+	st.charged = true
+	c.State = store.ClaimSettled
+	return g.receipt(req, st, c), nil, true, nil
+}
+
+// receipt is a settled claim's receipt: the claim goes with it, for the
+// server to move to delivered with the ledger line.
+func (g *Gate) receipt(req payment.Request, st *admitted, c store.Claim) *payment.Receipt {
 	resp, _ := EncodeHeader(SettleResponse{Success: true, Transaction: c.TxID, Network: c.Network, Payer: c.Payer})
 	return &payment.Receipt{
 		Payer: c.Payer, TransactionID: c.TxID, USDCUnits: req.Price.USDCUnits, FeeLamports: c.FeeLamports,
@@ -357,7 +403,7 @@ func (g *Gate) Settle(ctx context.Context, req payment.Request, a *payment.Admis
 			"price_usdc_units": req.Price.USDCUnits, "price_label": req.Price.Label},
 		Header: map[string]string{HeaderResponse: resp},
 		Claim:  &payment.Claim{PaymentID: st.id, Owner: g.owner},
-	}, nil, nil
+	}
 }
 
 // settle settles a claim in state settling through the facilitator and
