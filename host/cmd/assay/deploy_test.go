@@ -10,13 +10,18 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/assay-audit/assay/host/config"
 	"github.com/assay-audit/assay/host/internal/storetest"
 	"github.com/assay-audit/assay/host/internal/testhost"
 	"github.com/assay-audit/assay/host/solana"
@@ -178,4 +183,496 @@ func burst(t *testing.T, n int, req func(i int) *http.Request) map[int]int {
 	}
 	wg.Wait()
 	return statuses
+}
+
+// The deployment files, read as Docker would read them, since Docker
+// cannot run here: each property below once kept `docker compose up` from
+// starting a working fleet, or left it serving what it should not.
+func TestDeployFilesStartAsWritten(t *testing.T) {
+	root := filepath.Join("..", "..", "..")
+	read := func(t *testing.T, rel string) string {
+		t.Helper()
+		raw, err := os.ReadFile(filepath.Join(root, rel))
+		if err != nil {
+			t.Fatalf("%s: %v", rel, err)
+		}
+		return string(raw)
+	}
+	const dataDir = "/var/lib/assay"
+
+	t.Run("Dockerfile", func(t *testing.T) {
+		final := lastStage(dockerInstructions(read(t, "deploy/Dockerfile")))
+		if len(final) == 0 {
+			t.Fatal("deploy/Dockerfile: no FROM read")
+		}
+		chowned, user, workdir := -1, -1, -1
+		for i, in := range final {
+			op, rest, _ := strings.Cut(in, " ")
+			switch strings.ToUpper(op) {
+			case "RUN":
+				t.Errorf("deploy/Dockerfile: the final stage (distroless) has no shell for %q: prepare it in the build stage", in)
+			case "COPY":
+				f := strings.Fields(rest)
+				if strings.TrimSuffix(f[len(f)-1], "/") == dataDir && (strings.Contains(rest, "--chown=65532") || strings.Contains(rest, "--chown=nonroot")) {
+					chowned = i
+				}
+			case "USER":
+				if u := strings.TrimSpace(rest); u == "65532:65532" || u == "nonroot:nonroot" || u == "65532" || u == "nonroot" {
+					user = i
+				} else {
+					t.Errorf("deploy/Dockerfile: USER %s, want the distroless nonroot user (65532)", u)
+				}
+			case "WORKDIR":
+				if strings.TrimSuffix(strings.TrimSpace(rest), "/") == dataDir {
+					workdir = i
+				}
+			}
+		}
+		if chowned < 0 {
+			t.Errorf("deploy/Dockerfile: the final stage does not COPY %s with --chown=65532:65532: the host (uid 65532) cannot write its host-id in a root-owned data dir", dataDir)
+		}
+		if user < 0 {
+			t.Error("deploy/Dockerfile: the final stage sets no USER nonroot (65532)")
+		}
+		if workdir >= 0 && (chowned < 0 || workdir < chowned) {
+			t.Errorf("deploy/Dockerfile: WORKDIR %s comes before the data dir is copied owned by 65532: WORKDIR makes it owned by root, and named volumes copy that owner", dataDir)
+		}
+		if !strings.Contains(strings.Join(final, "\n"), "--data-dir\", \""+dataDir) {
+			t.Errorf("deploy/Dockerfile: the CMD does not serve from %s, the dir made for the runtime user", dataDir)
+		}
+	})
+
+	compose := read(t, "deploy/compose.yaml")
+	services := yamlChildren(yamlBlock(strings.Split(compose, "\n"), "services"))
+	anchor := yamlBlock(strings.Split(compose, "\n"), "x-assay")
+	var hosts []string
+	for name, block := range services {
+		if yamlValue(block, "<<") == "*assay" {
+			services[name] = append(append([]string{}, block...), anchor...) // its own keys first: they override the anchor's
+			hosts = append(hosts, name)
+		}
+	}
+	if len(hosts) < 2 {
+		t.Fatalf("deploy/compose.yaml: %d services merge the *assay host anchor, want the two hosts: the check is not reading the file", len(hosts))
+	}
+	topSecrets := yamlChildren(yamlBlock(strings.Split(compose, "\n"), "secrets"))
+
+	t.Run("postgres", func(t *testing.T) {
+		pg := services["postgres"]
+		if pg == nil {
+			t.Fatal("deploy/compose.yaml: no postgres service")
+		}
+		test := yamlValue(yamlBlock(pg, "healthcheck"), "test")
+		if !strings.Contains(test, "pg_isready") || !regexp.MustCompile(`-h\s+127\.0\.0\.1\b`).MatchString(test) {
+			t.Errorf("deploy/compose.yaml: postgres's healthcheck %s does not run pg_isready -h 127.0.0.1: over the unix socket it passes while the image is still initialising, and the hosts crash-loop", test)
+		}
+		env := yamlEnv(yamlBlock(pg, "environment"))
+		if _, ok := env["POSTGRES_PASSWORD"]; ok {
+			t.Error("deploy/compose.yaml: postgres has POSTGRES_PASSWORD in its environment: use POSTGRES_PASSWORD_FILE")
+		}
+		if env["POSTGRES_PASSWORD_FILE"] != "/run/secrets/pg_password" || !containsItem(yamlValue(pg, "secrets"), "pg_password") {
+			t.Errorf("deploy/compose.yaml: postgres's password is not the pg_password secret (POSTGRES_PASSWORD_FILE %q, secrets %s)", env["POSTGRES_PASSWORD_FILE"], yamlValue(pg, "secrets"))
+		}
+	})
+
+	t.Run("hosts", func(t *testing.T) {
+		drain := longestDrain(t, root)
+		for _, name := range hosts {
+			h := services[name]
+			test := yamlValue(yamlBlock(h, "healthcheck"), "test")
+			if !strings.Contains(test, `"/opt/assay/assay", "probe"`) || !strings.Contains(test, "/readyz") {
+				t.Errorf("deploy/compose.yaml: %s's healthcheck %q does not run /opt/assay/assay probe on /readyz (the image has no shell or curl)", name, test)
+			}
+			grace, err := time.ParseDuration(yamlValue(h, "stop_grace_period"))
+			if err != nil {
+				t.Errorf("deploy/compose.yaml: %s has no stop_grace_period (%v): Docker's 10 s default ends a drain of up to %s with SIGKILL", name, err, drain)
+			} else if grace <= drain {
+				t.Errorf("deploy/compose.yaml: %s's stop_grace_period %s is not longer than the host's longest drain, %s", name, grace, drain)
+			}
+			env := yamlEnv(yamlBlock(h, "environment"))
+			u, err := url.Parse(env[EnvStore])
+			if err != nil || u.Scheme != "postgres" || u.User == nil {
+				t.Errorf("deploy/compose.yaml: %s's %s is not a postgres:// URL naming its user", name, EnvStore)
+			} else if _, has := u.User.Password(); has || u.Query().Has("password") {
+				t.Errorf("deploy/compose.yaml: %s's %s carries a password: it is then in `docker inspect`; give it in %s", name, EnvStore, EnvStorePasswordFile)
+			}
+			secret, ok := strings.CutPrefix(env[EnvStorePasswordFile], "/run/secrets/")
+			if !ok || !containsItem(yamlValue(h, "secrets"), secret) || topSecrets[secret] == nil {
+				t.Errorf("deploy/compose.yaml: %s's %s is %q, want /run/secrets/<a secret it is given>", name, EnvStorePasswordFile, env[EnvStorePasswordFile])
+			}
+			if secret != "pg_password" {
+				t.Errorf("deploy/compose.yaml: %s reads the store's password from %q, not the pg_password postgres was made with", name, secret)
+			}
+		}
+		dependsOn := yamlBlock(services["proxy"], "depends_on")
+		for _, name := range hosts {
+			if yamlValue(yamlBlock(dependsOn, name), "condition") != "service_healthy" {
+				t.Errorf("deploy/compose.yaml: the proxy does not wait for %s to be healthy (depends_on %s: condition: service_healthy)", name, name)
+			}
+		}
+	})
+
+	t.Run("secrets", func(t *testing.T) {
+		header := compose[:strings.Index(compose, "\nx-assay:")]
+		for _, s := range []string{"chown 65532:65532", "chmod 0600"} {
+			if !strings.Contains(header, s) {
+				t.Errorf("deploy/compose.yaml: the header does not say `%s` for the secrets: compose mounts them with the host file's owner and mode, and the hosts run as 65532", s)
+			}
+		}
+		for name, block := range topSecrets {
+			file := yamlValue(block, "file")
+			if !strings.HasPrefix(file, "./secrets/") {
+				t.Errorf("deploy/compose.yaml: secret %s is read from %q, outside secrets/ (which .gitignore and .dockerignore keep out)", name, file)
+			} else if !strings.Contains(header, strings.TrimPrefix(file, "./")) {
+				t.Errorf("deploy/compose.yaml: the header does not say how to make %s", file)
+			}
+		}
+	})
+
+	t.Run("nginx", func(t *testing.T) {
+		locations := nginxLocations(read(t, "deploy/nginx.conf"))
+		for path, public := range map[string]bool{"/metrics": false, "/stream-divergence/metrics": false, "/context-audit/metrics": false,
+			"/readyz": true, "/stream-divergence/compare": true, "/": true} {
+			body, ok := nginxChoose(locations, path)
+			refused := strings.Contains(body, "return 404") || strings.Contains(body, "deny all")
+			switch {
+			case !ok:
+				t.Errorf("deploy/nginx.conf: no location takes %s", path)
+			case public && (refused || !strings.Contains(body, "proxy_pass")):
+				t.Errorf("deploy/nginx.conf: %s is not passed to the hosts", path)
+			case !public && !refused:
+				t.Errorf("deploy/nginx.conf: %s is proxied to the public: refuse it (return 404); operators scrape each host directly", path)
+			}
+		}
+	})
+
+	t.Run("ignores", func(t *testing.T) {
+		entries := func(rel string) map[string]bool {
+			out := map[string]bool{}
+			for _, l := range strings.Split(read(t, rel), "\n") {
+				if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+					out[strings.Trim(l, "/")] = true
+				}
+			}
+			return out
+		}
+		docker := entries(".dockerignore")
+		for _, e := range []string{"var", "deploy/secrets", "bin", ".git"} {
+			if !docker[e] {
+				t.Errorf(".dockerignore does not exclude %s/: the build context would carry it (the data dir holds keys, secrets/ the fleet's)", e)
+			}
+		}
+		if !entries(".gitignore")["deploy/secrets"] {
+			t.Error(".gitignore does not ignore deploy/secrets/: the fleet's key secret, fee payer and database password could be committed")
+		}
+	})
+}
+
+// longestDrain is how long `assay serve` may take to exit after SIGTERM
+// with the image's config (no call_timeout or admission block): serve's
+// shutdown deadline (answering: admission wait + call_timeout + 30 s),
+// then go-plugin's 2 s wait for each plugin to exit gracefully.
+func longestDrain(t *testing.T, root string) time.Duration {
+	cfg := config.Defaults()
+	timeout, err := cfg.Timeout()
+	if err != nil {
+		t.Fatal(err)
+	}
+	limits, err := cfg.AdmissionLimits(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plugins, _ := filepath.Glob(filepath.Join(root, "plugins", "*", "main.go"))
+	if len(plugins) == 0 {
+		t.Fatal("no plugins/*/main.go: the drain cannot be counted")
+	}
+	return limits.Wait + timeout + 30*time.Second + time.Duration(len(plugins))*2*time.Second
+}
+
+// dockerInstructions is a Dockerfile's instructions, continuation lines
+// joined and comments dropped.
+func dockerInstructions(src string) []string {
+	var out []string
+	var cur strings.Builder
+	for _, l := range strings.Split(src, "\n") {
+		t := strings.TrimSpace(l)
+		if cur.Len() == 0 && (t == "" || strings.HasPrefix(t, "#")) {
+			continue
+		}
+		if body, more := strings.CutSuffix(t, "\\"); more {
+			cur.WriteString(body + " ")
+			continue
+		}
+		cur.WriteString(t)
+		out = append(out, cur.String())
+		cur.Reset()
+	}
+	return out
+}
+
+// lastStage is the instructions after the last FROM: the image that runs.
+func lastStage(ins []string) []string {
+	for i := len(ins) - 1; i >= 0; i-- {
+		if strings.HasPrefix(strings.ToUpper(ins[i]), "FROM ") {
+			return ins[i:]
+		}
+	}
+	return nil
+}
+
+// yamlIndent is a line's indentation, -1 for a blank or comment line.
+func yamlIndent(l string) int {
+	t := strings.TrimLeft(l, " ")
+	if t == "" || strings.HasPrefix(t, "#") {
+		return -1
+	}
+	return len(l) - len(t)
+}
+
+// yamlTop is the shallowest indentation of a block's lines: its keys'.
+func yamlTop(lines []string) int {
+	top := -1
+	for _, l := range lines {
+		if n := yamlIndent(l); n >= 0 && (top < 0 || n < top) {
+			top = n
+		}
+	}
+	return top
+}
+
+// yamlBlock is the lines under the first key of that name at a block's
+// top level (a block-style mapping, as compose.yaml is written), dedented
+// so that blocks from different depths can be merged, or nil.
+func yamlBlock(lines []string, key string) []string {
+	top := yamlTop(lines)
+	for i, l := range lines {
+		if yamlIndent(l) != top || !strings.HasPrefix(strings.TrimSpace(l), key+":") {
+			continue
+		}
+		var out []string
+		for _, m := range lines[i+1:] {
+			if n := yamlIndent(m); n >= 0 && n <= top {
+				break
+			}
+			out = append(out, m)
+		}
+		in := yamlTop(out) // -1 for a key with an inline value only
+		for j, m := range out {
+			if in > 0 && yamlIndent(m) >= in {
+				out[j] = m[in:]
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// yamlChildren is a block's top-level keys, each with its block.
+func yamlChildren(lines []string) map[string][]string {
+	out := map[string][]string{}
+	top := yamlTop(lines)
+	for _, l := range lines {
+		if yamlIndent(l) == top {
+			if k, _, ok := strings.Cut(strings.TrimSpace(l), ":"); ok {
+				out[k] = yamlBlock(lines, k)
+			}
+		}
+	}
+	return out
+}
+
+// yamlValue is the inline value of the first key of that name at a
+// block's top level, its comment and quotes dropped ("" when absent).
+func yamlValue(lines []string, key string) string {
+	top := yamlTop(lines)
+	for _, l := range lines {
+		if yamlIndent(l) != top {
+			continue
+		}
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), key+":"); ok {
+			if i := strings.Index(v, " #"); i >= 0 {
+				v = v[:i]
+			}
+			return strings.Trim(strings.TrimSpace(v), `"'`)
+		}
+	}
+	return ""
+}
+
+// yamlEnv is an environment block, in map or list form.
+func yamlEnv(lines []string) map[string]string {
+	out := map[string]string{}
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		if t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		if item, ok := strings.CutPrefix(t, "- "); ok {
+			k, v, _ := strings.Cut(strings.Trim(item, `"'`), "=")
+			out[k] = v
+			continue
+		}
+		k, v, _ := strings.Cut(t, ":")
+		out[k] = strings.Trim(strings.TrimSpace(v), `"'`)
+	}
+	return out
+}
+
+// containsItem says whether a flow list ("[a, b]") holds item.
+func containsItem(flow, item string) bool {
+	for _, s := range strings.Split(strings.Trim(flow, "[]"), ",") {
+		if strings.Trim(strings.TrimSpace(s), `"'`) == item {
+			return true
+		}
+	}
+	return false
+}
+
+// nginxLocation is one location block of nginx.conf.
+type nginxLocation struct {
+	modifier, path, body string
+}
+
+var nginxLocationStart = regexp.MustCompile(`location\s+(=|~\*|~|\^~)?\s*(\S+)\s*\{`)
+
+// nginxLocations is every location block, in the file's order.
+func nginxLocations(src string) []nginxLocation {
+	var clean strings.Builder
+	for _, l := range strings.Split(src, "\n") {
+		if i := strings.Index(l, "#"); i >= 0 {
+			l = l[:i]
+		}
+		clean.WriteString(l + "\n")
+	}
+	s := clean.String()
+	var out []nginxLocation
+	for _, m := range nginxLocationStart.FindAllStringSubmatchIndex(s, -1) {
+		depth, end := 1, m[1]
+		for ; end < len(s) && depth > 0; end++ {
+			switch s[end] {
+			case '{':
+				depth++
+			case '}':
+				depth--
+			}
+		}
+		modifier := ""
+		if m[2] >= 0 { // the group is optional: -1 when a prefix location has none
+			modifier = s[m[2]:m[3]]
+		}
+		out = append(out, nginxLocation{modifier: modifier, path: s[m[4]:m[5]], body: s[m[1]:end]})
+	}
+	return out
+}
+
+// nginxChoose is the body of the location nginx picks for a (normalised)
+// path: an exact match; else the longest prefix when it is ^~; else the
+// first regex that matches; else the longest prefix.
+func nginxChoose(locs []nginxLocation, path string) (string, bool) {
+	var prefix *nginxLocation
+	for i, l := range locs {
+		switch l.modifier {
+		case "=":
+			if l.path == path {
+				return l.body, true
+			}
+		case "", "^~":
+			if strings.HasPrefix(path, l.path) && (prefix == nil || len(l.path) > len(prefix.path)) {
+				prefix = &locs[i]
+			}
+		}
+	}
+	if prefix != nil && prefix.modifier == "^~" {
+		return prefix.body, true
+	}
+	for _, l := range locs {
+		if l.modifier == "~" || l.modifier == "~*" {
+			expr := l.path
+			if l.modifier == "~*" {
+				expr = "(?i)" + expr
+			}
+			if re, err := regexp.Compile(expr); err == nil && re.MatchString(path) {
+				return l.body, true
+			}
+		}
+	}
+	if prefix != nil {
+		return prefix.body, true
+	}
+	return "", false
+}
+
+// `assay probe` is the hosts' healthcheck: 0 on 200 only, and otherwise a
+// one-line reason that is the status or "no answer", never the body.
+func TestProbe(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/readyz":
+			_, _ = io.WriteString(w, "ready")
+		case "/slow":
+			<-release
+		case "/moved":
+			http.Redirect(w, r, "/readyz", http.StatusFound)
+		default:
+			http.Error(w, "not ready: store secret-body-text", http.StatusServiceUnavailable)
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nobody := "http://" + ln.Addr().String() + "/readyz"
+	ln.Close()
+
+	probeRun := func(args ...string) (string, error) {
+		var out, errOut bytes.Buffer
+		err := run(append([]string{"probe"}, args...), &out, &errOut)
+		return out.String() + errOut.String(), err
+	}
+	if out, err := probeRun(srv.URL + "/readyz"); err != nil || out != "" {
+		t.Errorf("probe of a ready host: %v %q, want success and nothing printed", err, out)
+	}
+	for _, c := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{srv.URL + "/readyz-not"}, "probe: status 503"},
+		{[]string{srv.URL + "/moved"}, "probe: status 302"},
+		{[]string{nobody}, "probe: no answer within 2s"},
+		{[]string{"--timeout=100ms", srv.URL + "/slow"}, "probe: no answer within 100ms"},
+	} {
+		start := time.Now()
+		out, err := probeRun(c.args...)
+		if err == nil || err.Error() != c.says || out != "" {
+			t.Errorf("probe %v: %v %q, want exactly %q", c.args, err, out, c.says)
+		}
+		if time.Since(start) > 2*time.Second {
+			t.Errorf("probe %v took %s: the timeout does not bound it", c.args, time.Since(start))
+		}
+	}
+	if _, err := probeRun(); err == nil {
+		t.Error("probe with no URL succeeded")
+	}
+	if _, err := probeRun("127.0.0.1:8402/readyz"); err == nil {
+		t.Error("probe of a URL without http:// succeeded")
+	}
+
+	// the exit status is what Docker reads
+	bin := testhost.Binary(t, "host/cmd/assay", "assay")
+	for _, c := range []struct {
+		url    string
+		status int
+		stderr string
+	}{{srv.URL + "/readyz", 0, ""}, {srv.URL + "/down", 1, "assay: probe: status 503\n"}, {nobody, 1, "assay: probe: no answer within 2s\n"}} {
+		var stdout, stderr bytes.Buffer
+		cmd := exec.Command(bin, "probe", c.url)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		_ = cmd.Run()
+		if code := cmd.ProcessState.ExitCode(); code != c.status || stderr.String() != c.stderr || stdout.Len() != 0 {
+			t.Errorf("assay probe %s: exit %d, stderr %q, stdout %q; want exit %d and stderr %q", c.url, code, stderr.String(), stdout.String(), c.status, c.stderr)
+		}
+	}
 }

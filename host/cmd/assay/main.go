@@ -56,6 +56,7 @@ const usage = `usage:
   assay ledger reconcile [--json] [--solana-rpc URL] [--pay-to WALLET] [--config FILE] [--data-dir DIR] [--store SPEC]
   assay verify [--keys JWKS-FILE-OR-URL] <answer.json|->
   assay plugins pin [--dir DIR]
+  assay probe [--timeout DURATION] <url>
 `
 
 func main() {
@@ -100,6 +101,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return errors.New("service: stop, resume or status\n" + usage)
 		}
 		return serviceCmd(args[1], args[2:], stdout, stderr)
+	case "probe":
+		return probe(args[1:], stderr)
 	case "plugins":
 		if len(args) < 2 || args[1] != "pin" {
 			return errors.New("plugins: only `assay plugins pin`\n" + usage)
@@ -316,7 +319,8 @@ const (
 // loadConfig reads the config (path, or assay.hcl beside the binary), then
 // the environment (ASSAY_STORE, ASSAY_KEYS_SECRET_FILE), and lets the flags
 // a command was given override both: overrides maps each flag's value to
-// the field it replaces when set.
+// the field it replaces when set. ASSAY_STORE_PASSWORD_FILE then sets the
+// password of the postgres:// store chosen.
 func loadConfig(path string, overrides func(*config.Config) map[*string]*string) (config.Config, error) {
 	if path == "" {
 		path = config.DefaultPath()
@@ -337,6 +341,14 @@ func loadConfig(path string, overrides func(*config.Config) map[*string]*string)
 			*field = *flagValue
 		}
 	}
+	// last: the password goes on whichever store the flags, the
+	// environment or the config named, and a mismatch is refused here,
+	// before any command connects
+	spec, err := storeWithPassword(cfg.Store, os.Getenv(EnvStorePasswordFile))
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Store = spec
 	return cfg, nil
 }
 

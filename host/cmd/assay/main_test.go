@@ -204,7 +204,8 @@ func TestHelpExitsZero(t *testing.T) {
 	for _, c := range []struct {
 		args []string
 		says string
-	}{{[]string{"--help"}, "assay serve"}, {[]string{"serve", "--help"}, "Usage of serve"}, {[]string{"ledger", "report", "-h"}, "Usage of ledger report"}} {
+	}{{[]string{"--help"}, "assay serve"}, {[]string{"serve", "--help"}, "Usage of serve"}, {[]string{"ledger", "report", "-h"}, "Usage of ledger report"},
+		{[]string{"probe", "--help"}, "Usage of probe"}} {
 		out, err := exec.Command(bin, c.args...).CombinedOutput()
 		if err != nil || !strings.Contains(string(out), c.says) {
 			t.Errorf("assay %v: %v, want help saying %q:\n%s", c.args, err, c.says, out)
