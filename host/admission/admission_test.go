@@ -156,3 +156,41 @@ func TestSmallLimits(t *testing.T) {
 		t.Errorf("small waiting from 64 MiB of 64 KiB bodies: %d, want 1024", got.Waiting)
 	}
 }
+
+// A free request waits while a paid one is in hand, and goes once none
+// is; it waits no longer than the bound when paid ones never pause.
+func TestPriorityPutsPaidFirst(t *testing.T) {
+	p := NewPriority(time.Hour)
+	if err := p.Yield(context.Background()); err != nil {
+		t.Fatal("a free request waited with no paid one in hand:", err)
+	}
+	done1, done2 := p.Paid(), p.Paid()
+	went := make(chan error, 1)
+	go func() { went <- p.Yield(context.Background()) }()
+	done1()
+	done1() // a second call frees nothing more
+	select {
+	case <-went:
+		t.Fatal("the free request went while a paid one was in hand")
+	case <-time.After(50 * time.Millisecond):
+	}
+	done2()
+	if err := <-went; err != nil {
+		t.Fatal(err)
+	}
+	bounded := NewPriority(20 * time.Millisecond)
+	defer bounded.Paid()()
+	start := time.Now()
+	if err := bounded.Yield(context.Background()); err != nil || time.Since(start) < 20*time.Millisecond {
+		t.Fatalf("bounded yield: %v after %v", err, time.Since(start))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := p.Yield(ctx); err != nil {
+		t.Fatal("no paid request in hand now, yet:", err)
+	}
+	defer p.Paid()()
+	if err := p.Yield(ctx); err == nil {
+		t.Fatal("an ended request's yield did not end")
+	}
+}
