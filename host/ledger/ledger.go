@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/assay-audit/assay/host/servicestate"
 	"github.com/assay-audit/assay/host/signing"
 	"github.com/assay-audit/assay/host/store"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
@@ -259,61 +260,157 @@ func (w *Writer) line(e Entry) store.Line {
 	return l
 }
 
-// FillFMV writes an fmv amendment for every line still cad_pending (and not
-// yet amended) whose day the rates now cover. It returns how many it wrote.
-func FillFMV(ctx context.Context, st *store.Store, rates *Rates, now time.Time) (int, error) {
-	lines, amends, err := load(ctx, st)
+// FillOptions are a fill-fmv run's choices.
+type FillOptions struct {
+	// Rebasis re-rates under the rates' basis every line whose CAD rate
+	// states another; without it such lines refuse the run, so books never
+	// change basis by a typo in --basis.
+	Rebasis bool
+}
+
+// Unrated is a line without a CAD rate under a fill-fmv run's basis.
+type Unrated struct {
+	LineID int64
+	Day    string
+	// Basis is the other basis the line keeps; "" when it has no rate.
+	Basis string
+}
+
+// Filled is what a fill-fmv run wrote and what it left.
+type Filled struct {
+	Written int
+	// Rebased counts the written rows that re-rate a line from another
+	// basis.
+	Rebased int
+	// Waiting are the lines still without any rate, oldest first.
+	Waiting []Unrated
+	// OtherBasis are the lines a rebasis run left on their old basis: the
+	// rates have no rate for their day.
+	OtherBasis []Unrated
+}
+
+// BasisConflictError refuses a fill-fmv run whose rates state another
+// basis than lines already carry.
+type BasisConflictError struct {
+	Want  string
+	Have  []string
+	Lines int
+}
+
+// Error names both bases: which one is right is the operator's call.
+func (e *BasisConflictError) Error() string {
+	return fmt.Sprintf("%d lines already carry a CAD rate under basis %s, not %q", e.Lines, quoteAll(e.Have), e.Want)
+}
+
+// FillFMV writes an fmv amendment for every line without a rate whose day
+// the rates now cover and, with opts.Rebasis, for every line rated under
+// another basis; it refuses (BasisConflictError, writing nothing) when
+// lines carry another basis and opts.Rebasis is not set.
+func FillFMV(ctx context.Context, st *store.Store, rates *Rates, now time.Time, opts FillOptions) (Filled, error) {
+	books, err := LoadBooks(ctx, st)
 	if err != nil {
-		return 0, err
+		return Filled{}, err
 	}
-	filled := map[int64]bool{}
-	for _, a := range amends {
-		if a.Kind == "fmv" {
-			filled[a.LineID] = true
+	var f Filled
+	conflict := &BasisConflictError{Want: rates.Basis}
+	have := map[string]bool{}
+	for _, b := range books {
+		if b.Known() && b.Basis() != rates.Basis {
+			conflict.Lines++
+			have[b.Basis()] = true
 		}
 	}
-	n := 0
-	for _, l := range lines {
-		if !l.CAD.Pending || filled[l.ID] {
+	if conflict.Lines > 0 && !opts.Rebasis {
+		conflict.Have = sortedKeys(have)
+		return f, conflict
+	}
+	for _, b := range books {
+		rebase := b.Known() && b.Basis() != rates.Basis
+		if b.Known() && !rebase {
 			continue
 		}
-		cad := rates.For(l.Day)
+		cad := rates.For(b.Line.Day)
 		if cad.Pending {
+			u := Unrated{LineID: b.Line.ID, Day: b.Line.Day, Basis: b.Basis()}
+			if rebase {
+				f.OtherBasis = append(f.OtherBasis, u)
+			} else {
+				f.Waiting = append(f.Waiting, u)
+			}
 			continue
 		}
-		if _, err := st.AppendAmendment(ctx, store.Amendment{LineID: l.ID, Kind: "fmv", At: now, CAD: cad}); err != nil {
-			return n, err
+		if _, err := st.AppendAmendment(ctx, store.Amendment{LineID: b.Line.ID, Kind: "fmv", At: now, CAD: cad}); err != nil {
+			return f, err
 		}
-		n++
+		f.Written++
+		if rebase {
+			f.Rebased++
+		}
 	}
-	return n, nil
+	return f, nil
 }
 
 // Errors of Refund.
 var (
 	ErrNoSuchTx        = errors.New("no ledger line carries that transaction id")
 	ErrAlreadyRefunded = errors.New("that line is already refunded")
+	// ErrHouseLine is a refund of a house line: the operator's own proof,
+	// paid from its own wallet, so no one outside is owed anything.
+	ErrHouseLine = errors.New("that line is a house line (the operator's own proof): no outside payer paid for it")
 )
 
-// Refund writes a refund amendment for the line of a transaction.
-func Refund(ctx context.Context, st *store.Store, tx string, now time.Time) (int64, error) {
+// RefundRequest names the line to refund and why.
+type RefundRequest struct {
+	TxID string
+	// Reason is the operator's note ("" for none): 1 to 300 printable
+	// characters, never anything a payer submitted.
+	Reason string
+	// Force records a refund of a house line too.
+	Force bool
+}
+
+// Refunded is the refund a Refund recorded.
+type Refunded struct {
+	AmendmentID int64
+	Line        store.Line
+	Units       int64
+}
+
+// Refund records a refund of a transaction's line: the line's whole price,
+// as an amendment row. It records; it moves no money (the operator pays
+// the payer back on chain).
+func Refund(ctx context.Context, st *store.Store, req RefundRequest, now time.Time) (Refunded, error) {
+	var reason *string
+	if req.Reason != "" {
+		if err := servicestate.CheckReason(req.Reason); err != nil {
+			return Refunded{}, err
+		}
+		reason = &req.Reason
+	}
 	lines, amends, err := load(ctx, st)
 	if err != nil {
-		return 0, err
+		return Refunded{}, err
 	}
 	for _, l := range lines {
-		if l.TxID == nil || *l.TxID != tx {
+		if l.TxID == nil || *l.TxID != req.TxID {
 			continue
 		}
 		for _, a := range amends {
 			if a.LineID == l.ID && a.Kind == "refund" {
-				return 0, ErrAlreadyRefunded
+				return Refunded{Line: l}, ErrAlreadyRefunded
 			}
 		}
+		if l.House && !req.Force {
+			return Refunded{Line: l}, ErrHouseLine
+		}
 		units := l.PriceUSDCUnits
-		return st.AppendAmendment(ctx, store.Amendment{LineID: l.ID, Kind: "refund", At: now, RefundUnits: &units})
+		id, err := st.AppendAmendment(ctx, store.Amendment{LineID: l.ID, Kind: "refund", At: now, RefundUnits: &units, Reason: reason})
+		if err != nil {
+			return Refunded{Line: l}, err
+		}
+		return Refunded{AmendmentID: id, Line: l, Units: units}, nil
 	}
-	return 0, ErrNoSuchTx
+	return Refunded{}, ErrNoSuchTx
 }
 
 func load(ctx context.Context, st *store.Store) ([]store.Line, []store.Amendment, error) {

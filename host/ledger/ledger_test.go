@@ -112,19 +112,19 @@ func TestAppendFillAndRefund(t *testing.T) {
 				t.Errorf("line 2 (house wallet, no rate yet): %+v", lines[1])
 			}
 			later, _ := LoadRates(writeRates(t, "2026-11-29,1.3945\n2026-11-30,1.4001\n"), "BoC daily")
-			if n, err := FillFMV(ctx, f.st, later, d2); err != nil || n != 1 {
-				t.Fatalf("fill-fmv wrote %d (%v), want 1", n, err)
+			if r, err := FillFMV(ctx, f.st, later, d2, FillOptions{}); err != nil || r.Written != 1 || len(r.Waiting) != 0 {
+				t.Fatalf("fill-fmv wrote %+v (%v), want 1", r, err)
 			}
-			if n, _ := FillFMV(ctx, f.st, later, d2); n != 0 {
+			if r, _ := FillFMV(ctx, f.st, later, d2, FillOptions{}); r.Written != 0 {
 				t.Error("fill-fmv is not idempotent")
 			}
-			if _, err := Refund(ctx, f.st, "tx1", d2); err != nil {
+			if _, err := Refund(ctx, f.st, RefundRequest{TxID: "tx1"}, d2); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := Refund(ctx, f.st, "tx1", d2); !errors.Is(err, ErrAlreadyRefunded) {
+			if _, err := Refund(ctx, f.st, RefundRequest{TxID: "tx1"}, d2); !errors.Is(err, ErrAlreadyRefunded) {
 				t.Errorf("second refund: %v", err)
 			}
-			if _, err := Refund(ctx, f.st, "nope", d2); !errors.Is(err, ErrNoSuchTx) {
+			if _, err := Refund(ctx, f.st, RefundRequest{TxID: "nope"}, d2); !errors.Is(err, ErrNoSuchTx) {
 				t.Errorf("unknown tx: %v", err)
 			}
 			am, _ := f.st.Amendments(ctx)
@@ -150,7 +150,7 @@ func TestKillLineReport(t *testing.T) {
 	f.pay(t, day0.Add(24*time.Hour), "A", "t2", &fee)
 	f.pay(t, day0.Add(48*time.Hour), "B", "t3", nil)
 	f.pay(t, day0.Add(70*24*time.Hour), "C", "t4", &fee) // after the 60-day window
-	if _, err := Refund(ctx, f.st, "t3", day0.Add(72*time.Hour)); err != nil {
+	if _, err := Refund(ctx, f.st, RefundRequest{TxID: "t3"}, day0.Add(72*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	// 40 free calls on Day-0's day for this service version

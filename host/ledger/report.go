@@ -20,6 +20,9 @@ type Report struct {
 	// died) whose report was never delivered: each stays redeemable by a
 	// re-send of its payment, and none expires by itself.
 	Undelivered []UndeliveredClaim `json:"undelivered_paid_claims"`
+	// Books is the money: USDC, CAD and refunds, outside and house apart,
+	// in all and by service and UTC day.
+	Books Books `json:"books"`
 }
 
 // UndeliveredClaim is a payment whose report is owed.
@@ -121,7 +124,11 @@ func Build(ctx context.Context, st *store.Store, now time.Time) (*Report, error)
 	sort.Slice(order, func(i, j int) bool {
 		return order[i][0]+"\x00"+order[i][1]+"\x00"+order[i][2] < order[j][0]+"\x00"+order[j][1]+"\x00"+order[j][2]
 	})
-	r := &Report{GeneratedAt: sdk.Instant(now), Services: []ServiceReport{}, Undelivered: []UndeliveredClaim{}}
+	books, err := BuildBooks(Apply(lines, amends))
+	if err != nil {
+		return nil, err
+	}
+	r := &Report{GeneratedAt: sdk.Instant(now), Services: []ServiceReport{}, Undelivered: []UndeliveredClaim{}, Books: books}
 	for _, state := range []string{store.ClaimSettled, store.ClaimSettling} {
 		claims, err := st.Claims(ctx, state)
 		if err != nil {
@@ -351,7 +358,7 @@ func (r *Report) Text() string {
 			out += "\n"
 		}
 	}
-	return out
+	return out + r.Books.Text()
 }
 
 func show(v any) string {

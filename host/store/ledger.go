@@ -45,6 +45,10 @@ type Amendment struct {
 	At          time.Time
 	CAD         CAD
 	RefundUnits *int64
+	// Reason is the operator's note on a refund (nil for none). It is kept
+	// in refund_reasons, beside the ledger tables: the criteria's closed
+	// ledger field list has a refund but no reason.
+	Reason *string
 }
 
 // ErrDuplicateTx is returned when a line names a transaction already in the
@@ -119,12 +123,27 @@ func nullable(s sql.NullString) *string {
 	return &s.String
 }
 
-// AppendAmendment writes an amendment row.
+// AppendAmendment writes an amendment row, and its reason (when it has
+// one) in the same transaction: a refund is never recorded without the
+// reason the operator gave, nor a reason without its refund.
 func (s *Store) AppendAmendment(ctx context.Context, a Amendment) (int64, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("store: append amendment: %w", err)
+	}
+	defer tx.Rollback()
 	var id int64
-	err := s.db.QueryRowContext(ctx, s.q(`INSERT INTO ledger_amendments (line_id, kind, ts_ns, cad_rate, cad_rate_date, cad_basis, refund_usdc_units)
+	err = tx.QueryRowContext(ctx, s.q(`INSERT INTO ledger_amendments (line_id, kind, ts_ns, cad_rate, cad_rate_date, cad_basis, refund_usdc_units)
 		VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`), a.LineID, a.Kind, a.At.UnixNano(), a.CAD.Rate, a.CAD.RateDate, a.CAD.Basis, a.RefundUnits).Scan(&id)
 	if err != nil {
+		return 0, fmt.Errorf("store: append amendment: %w", err)
+	}
+	if a.Reason != nil {
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO refund_reasons (amendment_id, reason) VALUES (?, ?)`), id, *a.Reason); err != nil {
+			return 0, fmt.Errorf("store: append amendment reason: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("store: append amendment: %w", err)
 	}
 	return id, nil
@@ -132,8 +151,8 @@ func (s *Store) AppendAmendment(ctx context.Context, a Amendment) (int64, error)
 
 // Amendments returns every amendment, oldest first.
 func (s *Store) Amendments(ctx context.Context) ([]Amendment, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, line_id, kind, ts_ns, cad_rate, cad_rate_date, cad_basis, refund_usdc_units
-		FROM ledger_amendments ORDER BY id`)
+	rows, err := s.db.QueryContext(ctx, `SELECT a.id, a.line_id, a.kind, a.ts_ns, a.cad_rate, a.cad_rate_date, a.cad_basis, a.refund_usdc_units, r.reason
+		FROM ledger_amendments a LEFT JOIN refund_reasons r ON r.amendment_id = a.id ORDER BY a.id`)
 	if err != nil {
 		return nil, fmt.Errorf("store: amendments: %w", err)
 	}
@@ -142,13 +161,14 @@ func (s *Store) Amendments(ctx context.Context) ([]Amendment, error) {
 	for rows.Next() {
 		var a Amendment
 		var ns int64
-		var rate, rateDate, basis sql.NullString
+		var rate, rateDate, basis, reason sql.NullString
 		var refund sql.NullInt64
-		if err := rows.Scan(&a.ID, &a.LineID, &a.Kind, &ns, &rate, &rateDate, &basis, &refund); err != nil {
+		if err := rows.Scan(&a.ID, &a.LineID, &a.Kind, &ns, &rate, &rateDate, &basis, &refund, &reason); err != nil {
 			return nil, fmt.Errorf("store: amendments: %w", err)
 		}
 		a.At = time.Unix(0, ns).UTC()
 		a.CAD.Rate, a.CAD.RateDate, a.CAD.Basis = nullable(rate), nullable(rateDate), nullable(basis)
+		a.Reason = nullable(reason)
 		if refund.Valid {
 			a.RefundUnits = &refund.Int64
 		}

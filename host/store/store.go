@@ -367,7 +367,13 @@ func (s *Store) migrations() []string {
 	// v8: a claim's memo, which finds on the chain a transaction a remote
 	// facilitator sent (its id is known only from the facilitator)
 	v8 := `ALTER TABLE payment_claims ADD COLUMN memo TEXT`
-	return []string{v1, v2, v3, strings.Join(v4, ";\n"), strings.Join(v5, ";\n"), strings.Join(v6, ";\n"), v7, v8}
+	// v9: the operator's reason for a refund, beside the ledger rather
+	// than in it: every criteria's ledger field list is closed (adding a
+	// field is a criteria version change) and names the refund, not why
+	v9 := []string{`CREATE TABLE refund_reasons (
+			amendment_id BIGINT PRIMARY KEY REFERENCES ledger_amendments (id), reason TEXT NOT NULL)`}
+	v9 = append(v9, s.appendOnly("refund_reasons")...)
+	return []string{v1, v2, v3, strings.Join(v4, ";\n"), strings.Join(v5, ";\n"), strings.Join(v6, ";\n"), v7, v8, strings.Join(v9, ";\n")}
 }
 
 // appendOnly are the statements that make the database refuse UPDATE and

@@ -8,16 +8,28 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/assay-audit/assay/host/config"
 	"github.com/assay-audit/assay/host/ledger"
 	"github.com/assay-audit/assay/host/reconcile"
+	"github.com/assay-audit/assay/host/servicestate"
 	"github.com/assay-audit/assay/host/solana"
 	"github.com/assay-audit/assay/host/solanarpc"
 	"github.com/assay-audit/assay/host/store"
 	"github.com/assay-audit/assay/host/x402"
 )
+
+// ledgerFlags names the subcommands each of ledgerCmd's own flags is for:
+// one given to another is refused, not ignored (`report --from` would
+// otherwise print every day while the operator reads a month).
+var ledgerFlags = map[string][]string{
+	"json": {"report", "reconcile"}, "basis": {"fill-fmv"}, "rebasis": {"fill-fmv"},
+	"pay-to": {"reconcile"}, "solana-rpc": {"reconcile"}, "reason": {"refund"}, "force": {"refund"},
+	"from": {"export"}, "to": {"export"}, "format": {"export"},
+}
 
 // ledgerCmd runs the operator's ledger commands against the configured store.
 func ledgerCmd(sub string, args []string, stdout, stderr io.Writer) error {
@@ -27,10 +39,32 @@ func ledgerCmd(sub string, args []string, stdout, stderr io.Writer) error {
 	storeSpec := fs.String("store", "", "sqlite (default), sqlite:PATH, or a postgres:// URL")
 	asJSON := fs.Bool("json", false, "report: machine-readable JSON")
 	basis := fs.String("basis", "", "fill-fmv: the rates' stated basis (default: the config's fmv.basis)")
+	rebasis := fs.Bool("rebasis", false, "fill-fmv: re-rate under --basis the lines rated under another basis (without it such lines refuse the run)")
+	reason := fs.String("reason", "", "refund: why, kept beside the refund (1 to 300 printable characters; nothing a payer submitted)")
+	force := fs.Bool("force", false, "refund: record a refund of a house line (the operator's own proof) too")
+	from := fs.String("from", "", "export: the first UTC day, YYYY-MM-DD (inclusive)")
+	to := fs.String("to", "", "export: the last UTC day, YYYY-MM-DD (inclusive)")
+	format := fs.String("format", "csv", "export: csv or json")
 	payTo := fs.String("pay-to", "", "reconcile: the seller wallet paid (default: the config's pay_to, else the data dir's seller wallet)")
 	rpcURL := fs.String("solana-rpc", os.Getenv("SOLANA_RPC_URL"), "reconcile: a Solana JSON-RPC node with transaction history (default: SOLANA_RPC_URL, then the config's solana_rpc)")
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
 		return err
+	}
+	var misplaced error
+	fs.Visit(func(f *flag.Flag) {
+		if subs := ledgerFlags[f.Name]; subs != nil && !slices.Contains(subs, sub) && misplaced == nil {
+			misplaced = fmt.Errorf("ledger %s: --%s is a flag of ledger %s only", sub, f.Name, strings.Join(subs, ", "))
+		}
+	})
+	if misplaced != nil {
+		return misplaced
+	}
+	var export exportOptions
+	if sub == "export" {
+		if export, err = parseExportOptions(*from, *to, *format, pos); err != nil {
+			return err
+		}
 	}
 	cfg, err := loadConfig(*cfgPath, func(c *config.Config) map[*string]*string {
 		return map[*string]*string{dataDir: &c.DataDir, storeSpec: &c.Store, rpcURL: &c.SolanaRPC, payTo: &c.PayTo}
@@ -39,7 +73,8 @@ func ledgerCmd(sub string, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	ctx := context.Background()
-	st, err := openStore(ctx, cfg, *asJSON, stdout, stderr)
+	// an export's standard output is its CSV or JSON alone
+	st, err := openStore(ctx, cfg, *asJSON || sub == "export", stdout, stderr)
 	if err != nil {
 		return err
 	}
@@ -59,7 +94,7 @@ func ledgerCmd(sub string, args []string, stdout, stderr io.Writer) error {
 		_, err = io.WriteString(stdout, r.Text())
 		return err
 	case "fill-fmv":
-		if fs.NArg() != 1 {
+		if len(pos) != 1 {
 			return errors.New("ledger fill-fmv: name the rates file")
 		}
 		if *basis == "" && cfg.FMV != nil {
@@ -68,30 +103,134 @@ func ledgerCmd(sub string, args []string, stdout, stderr io.Writer) error {
 		if *basis == "" {
 			return errors.New("ledger fill-fmv: state the rates' basis (--basis or the config's fmv block)")
 		}
-		rates, err := ledger.LoadRates(fs.Arg(0), *basis)
+		rates, err := ledger.LoadRates(pos[0], *basis)
 		if err != nil {
 			return err
 		}
-		n, err := ledger.FillFMV(ctx, st, rates, now)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(stdout, "%d amendment rows written\n", n)
-		return err
+		return fillFMV(ctx, st, rates, *rebasis, now, stdout)
 	case "reconcile":
 		return reconcileCmd(ctx, cfg, st, *asJSON, stdout)
 	case "refund":
-		if fs.NArg() != 1 {
+		if len(pos) != 1 {
 			return errors.New("ledger refund: name the transaction id")
 		}
-		id, err := ledger.Refund(ctx, st, fs.Arg(0), now)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(stdout, "refund amendment %d written\n", id)
-		return err
+		return refund(ctx, st, ledger.RefundRequest{TxID: pos[0], Reason: *reason, Force: *force}, now, stdout)
+	case "export":
+		return exportCmd(ctx, st, export, stdout)
 	}
 	return fmt.Errorf("ledger: unknown command %q\n%s", sub, usage)
+}
+
+// parseInterspersed parses flags wherever they stand among the arguments
+// (`refund TX --reason …` as well as `refund --reason … TX`) and returns
+// the arguments; after "--" every one is an argument.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
+}
+
+// fillFMV is `assay ledger fill-fmv`. It fails (a non-zero exit) while any
+// line still waits for a rate, or keeps another basis after --rebasis:
+// the books are not closed yet.
+func fillFMV(ctx context.Context, st *store.Store, rates *ledger.Rates, rebasis bool, now time.Time, stdout io.Writer) error {
+	f, err := ledger.FillFMV(ctx, st, rates, now, ledger.FillOptions{Rebasis: rebasis})
+	var conflict *ledger.BasisConflictError
+	if errors.As(err, &conflict) {
+		keep := ""
+		if len(conflict.Have) == 1 {
+			keep = fmt.Sprintf(", or --basis %q with rates of that basis", conflict.Have[0])
+		}
+		return fmt.Errorf("ledger fill-fmv: %w: nothing written; give --rebasis to re-rate them under %q%s", err, conflict.Want, keep)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%d amendment rows written", f.Written)
+	if f.Rebased > 0 {
+		fmt.Fprintf(stdout, " (%d of them re-rate a line from another basis to %q)", f.Rebased, rates.Basis)
+	}
+	fmt.Fprintln(stdout)
+	for _, u := range f.Waiting {
+		fmt.Fprintf(stdout, "  line %d (day %s) waits for a rate\n", u.LineID, u.Day)
+	}
+	for _, u := range f.OtherBasis {
+		fmt.Fprintf(stdout, "  line %d (day %s) keeps basis %q: no rate for its day in this file\n", u.LineID, u.Day, u.Basis)
+	}
+	var left []string
+	if len(f.Waiting) > 0 {
+		left = append(left, fmt.Sprintf("%d lines still wait for a rate on days %s", len(f.Waiting), days(f.Waiting)))
+	}
+	if len(f.OtherBasis) > 0 {
+		left = append(left, fmt.Sprintf("%d lines keep another basis on days %s", len(f.OtherBasis), days(f.OtherBasis)))
+	}
+	if len(left) > 0 {
+		return fmt.Errorf("ledger fill-fmv: %s: add their days to the rates file and run it again", strings.Join(left, "; "))
+	}
+	_, err = fmt.Fprintf(stdout, "every line has a CAD rate under basis %q\n", rates.Basis)
+	return err
+}
+
+// days are the distinct days of lines, in order, the first ten named.
+func days(us []ledger.Unrated) string {
+	var ds []string
+	for _, u := range us {
+		if !slices.Contains(ds, u.Day) {
+			ds = append(ds, u.Day)
+		}
+	}
+	slices.Sort(ds)
+	if len(ds) > 10 {
+		return strings.Join(ds[:10], ", ") + fmt.Sprintf(" and %d more", len(ds)-10)
+	}
+	return strings.Join(ds, ", ")
+}
+
+// refund is `assay ledger refund`: it says what it recorded and that the
+// money is still the operator's to send back.
+func refund(ctx context.Context, st *store.Store, req ledger.RefundRequest, now time.Time, stdout io.Writer) error {
+	r, err := ledger.Refund(ctx, st, req, now)
+	switch {
+	case errors.Is(err, ledger.ErrHouseLine):
+		return fmt.Errorf("ledger refund: line %d: %w; give --force to record a refund of it anyway", r.Line.ID, err)
+	case errors.Is(err, servicestate.ErrReason):
+		return fmt.Errorf("ledger refund: --reason: %w", err)
+	case err != nil && r.Line.ID != 0:
+		return fmt.Errorf("ledger refund: line %d: %w", r.Line.ID, err)
+	case err != nil:
+		return fmt.Errorf("ledger refund: %w", err)
+	}
+	l := r.Line
+	payer := "unknown (the line names none)"
+	if l.Payer != nil {
+		payer = *l.Payer
+	}
+	why := "none given"
+	if req.Reason != "" {
+		why = req.Reason
+	}
+	house := ""
+	if l.House {
+		house = " (a house line: the operator's own proof)"
+	}
+	_, err = fmt.Fprintf(stdout, `refund amendment %d written for line %d%s: service %s, day %s, transaction %s
+  payer:  %s
+  amount: %d USDC units (%s USDC)
+  reason: %s
+This records the refund in the ledger; it moves no money. Send %s USDC back to the payer on chain yourself.
+`, r.AmendmentID, l.ID, house, l.Service, l.Day, req.TxID, payer, r.Units, ledger.USDC(r.Units), why, ledger.USDC(r.Units))
+	return err
 }
 
 // reconcileCmd is `assay ledger reconcile`: the ledger against the chain.
