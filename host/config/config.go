@@ -8,9 +8,12 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/assay-audit/assay/host/admission"
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsimple"
 )
 
@@ -24,7 +27,15 @@ type Config struct {
 	// file's folder.
 	PluginDir   string `hcl:"plugin_dir,optional"`
 	CallTimeout string `hcl:"call_timeout,optional"`
-	LogLevel    string `hcl:"log_level,optional"`
+	// ShutdownGrace is how long a stopping host lets requests in flight
+	// finish before it cuts them and exits (Grace).
+	ShutdownGrace string `hcl:"shutdown_grace,optional"`
+	// LogLevel is the least severe level the host logs: trace, debug,
+	// info (the default), warn or error.
+	LogLevel string `hcl:"log_level,optional"`
+	// LogFormat is text (the default, for a terminal) or json (one
+	// object per line, for a log shipper).
+	LogFormat string `hcl:"log_format,optional"`
 	// Store is "sqlite" (data_dir/assay.db, the default), "sqlite:PATH", or
 	// a postgres:// URL shared by several hosts.
 	Store string `hcl:"store,optional"`
@@ -176,7 +187,11 @@ func Defaults() Config {
 		Network:     "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1",
 		Store:       "sqlite",
 		CallTimeout: "30s",
-		LogLevel:    "info",
+		// under the compose file's 90 s stop_grace_period with the plugins'
+		// own stop (2 s each) after it
+		ShutdownGrace: "60s",
+		LogLevel:      "info",
+		LogFormat:     "text",
 	}
 }
 
@@ -188,6 +203,16 @@ func Load(path string) (Config, error) {
 	}
 	var f Config
 	if err := hclsimple.DecodeFile(path, nil, &f); err != nil {
+		var diags hcl.Diagnostics
+		if errors.As(err, &diags) && len(diags) > 1 {
+			// hcl's own message names the first and counts the rest: an
+			// operator fixing a config wants every one at once
+			lines := make([]string, 0, len(diags))
+			for _, d := range diags {
+				lines = append(lines, d.Error())
+			}
+			return c, fmt.Errorf("config %s: %d problems:\n  %s", path, len(diags), strings.Join(lines, "\n  "))
+		}
 		return c, fmt.Errorf("config %s: %w", path, err)
 	}
 	if f.Listen != "" {
@@ -202,8 +227,14 @@ func Load(path string) (Config, error) {
 	if f.CallTimeout != "" {
 		c.CallTimeout = f.CallTimeout
 	}
+	if f.ShutdownGrace != "" {
+		c.ShutdownGrace = f.ShutdownGrace
+	}
 	if f.LogLevel != "" {
 		c.LogLevel = f.LogLevel
+	}
+	if f.LogFormat != "" {
+		c.LogFormat = f.LogFormat
 	}
 	if f.Store != "" {
 		c.Store = f.Store
@@ -255,6 +286,43 @@ func (c Config) Timeout() (time.Duration, error) {
 		return 0, fmt.Errorf("call_timeout %q: must be a positive duration", c.CallTimeout)
 	}
 	return d, nil
+}
+
+// Grace parses ShutdownGrace: after SIGTERM the host stops taking
+// connections and lets the requests it has finish for at most this long,
+// then cuts the rest (a paid one keeps its claim, redeemable by a re-send
+// to any host) and exits. A slow client cannot hold a stopping host past
+// it.
+func (c Config) Grace() (time.Duration, error) {
+	d, err := time.ParseDuration(c.ShutdownGrace)
+	if err != nil || d <= 0 {
+		return 0, errors.New("shutdown_grace: must be a positive duration")
+	}
+	return d, nil
+}
+
+// LoggerOptions are the host log's level and format from LogLevel and
+// LogFormat (either in any case). A value outside them is refused rather
+// than read as the default: a mistyped "jsn" would otherwise ship text to
+// a parser that drops it.
+func (c Config) LoggerOptions() (*hclog.LoggerOptions, error) {
+	o := &hclog.LoggerOptions{}
+	switch strings.ToLower(strings.TrimSpace(c.LogFormat)) {
+	case "text", "":
+	case "json":
+		o.JSONFormat = true
+	default:
+		return nil, errors.New("log_format (--log-format): must be text or json")
+	}
+	switch l := strings.ToLower(strings.TrimSpace(c.LogLevel)); l {
+	case "trace", "debug", "info", "warn", "error":
+		o.Level = hclog.LevelFromString(l)
+	case "":
+		o.Level = hclog.Info
+	default:
+		return nil, errors.New("log_level (--log-level): must be trace, debug, info, warn or error")
+	}
+	return o, nil
 }
 
 // DefaultPath is the config `make build` writes beside the binary, used

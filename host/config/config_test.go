@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/assay-audit/assay/host/admission"
 )
 
@@ -103,5 +105,38 @@ func TestAdmissionLimits(t *testing.T) {
 	}
 	if l, _ := Defaults().AdmissionLimits(0); l.Working != 1 || l.Waiting != 4 {
 		t.Errorf("no core count: %+v", l)
+	}
+}
+
+// log_format and log_level: text at info unless set, either in any case,
+// anything else refused with the values allowed.
+func TestLoggerOptions(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.hcl")
+	_ = os.WriteFile(path, []byte("log_format = \"json\"\nlog_level = \"WARN\"\n"), 0o600)
+	c, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, err := c.LoggerOptions(); err != nil || !o.JSONFormat || o.Level != hclog.Warn {
+		t.Errorf("json at warn: %+v %v", o, err)
+	}
+	if o, err := Defaults().LoggerOptions(); err != nil || o.JSONFormat || o.Level != hclog.Info {
+		t.Errorf("defaults: %+v %v", o, err)
+	}
+	for _, bad := range []Config{{LogFormat: "logfmt"}, {LogLevel: "verbose"}, {LogLevel: "off"}} {
+		if _, err := bad.LoggerOptions(); err == nil || !strings.Contains(err.Error(), "must be") {
+			t.Errorf("%+v accepted: %v", bad, err)
+		}
+	}
+}
+
+// A config with several mistakes names every one of them, not the first
+// and a count of the rest.
+func TestLoadNamesEveryProblem(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.hcl")
+	_ = os.WriteFile(path, []byte("listn = \"x\"\ncall_timout = \"1s\"\n"), 0o600)
+	_, err := Load(path)
+	if err == nil || !strings.Contains(err.Error(), "2 problems") || !strings.Contains(err.Error(), "listn") || !strings.Contains(err.Error(), "call_timout") {
+		t.Fatalf("two misspelled keys: %v", err)
 	}
 }

@@ -286,6 +286,11 @@ func canaryRun(t *testing.T, kind string) {
 	// plugin stderr reached the host log through go-plugin; give it a moment
 	time.Sleep(300 * time.Millisecond)
 	logText := h.Log.String()
+	// every answer above has its request line; c.find below holds them to
+	// the same rule as the rest of the log
+	if n := len(requestLines(t, logText)); n < len(calls) {
+		t.Errorf("%d request lines in the log for %d calls", n, len(calls))
+	}
 	if !strings.Contains(logText, "plugin panicked") {
 		t.Error("the goroutine panic was not reported (reduced) in the host log")
 	}
@@ -400,6 +405,18 @@ func TestCanaryNeverLeaksWithPayments(t *testing.T) {
 	answers = append(answers, res.Body)
 	for i, a := range answers {
 		c.find(t, fmt.Sprintf("paid-route answer %d", i), a)
+	}
+	// each payment outcome above is on its request line (the canary, on
+	// none: c.find below)
+	time.Sleep(100 * time.Millisecond) // the last line follows its answer
+	outcomes := map[any]bool{}
+	for _, l := range requestLines(t, h.Log.String()) {
+		outcomes[l["payment"]] = true
+	}
+	for _, o := range []string{"required", "settled", "not-paid", "replayed", "undelivered"} {
+		if !outcomes[o] {
+			t.Errorf("no request line with payment=%s (lines: %v)", o, outcomes)
+		}
 	}
 	c.find(t, "the host log", []byte(h.Log.String()))
 	c.find(t, "the store's rows", []byte(dumpTables(t, h.Store)))

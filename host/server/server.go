@@ -51,6 +51,11 @@ type Session interface {
 // (pluginhost.Session).
 type earlyProceeder interface{ ProceedIf(ok func() bool) }
 
+// freeYield bounds how long a pre-check waits for paid requests in hand
+// (admission.Priority): paid traffic that never pauses slows the free
+// tier by this much at most, never stops it.
+const freeYield = 100 * time.Millisecond
+
 // admitted is the payment gate's answer to one request.
 type admitted struct {
 	adm    *payment.Admission
@@ -144,6 +149,9 @@ type Server struct {
 	// limited logs the failures every request meets while the store is
 	// down once a minute, not once a request
 	limited *ratelog.Limiter
+	// priority holds pre-checks back while an admitted paid request is
+	// in hand: both kinds share the host's and the plugins' cores
+	priority *admission.Priority
 }
 
 type service struct {
@@ -239,7 +247,8 @@ func New(cfg Config) *Server {
 		}
 		cfg.Readiness = readiness.New(readiness.Config{Board: cfg.States, Keys: cfg.Keys, Services: keys})
 	}
-	s := &Server{cfg: cfg, mux: http.NewServeMux(), services: map[string]*service{}, limited: ratelog.New(cfg.Logger, time.Minute, cfg.Now)}
+	s := &Server{cfg: cfg, mux: http.NewServeMux(), services: map[string]*service{}, limited: ratelog.New(cfg.Logger, time.Minute, cfg.Now),
+		priority: admission.NewPriority(freeYield)}
 	for _, svc := range cfg.Services {
 		limits := cfg.Admission.ForBodyCap(svc.Desc.GetBodyBytes())
 		sv := &service{Service: svc, check: selfcheck.New(svc.Desc.GetTripwires()), fields: ledger.NewFields(svc.Desc.GetLedgerFields()), ops: map[string]*pb.Op{},
@@ -284,26 +293,21 @@ func (s *Server) route(pattern, service, label string, h http.HandlerFunc) {
 	if label != "unmatched" {
 		s.routes = append(s.routes, pattern)
 	}
+	level := hclog.Info
+	if label == "healthz" || label == "readyz" || label == "metrics" {
+		// probes and scrapers ask every few seconds: at info their lines
+		// would bury the requests an operator looks for
+		level = hclog.Debug
+	}
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		start := time.Now()
 		h(rec, r)
-		s.cfg.Metrics.Request(service, label, rec.status, time.Since(start))
+		took := time.Since(start)
+		s.cfg.Metrics.Request(service, label, rec.status, took)
+		s.logRequest(level, pattern, service, r.Method, rec, took)
 	})
 }
-
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (r *statusRecorder) WriteHeader(code int) {
-	r.status = code
-	r.ResponseWriter.WriteHeader(code)
-}
-
-// Unwrap lets http.ResponseController reach the connection's writer.
-func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 func (s *Server) mount(prefix string, sv *service) {
 	name := sv.Desc.GetService()
@@ -466,6 +470,15 @@ type request struct {
 	op    *pb.Op    // nil on the pre-check
 	start time.Time // the host clock's (injectable) instant of arrival
 	began time.Time // wall clock, for the log's duration
+	note  *requestNote
+}
+
+// paidAs records a paid route's payment outcome for the request line;
+// with payments off, or on the pre-check, it stays as it is.
+func (q *request) paidAs(outcome string) {
+	if q.note.payment != "" && q.note.payment != payOff {
+		q.note.payment = outcome
+	}
 }
 
 func (q *request) opName() string {
@@ -477,6 +490,17 @@ func (q *request) opName() string {
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op *pb.Op) {
 	q := &request{w: w, r: r, sv: sv, op: op, start: s.cfg.Now(), began: time.Now()}
+	if rec, ok := w.(*statusRecorder); ok {
+		q.note = &rec.note
+	} else {
+		q.note = &requestNote{}
+	}
+	if op != nil {
+		q.note.payment = payNone
+		if _, off := s.cfg.Payments.(payment.Off); off {
+			q.note.payment = payOff
+		}
+	}
 	if st := s.cfg.States.State(sv.key()); st.Stopped {
 		// before the body, the plugin and the payment gate: nothing of the
 		// request is read, nothing charged
@@ -518,6 +542,12 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 	}
 	// a place is taken once the body is here, before the plugin or the
 	// payment gate sees the request: a busy refusal charges nothing
+	if op == nil {
+		if err := s.priority.Yield(r.Context()); err != nil {
+			clientGone(w)
+			return
+		}
+	}
 	gate := sv.gate(op, shared == nil && len(body) < pluginhost.SharedBodyMin)
 	leave, err := gate.Enter(r.Context())
 	if err != nil {
@@ -545,6 +575,14 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 	var preq payment.Request
 	var paid *admitted
 	var early func() bool
+	// an admitted paid request goes before pre-checks until it is answered
+	unmark := func() {}
+	defer func() { unmark() }()
+	admit := func() {
+		if paid = s.admit(ctx, preq); paid.err == nil && paid.demand == nil {
+			unmark = s.priority.Paid()
+		}
+	}
 	if op != nil {
 		preq = payment.Request{HTTP: r, Service: sv.Desc.GetService(), Op: op.GetName(),
 			Price: payment.Price{USDCUnits: op.GetPriceUsdcUnits(), Label: op.GetPriceLabel(), Basis: op.GetPriceBasis()},
@@ -561,7 +599,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 		case local && la.AdmitsLocally():
 			early = func() bool {
 				if paid == nil { // once, though a restarted plugin is sent the start again
-					paid = s.admit(ctx, preq)
+					admit()
 				}
 				return paid.err == nil && paid.demand == nil
 			}
@@ -575,6 +613,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 			// may have died measuring before its validation was read, so
 			// the answer is an admitted request's (its delivery marker)
 			facts, header := s.cfg.Payments.Undelivered(context.Background(), preq, paid.adm)
+			q.paidAs(payUndelivered)
 			s.boundaryFailureWith(q, err, facts, header)
 			return
 		}
@@ -583,16 +622,27 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 	}
 	closeSession := sync.OnceFunc(sess.Close)
 	defer closeSession()
+	if op == nil {
+		// what remains of a pre-check (the free tier's write, the
+		// signature) waits for paid requests in hand, in its place: the
+		// place still bounds the bodies held
+		if err := s.priority.Yield(ctx); err != nil {
+			clientGone(w)
+			return
+		}
+	}
 	if op == nil && !s.admitFree(q, v) {
 		return
 	}
 	switch v.GetOutcome() {
 	case pb.Outcome_REFUSED:
 		s.cfg.Metrics.Refusal(sv.Desc.GetService(), v.GetCode())
+		q.note.code = v.GetCode()
 		s.familyAnswer(q, http.StatusBadRequest, "refusal", v.GetBody(), v.GetCheckEndUnixNano(), nil)
 		return
 	case pb.Outcome_COULD_NOT_MEASURE:
 		s.cfg.Metrics.CouldNotMeasure(sv.Desc.GetService(), v.GetCode())
+		q.note.code = v.GetCode()
 		s.familyAnswer(q, http.StatusUnprocessableEntity, "could_not_measure", v.GetBody(), v.GetCheckEndUnixNano(), nil)
 		return
 	case pb.Outcome_ACCEPTED:
@@ -605,21 +655,24 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 		return
 	}
 	if paid == nil {
-		paid = s.admit(ctx, preq)
+		admit()
 	}
 	adm, demand, err := paid.adm, paid.demand, paid.err
 	switch {
 	case err != nil:
 		s.limited.Warn("payment gate unavailable", "service", sv.Desc.GetService(), "error", err)
+		q.paidAs(payUnavailable)
 		s.hostRefusal(q, http.StatusServiceUnavailable, codePaymentDown, nil)
 		return
 	case demand != nil:
+		q.paidAs(demandOutcome(demand.Code, false))
 		s.sendDemand(q, demand)
 		return
 	}
 	rep, err := sess.Proceed()
 	if err != nil {
 		facts, header := s.cfg.Payments.Undelivered(context.Background(), preq, adm)
+		q.paidAs(payUndelivered)
 		s.boundaryFailureWith(q, err, facts, header)
 		return
 	}
@@ -652,9 +705,11 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 	case err != nil:
 		facts, header := s.cfg.Payments.Undelivered(context.Background(), preq, adm)
 		s.cfg.Logger.Warn("settlement did not complete", "service", sv.Desc.GetService(), "error", err)
+		q.paidAs(paySettleFailed)
 		s.hostRefusalWith(q, http.StatusServiceUnavailable, codePaymentDown, nil, facts, header)
 		return
 	case demand != nil:
+		q.paidAs(demandOutcome(demand.Code, true))
 		s.sendDemand(q, demand)
 		return
 	}
@@ -662,6 +717,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 	signed, ok := s.sign(q, answer)
 	if !ok {
 		s.cfg.Payments.Release(context.Background(), receipt)
+		q.paidAs(payUndelivered)
 		return
 	}
 	for k, v := range receipt.Header {
@@ -674,8 +730,11 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 	if err := s.write(q, http.StatusOK, signed); err != nil {
 		s.cfg.Logger.Warn("paid answer not written; its payment stays redeemable", "service", sv.Desc.GetService(), "tx", receipt.TransactionID)
 		s.cfg.Payments.Release(context.Background(), receipt)
+		q.paidAs(payUndelivered)
 		return
 	}
+	q.paidAs(paySettled)
+	q.note.tx = receipt.TransactionID
 	s.writeLedger(q, receipt, fields, s.cfg.Now())
 	s.cfg.Metrics.Paid(sv.Desc.GetService())
 }
@@ -695,6 +754,7 @@ func (s *Server) sendDemand(q *request, d *payment.Demand) {
 	for k, v := range d.Header {
 		q.w.Header().Set(k, v)
 	}
+	q.note.code = d.Code
 	s.cfg.Metrics.Refusal(q.sv.Desc.GetService(), d.Code)
 	s.send(q, d.Status, answer)
 }
@@ -943,6 +1003,7 @@ func (s *Server) hostRefusalWith(q *request, status int, code string, facts, pay
 	if status == http.StatusServiceUnavailable && q.w.Header().Get("Retry-After") == "" {
 		q.w.Header().Set("Retry-After", "1")
 	}
+	q.note.code = code
 	s.cfg.Metrics.Refusal(q.sv.Desc.GetService(), code)
 	s.send(q, status, answer)
 }
@@ -1024,6 +1085,5 @@ func (s *Server) write(q *request, status int, signed []byte) error {
 	if err == nil {
 		err = http.NewResponseController(q.w).Flush()
 	}
-	s.cfg.Logger.Debug("answered", "service", q.sv.Desc.GetService(), "op", q.opName(), "status", status, "bytes", len(signed), "ms", time.Since(q.began).Milliseconds())
 	return err
 }

@@ -168,6 +168,9 @@ func OpenPostgres(ctx context.Context, url string) (*Store, error) {
 }
 
 func openPostgres(ctx context.Context, url string, create bool) (*Store, error) {
+	if err := checkSchemaName(searchPathSchema(url)); err != nil {
+		return nil, err
+	}
 	db, err := sql.Open("pgx", url)
 	if err != nil {
 		return nil, fmt.Errorf("store: open postgres: %w", err)
@@ -184,6 +187,26 @@ func openPostgres(ctx context.Context, url string, create bool) (*Store, error) 
 		return nil, err
 	}
 	return s, nil
+}
+
+// checkSchemaName refuses a search_path schema PostgreSQL would not take
+// as written: unquoted in search_path it is folded to lower case (so a
+// schema created as "Audits" is never the one selected) and cut to 63
+// bytes (so a longer name silently becomes another). "" is no schema.
+func checkSchemaName(name string) error {
+	if name == "" {
+		return nil
+	}
+	if len(name) > 63 {
+		return fmt.Errorf("store: the search_path schema is %d bytes long; PostgreSQL keeps 63", len(name))
+	}
+	for i, c := range name {
+		if c == '_' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9' {
+			continue
+		}
+		return errors.New("store: the search_path schema must be lower-case letters, digits and _, starting with a letter or _ (PostgreSQL folds an unquoted name to lower case)")
+	}
+	return nil
 }
 
 // searchPathSchema is the first schema a postgres URL's search_path names
@@ -248,6 +271,10 @@ func describePostgres(raw string) string {
 	}
 	return d
 }
+
+// HasSchema is whether a PostgreSQL store's URL names its schema
+// (search_path); false on SQLite.
+func (s *Store) HasSchema() bool { return s.schema != "" }
 
 // Dialect is "sqlite" or "postgres".
 func (s *Store) Dialect() string { return s.desc }

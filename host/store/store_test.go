@@ -382,3 +382,20 @@ func TestKeysFromBeforeActivationsStayActive(t *testing.T) {
 		}
 	})
 }
+
+// A search_path schema PostgreSQL would fold to lower case or cut to 63
+// bytes is refused before any connection, with its length and no name.
+func TestSearchPathSchemaNamesAreTakenAsWritten(t *testing.T) {
+	for _, bad := range []string{"Audits", "audits-2026", "9lives", strings.Repeat("a", 70)} {
+		_, err := store.Open(context.Background(), "postgres://assay@127.0.0.1:1/none?search_path="+bad, t.TempDir())
+		if err == nil || !strings.Contains(err.Error(), "search_path schema") || strings.Contains(err.Error(), bad) {
+			t.Errorf("schema %q: %v", bad, err)
+		}
+	}
+	for _, good := range []string{"audits", "_a1", strings.Repeat("a", 63)} {
+		_, err := store.Open(context.Background(), "postgres://assay@127.0.0.1:1/none?connect_timeout=1&search_path="+good, t.TempDir())
+		if err != nil && strings.Contains(err.Error(), "search_path schema") {
+			t.Errorf("schema %q refused: %v", good, err)
+		}
+	}
+}

@@ -369,16 +369,10 @@ func TestDeployFilesStartAsWritten(t *testing.T) {
 }
 
 // longestDrain is how long `assay serve` may take to exit after SIGTERM
-// with the image's config (no call_timeout or admission block): serve's
-// shutdown deadline (answering: admission wait + call_timeout + 30 s),
-// then go-plugin's 2 s wait for each plugin to exit gracefully.
+// with the image's config: its shutdown_grace (the default), then
+// go-plugin's 2 s wait for each plugin to exit gracefully.
 func longestDrain(t *testing.T, root string) time.Duration {
-	cfg := config.Defaults()
-	timeout, err := cfg.Timeout()
-	if err != nil {
-		t.Fatal(err)
-	}
-	limits, err := cfg.AdmissionLimits(1)
+	grace, err := config.Defaults().Grace()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,7 +380,7 @@ func longestDrain(t *testing.T, root string) time.Duration {
 	if len(plugins) == 0 {
 		t.Fatal("no plugins/*/main.go: the drain cannot be counted")
 	}
-	return limits.Wait + timeout + 30*time.Second + time.Duration(len(plugins))*2*time.Second
+	return grace + time.Duration(len(plugins))*2*time.Second
 }
 
 // dockerInstructions is a Dockerfile's instructions, continuation lines

@@ -43,6 +43,7 @@ import (
 const usage = `usage:
   assay serve [--config FILE] [--listen ADDR] [--data-dir DIR] [--store sqlite|postgres://...] [--payments local|off|<facilitator URL>]
               [--keys-secret FILE] [--pay-to WALLET] [--fee-payer-key FILE] [--solana-rpc URL] [--public-url URL] [--trusted-proxies CIDR,...] [--canary-proof]
+              [--log-format text|json] [--log-level trace|debug|info|warn|error]
   assay wallet new [--out FILE]
   assay call --wallet FILE | --marker TOKEN | --payment FILE [--out FILE] [--keys JWKS-URL] [--solana-rpc URL] <url> <body.json|->
   assay keys rotate [--config FILE] [--data-dir DIR] [--store SPEC] [--keys-secret FILE]
@@ -51,8 +52,9 @@ const usage = `usage:
   assay service resume <service> [--config FILE] [--data-dir DIR] [--store SPEC]
   assay service status [--json] [--config FILE] [--data-dir DIR] [--store SPEC]
   assay ledger report [--json] [--config FILE] [--data-dir DIR] [--store SPEC]
-  assay ledger fill-fmv [--basis TEXT] [--config FILE] [--data-dir DIR] [--store SPEC] <rates-file>
-  assay ledger refund [--config FILE] [--data-dir DIR] [--store SPEC] <tx-id>
+  assay ledger fill-fmv [--basis TEXT] [--rebasis] [--config FILE] [--data-dir DIR] [--store SPEC] <rates-file>
+  assay ledger refund [--reason TEXT] [--force] [--config FILE] [--data-dir DIR] [--store SPEC] <tx-id>
+  assay ledger export [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--format csv|json] [--config FILE] [--data-dir DIR] [--store SPEC]
   assay ledger reconcile [--json] [--solana-rpc URL] [--pay-to WALLET] [--config FILE] [--data-dir DIR] [--store SPEC]
   assay verify [--keys JWKS-FILE-OR-URL] <answer.json|->
   assay plugins pin [--dir DIR]
@@ -93,7 +95,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return call(args[1:], stdout)
 	case "ledger":
 		if len(args) < 2 {
-			return errors.New("ledger: report, fill-fmv, refund or reconcile\n" + usage)
+			return errors.New("ledger: report, export, fill-fmv, refund or reconcile\n" + usage)
 		}
 		return ledgerCmd(args[1], args[2:], stdout, stderr)
 	case "service":
@@ -130,12 +132,17 @@ func serve(args []string, stderr io.Writer) error {
 	strict := fs.Bool("strict-plugins", false, "a plugin that cannot start stops the host (default: it is left out and the rest served; config strict_plugins)")
 	proof := fs.Bool("canary-proof", false, "before serving, send a canary through every service and route and refuse to serve if any surface keeps a trace")
 	trusted := fs.String("trusted-proxies", "", "comma-separated addresses or CIDR prefixes of reverse proxies whose X-Forwarded-For names the client")
+	logFormat := fs.String("log-format", "", "text (default) or json: one JSON object per log line (config log_format)")
+	logLevel := fs.String("log-level", "", "trace, debug, info (default), warn or error (config log_level)")
+	check := fs.Bool("check", false, "validate the config, store, key files and plugins (pins included), print what was checked, and exit without serving")
+	grace := fs.String("shutdown-grace", "", "how long a stopping host lets requests finish before it cuts them (default 60s; config shutdown_grace)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	cfg, err := loadConfig(*cfgPath, func(c *config.Config) map[*string]*string {
 		return map[*string]*string{listen: &c.Listen, dataDir: &c.DataDir, payments: &c.Payments, storeSpec: &c.Store,
-			keysSecret: &c.KeysSecretFile, payTo: &c.PayTo, feePayerKey: &c.FeePayerKeyFile, publicURL: &c.PublicURL, solanaRPC: &c.SolanaRPC}
+			keysSecret: &c.KeysSecretFile, payTo: &c.PayTo, feePayerKey: &c.FeePayerKeyFile, publicURL: &c.PublicURL, solanaRPC: &c.SolanaRPC,
+			logFormat: &c.LogFormat, logLevel: &c.LogLevel, grace: &c.ShutdownGrace}
 	})
 	if err != nil {
 		return err
@@ -145,8 +152,15 @@ func serve(args []string, stderr io.Writer) error {
 	if *proof {
 		capture.buf = &bytes.Buffer{}
 	}
-	log := hclog.New(&hclog.LoggerOptions{Name: "assay", Level: hclog.LevelFromString(cfg.LogLevel), Output: capture})
+	log, err := hostLogger(cfg, capture)
+	if err != nil {
+		return err
+	}
 	timeout, err := cfg.Timeout()
+	if err != nil {
+		return err
+	}
+	shutdownGrace, err := cfg.Grace()
 	if err != nil {
 		return err
 	}
@@ -160,6 +174,9 @@ func serve(args []string, stderr io.Writer) error {
 	proxies, err := cfg.Proxies()
 	if err != nil {
 		return err
+	}
+	if *check {
+		return dryRun(context.Background(), cfg, log, stderr)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -179,6 +196,11 @@ func serve(args []string, stderr io.Writer) error {
 		return err
 	}
 	defer st.Close()
+	if st.Dialect() == "postgres" && !st.HasSchema() {
+		// legal, and rarely meant: a database shared with other software
+		// then holds Assay's tables among its own
+		log.Warn("the store URL names no search_path: Assay's tables are in the database's public schema", "store", st.Where())
+	}
 	keys, shared, err := openKeys(ctx, cfg, st)
 	if err != nil {
 		return err
@@ -270,8 +292,7 @@ func serve(args []string, stderr io.Writer) error {
 	}
 	// the longest a read request takes to answer: a wait for a place, then
 	// the call (settlement included, under the same deadline), the ledger
-	// line and the write, with room; shutdown gives requests in flight as
-	// long
+	// line and the write, with room
 	answering := limits.Wait + timeout + 30*time.Second
 	srv := &http.Server{
 		Handler:           handler,
@@ -299,15 +320,40 @@ func serve(args []string, stderr io.Writer) error {
 				log.Info("signing keys reloaded", "active", keys.ActiveID())
 			}
 		case <-ctx.Done():
-			log.Info("shutting down")
-			sctx, cancel := context.WithTimeout(context.Background(), answering)
-			defer cancel()
-			if err := srv.Shutdown(sctx); err != nil {
-				return fmt.Errorf("shutdown: %w", err)
-			}
-			return nil
+			log.Info("shutting down", "grace", shutdownGrace)
+			return drain(srv, shutdownGrace, log)
 		}
 	}
+}
+
+// hostLogger is the one logger serve makes: every other (the plugins'
+// through go-plugin, the HTTP server's error log, the payment gate's) is
+// derived from it, so all follow its format and level.
+func hostLogger(cfg config.Config, out io.Writer) (hclog.Logger, error) {
+	opts, err := cfg.LoggerOptions()
+	if err != nil {
+		return nil, err
+	}
+	opts.Name, opts.Output = "assay", out
+	return hclog.New(opts), nil
+}
+
+// drain stops srv: no new connections, the requests in flight given
+// grace to finish; past it the rest are cut (their contexts end: a paid
+// one's claim stays undelivered, for a re-send to redeem) and the host
+// exits all the same.
+func drain(srv *http.Server, grace time.Duration, log hclog.Logger) error {
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	err := srv.Shutdown(ctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		log.Warn("shutdown grace ran out: the requests still open are cut", "grace", grace)
+		return srv.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
 }
 
 // The environment's names for the store and the key secret file.

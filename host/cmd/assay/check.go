@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/assay-audit/assay/host/config"
+	"github.com/assay-audit/assay/host/ledger"
+	"github.com/assay-audit/assay/host/store"
+	"github.com/assay-audit/assay/host/wallet"
+)
+
+// dryRun is `assay serve --check`: everything serve would refuse to start
+// on, found before a deployment is rolled out, without serving and
+// without making anything a first start would make (a store, keys, a fee
+// payer, a host id). The config was parsed already (every diagnostic at
+// once). It prints one line per check and fails on the first problem
+// class it cannot pass, after running every check.
+func dryRun(ctx context.Context, cfg config.Config, log hclog.Logger, out io.Writer) error {
+	var problems []string
+	note := func(what string, err error) {
+		if err != nil {
+			problems = append(problems, what+": "+err.Error())
+			fmt.Fprintf(out, "FAIL %s: %v\n", what, err)
+			return
+		}
+		fmt.Fprintf(out, "ok   %s\n", what)
+	}
+	note("data dir "+cfg.DataDir, writableDir(cfg.DataDir))
+	st, err := store.OpenExisting(ctx, cfg.Store, cfg.DataDir)
+	switch {
+	case errors.Is(err, store.ErrNoStore):
+		fmt.Fprintf(out, "ok   store: none there yet; serve creates it (%v)\n", err)
+	case err != nil:
+		note("store", err)
+	default:
+		note("store "+st.Where(), nil)
+		st.Close()
+	}
+	if cfg.KeysSecretFile != "" {
+		note("keys secret file", nonEmptyFile(cfg.KeysSecretFile))
+	}
+	if cfg.Payments == "local" && cfg.FeePayerKeyFile != "" {
+		_, err := wallet.Load(cfg.FeePayerKeyFile)
+		note("fee payer key file", err)
+	}
+	if cfg.FMV != nil {
+		_, err := ledger.LoadRates(cfg.FMV.RatesFile, cfg.FMV.Basis)
+		note("fmv rates file", err)
+	}
+	// each plugin as serve starts it: its pin checked against its binary,
+	// its handshake and description; then stopped
+	strict := cfg
+	strict.StrictPlugins = true
+	ps, err := startPlugins(ctx, strict, log, "")
+	ps.Close()
+	switch {
+	case err != nil:
+		note("plugins", err)
+	case len(ps.services) == 0:
+		note("plugins", errors.New("no family plugin configured: run `make build` (it writes bin/assay.hcl) or pass --config"))
+	default:
+		note(fmt.Sprintf("plugins: %d families, %d adapters, every pin matched", len(ps.services), len(cfg.Plugins)-len(ps.services)), nil)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("serve --check: %d problem(s):\n  %s", len(problems), strings.Join(problems, "\n  "))
+	}
+	fmt.Fprintln(out, "serve --check: ready to serve")
+	return nil
+}
+
+// writableDir is whether dir exists (or can be made, as serve makes it)
+// and takes a file, which serve's host id and lock need.
+func writableDir(dir string) error {
+	probe := dir
+	for {
+		if _, err := os.Stat(probe); err == nil {
+			break
+		}
+		parent := filepath.Dir(probe)
+		if parent == probe {
+			return errors.New("no existing folder on its path")
+		}
+		probe = parent
+	}
+	f, err := os.CreateTemp(probe, ".assay-check-")
+	if err != nil {
+		return fmt.Errorf("cannot write there: %w", pathCause(err))
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// nonEmptyFile is whether path can be read and holds something.
+func nonEmptyFile(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("cannot read it: %w", pathCause(err))
+	}
+	if len(strings.TrimSpace(string(b))) == 0 {
+		return errors.New("it is empty")
+	}
+	return nil
+}
