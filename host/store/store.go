@@ -100,7 +100,14 @@ func Open(ctx context.Context, spec, dataDir string) (*Store, error) {
 	case spec == "" || spec == "sqlite":
 		return OpenSQLite(ctx, filepath.Join(dataDir, "assay.db"))
 	case strings.HasPrefix(spec, "sqlite:"):
-		return OpenSQLite(ctx, strings.TrimPrefix(spec, "sqlite:"))
+		path := strings.TrimPrefix(spec, "sqlite:")
+		// the data dir is the host's to make; a folder named in a path is
+		// the operator's, and a mistyped one must not become a new, empty
+		// store somewhere unexpected
+		if fi, err := os.Stat(filepath.Dir(path)); err != nil || !fi.IsDir() {
+			return nil, errors.New("store: the folder of the sqlite:PATH store does not exist; create it first (the host makes only its data dir)")
+		}
+		return OpenSQLite(ctx, path)
 	case strings.HasPrefix(spec, "postgres://"), strings.HasPrefix(spec, "postgresql://"):
 		return OpenPostgres(ctx, spec)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -397,5 +398,39 @@ func TestSearchPathSchemaNamesAreTakenAsWritten(t *testing.T) {
 		if err != nil && strings.Contains(err.Error(), "search_path schema") {
 			t.Errorf("schema %q refused: %v", good, err)
 		}
+	}
+}
+
+// A sqlite:PATH store in a folder that does not exist is refused, the
+// folder never made; in an existing one it is created.
+func TestSQLitePathFolderMustExist(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := store.Open(context.Background(), "sqlite:"+dir+"/missing/x.db", dir); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("a missing folder: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "missing")); !os.IsNotExist(err) {
+		t.Fatalf("the missing folder was made: %v", err)
+	}
+	s, err := store.Open(context.Background(), "sqlite:"+dir+"/x.db", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+}
+
+// A PostgreSQL URL naming a database that does not exist is refused with
+// the server's own reason, not a hint about creating the schema.
+func TestAWrongDatabaseNameSaysSo(t *testing.T) {
+	u, err := neturl.Parse(storetest.PostgresBase())
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/assay_no_such_db"
+	q := u.Query()
+	q.Set("search_path", "assay")
+	u.RawQuery = q.Encode()
+	_, err = store.Open(context.Background(), u.String(), t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), `database "assay_no_such_db" does not exist`) || strings.Contains(err.Error(), "CREATE") {
+		t.Fatalf("a wrong database name: %v", err)
 	}
 }

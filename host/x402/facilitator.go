@@ -74,6 +74,10 @@ type Remote struct {
 	Retries int
 }
 
+// SupportedWithin bounds NewRemote's question to /supported, retries
+// included.
+const SupportedWithin = 8 * time.Second
+
 // NewRemote asks the facilitator's /supported which fee payer it signs
 // with for network (unless feePayer is given) and returns the client.
 func NewRemote(ctx context.Context, baseURL, network, feePayer string) (*Remote, error) {
@@ -83,7 +87,14 @@ func NewRemote(ctx context.Context, baseURL, network, feePayer string) (*Remote,
 		return r, nil
 	}
 	var sup Supported
-	if err := r.call(ctx, http.MethodGet, "/supported", nil, &sup, r.VerifyTimeout, true); err != nil {
+	// the host's start waits on this: retries and all, a facilitator that
+	// never answers holds it SupportedWithin, not three whole timeouts
+	sctx, cancel := context.WithTimeout(ctx, SupportedWithin)
+	defer cancel()
+	if err := r.call(sctx, http.MethodGet, "/supported", nil, &sup, r.VerifyTimeout, true); err != nil {
+		if sctx.Err() != nil && ctx.Err() == nil {
+			return nil, fmt.Errorf("%w: no answer to /supported within %s (check the facilitator's URL, or pass its fee payer)", ErrFacilitator, SupportedWithin)
+		}
 		return nil, err
 	}
 	for _, k := range sup.Kinds {

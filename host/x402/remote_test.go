@@ -203,3 +203,30 @@ func TestRemoteFacilitator(t *testing.T) {
 		t.Errorf("signers fallback: %v", err)
 	}
 }
+
+// A facilitator that never answers /supported holds the host's start for
+// SupportedWithin at most, retries included, and is named plainly.
+func TestAFacilitatorThatNeverAnswersIsBoundedAtStart(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	done := make(chan error, 1)
+	go func() {
+		_, err := NewRemote(context.Background(), srv.URL, SolanaDevnet, "")
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "no answer to /supported within") || strings.Contains(err.Error(), srv.URL) {
+			t.Fatalf("a silent facilitator: %v", err)
+		}
+	case <-time.After(3 * SupportedWithin):
+		t.Fatal("the start was held past three times SupportedWithin")
+	}
+}

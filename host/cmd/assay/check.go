@@ -39,7 +39,7 @@ func dryRun(ctx context.Context, cfg config.Config, log hclog.Logger, out io.Wri
 	case errors.Is(err, store.ErrNoStore):
 		fmt.Fprintf(out, "ok   store: none there yet; serve creates it (%v)\n", err)
 	case err != nil:
-		note("store", err)
+		note("store", errors.New(strings.TrimPrefix(err.Error(), "store: ")))
 	default:
 		note("store "+st.Where(), nil)
 		st.Close()
