@@ -184,13 +184,7 @@ func TestADescriptionAHostCannotRouteIsRefused(t *testing.T) {
 // the stream after it (requests side by side, so some refusals end their
 // stream before the Proceed is sent).
 func TestProceedWithStart(t *testing.T) {
-	path := testhost.Plugin(t, testPkg)
-	sum, _ := pluginhost.PinOf(path)
-	f, err := pluginhost.StartFamily(context.Background(), pluginhost.Spec{Name: "testfamily", Path: path, SHA256: sum}, pluginhost.Options{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := startTestFamily(t)
 	var wg sync.WaitGroup
 	for w := range 8 {
 		wg.Add(1)
@@ -225,18 +219,26 @@ func TestProceedWithStart(t *testing.T) {
 	wg.Wait()
 }
 
-// ProceedIf runs its decision once the Start is sent, before the
-// validation is read: true sends the Proceed behind it (the report comes
-// without another send), false leaves the family waiting, measuring
-// nothing, until Proceed is called.
-func TestProceedIf(t *testing.T) {
+// startTestFamily starts the test family as a host does, stopped when
+// the test ends.
+func startTestFamily(t *testing.T) *pluginhost.Family {
+	t.Helper()
 	path := testhost.Plugin(t, testPkg)
 	sum, _ := pluginhost.PinOf(path)
 	f, err := pluginhost.StartFamily(context.Background(), pluginhost.Spec{Name: "testfamily", Path: path, SHA256: sum}, pluginhost.Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	t.Cleanup(f.Close)
+	return f
+}
+
+// ProceedIf runs its decision once the Start is sent, before the
+// validation is read: true sends the Proceed behind it (the report comes
+// without another send), false leaves the family waiting, measuring
+// nothing, until Proceed is called.
+func TestProceedIf(t *testing.T) {
+	f := startTestFamily(t)
 	for _, proceed := range []bool{true, false} {
 		s, err := f.Open(context.Background())
 		if err != nil {

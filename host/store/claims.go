@@ -105,26 +105,17 @@ func (s *Store) TxClaimed(ctx context.Context, txID string) (bool, error) {
 // OpenClaim writes a new claim in state settling, leased to c.Owner until
 // c.LeaseUntil. opened is false when the payment already has a claim.
 func (s *Store) OpenClaim(ctx context.Context, c Claim) (opened bool, err error) {
-	var payer *string
-	if c.Payer != "" {
-		payer = &c.Payer
-	}
 	// what the chain will know the payment by, known before settling,
 	// lets a host look the claim up after a crash: the transaction id and
 	// blockhash (the embedded facilitator's), or the blockhash and memo (a
 	// remote facilitator's transaction id is known only once it settled)
-	var tx, blockhash, memo *string
-	if c.TxID != "" && c.Blockhash != "" {
-		tx = &c.TxID
-	}
+	var tx *string
 	if c.Blockhash != "" {
-		blockhash = &c.Blockhash
-	}
-	if c.Memo != "" {
-		memo = &c.Memo
+		tx = orNull(c.TxID)
 	}
 	n, err := s.groupExec(ctx, qOpenClaim,
-		c.PaymentID, c.Service, c.Op, c.PriceUSDCUnits, payer, ClaimSettling, c.House, c.Owner, c.LeaseUntil.UnixNano(), c.Created.UnixNano(), tx, blockhash, memo)
+		c.PaymentID, c.Service, c.Op, c.PriceUSDCUnits, orNull(c.Payer), ClaimSettling, c.House, c.Owner, c.LeaseUntil.UnixNano(), c.Created.UnixNano(),
+		tx, orNull(c.Blockhash), orNull(c.Memo))
 	if err != nil {
 		return false, fmt.Errorf("store: open claim: %w", err)
 	}
@@ -138,19 +129,9 @@ func (s *Store) OpenClaim(ctx context.Context, c Claim) (opened bool, err error)
 // guard nothing and cost a commit. opened is false when the payment
 // already has a claim; ErrDuplicateTx when the transaction is another's.
 func (s *Store) OpenSettledClaim(ctx context.Context, c Claim, now time.Time) (opened bool, err error) {
-	var payer, blockhash, memo *string
-	if c.Payer != "" {
-		payer = &c.Payer
-	}
-	if c.Blockhash != "" {
-		blockhash = &c.Blockhash
-	}
-	if c.Memo != "" {
-		memo = &c.Memo
-	}
 	n, err := s.groupExec(ctx, qOpenSettled,
-		c.PaymentID, c.Service, c.Op, c.PriceUSDCUnits, payer, ClaimSettled, c.House, c.Owner, c.LeaseUntil.UnixNano(), c.Created.UnixNano(),
-		c.TxID, blockhash, memo, c.Network, c.FeeLamports, now.UnixNano())
+		c.PaymentID, c.Service, c.Op, c.PriceUSDCUnits, orNull(c.Payer), ClaimSettled, c.House, c.Owner, c.LeaseUntil.UnixNano(), c.Created.UnixNano(),
+		c.TxID, orNull(c.Blockhash), orNull(c.Memo), c.Network, c.FeeLamports, now.UnixNano())
 	if err != nil {
 		if isUniqueViolation(err) {
 			return false, ErrDuplicateTx
@@ -158,6 +139,14 @@ func (s *Store) OpenSettledClaim(ctx context.Context, c Claim, now time.Time) (o
 		return false, fmt.Errorf("store: open settled claim: %w", err)
 	}
 	return n == 1, nil
+}
+
+// orNull is v, or SQL NULL when empty: a claim's unknowns are NULL, not "".
+func orNull(v string) *string {
+	if v == "" {
+		return nil
+	}
+	return &v
 }
 
 // LeaseClaim gives owner the lease of an undelivered claim whose lease has
