@@ -107,6 +107,20 @@ type LocalAdmitter interface {
 	AdmitsLocally() bool
 }
 
+// EarlySettler is a Gate whose settlement, too, never leaves the host
+// (the embedded facilitator without a chain: settling is writing the
+// claim): the server then settles while the family measures, so the
+// claim's commit overlaps the round trip, and withdraws the settlement
+// when no report is issued after all.
+type EarlySettler interface {
+	SettlesLocally() bool
+	// Withdraw undoes a settlement whose report was not issued (refused,
+	// could not be measured, failed, withheld by the self-check): the
+	// payment is as it was before the request, or, where it was already
+	// taken, stays redeemable.
+	Withdraw(ctx context.Context, a *Admission, r *Receipt)
+}
+
 // Off serves paid routes without payment, for private deployments: every
 // answer is a house answer at price 0.
 type Off struct{}

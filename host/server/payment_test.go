@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -49,6 +50,12 @@ func startPaidB(t testing.TB, pkgs ...string) *paidHost {
 
 // startPaidWith is startPaid with further host options (adapters).
 func startPaidWith(t testing.TB, opts testhost.Options, pkgs ...string) *paidHost {
+	return startPaidWrapped(t, opts, nil, pkgs...)
+}
+
+// startPaidWrapped is startPaidWith whose gate is wrap's (when given)
+// around the x402 gate.
+func startPaidWrapped(t testing.TB, opts testhost.Options, wrap func(*x402.Gate) payment.Gate, pkgs ...string) *paidHost {
 	dir := t.TempDir()
 	ph := &paidHost{clock: &fixedClock{t: time.Now()}}
 	fee, err := wallet.New(filepath.Join(dir, "fee.json"))
@@ -68,6 +75,9 @@ func startPaidWith(t testing.TB, opts testhost.Options, pkgs ...string) *paidHos
 			Asset: x402.USDCDevnet, PayTo: ph.payTo, Now: ph.clock.Now})
 		if err != nil {
 			tb.Fatal(err)
+		}
+		if wrap != nil {
+			return wrap(g)
 		}
 		return g
 	}
@@ -212,6 +222,93 @@ func TestRefusedSubmissionNeverTouchesThePayment(t *testing.T) {
 	lines := h.Lines(t, 2)
 	if len(lines) != 2 {
 		t.Errorf("ledger lines %d, want 2", len(lines))
+	}
+	// the refused submission's settlement, begun while the family
+	// validated, was withdrawn: two claims, both the reports'
+	if n := claimCount(t, h); n != 2 {
+		t.Errorf("%d claims, want 2 (one per report)", n)
+	}
+}
+
+func claimCount(t *testing.T, h *paidHost) int {
+	t.Helper()
+	var n int
+	if err := h.Store.DB().QueryRow(`SELECT COUNT(*) FROM payment_claims`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// unusedPayment is a payment for url built and captured, never sent.
+func unusedPayment(t *testing.T, payer *x402.Payer, url string, body []byte) string {
+	t.Helper()
+	fresh := &recorder{next: failAfterRequired{}}
+	payer.Client = &http.Client{Transport: fresh}
+	_, _ = payer.Call(context.Background(), url, body)
+	if fresh.sig == "" {
+		t.Fatal("no payment captured")
+	}
+	return fresh.sig
+}
+
+// settleSpy is the x402 gate, marking when a settlement begins by
+// creating a file the test family's measurement waits for.
+type settleSpy struct {
+	*x402.Gate
+	mark string
+}
+
+func (g settleSpy) Settle(ctx context.Context, req payment.Request, a *payment.Admission) (*payment.Receipt, *payment.Demand, error) {
+	if f, err := os.Create(g.mark); err == nil {
+		f.Close()
+	}
+	return g.Gate.Settle(ctx, req, a)
+}
+
+// With the embedded facilitator and no chain, the claim is opened while
+// the family measures, not after: the family holds its report until the
+// settlement has begun, and sees it begin.
+func TestAnOfflinePaymentSettlesWhileTheFamilyMeasures(t *testing.T) {
+	mark := filepath.Join(t.TempDir(), "settling")
+	h := startPaidWrapped(t, testhost.Options{}, func(g *x402.Gate) payment.Gate { return settleSpy{Gate: g, mark: mark} }, testPkg)
+	payer, _ := newPayer(t)
+	body, _ := json.Marshal(map[string]any{"wait_file": mark})
+	res, err := payer.Call(context.Background(), h.URL+"/test-family/measure", body)
+	if err != nil || res.Status != 200 {
+		t.Fatalf("paid call: %v %d %s", err, res.Status, res.Body)
+	}
+	var answer map[string]any
+	_ = json.Unmarshal(res.Body, &answer)
+	if answer["file_seen"] != true {
+		t.Fatalf("the settlement had not begun when the family reported: %s", res.Body)
+	}
+	if lines := h.Lines(t, 1); len(lines) != 1 {
+		t.Fatalf("ledger lines %d, want 1", len(lines))
+	}
+}
+
+// A paid report the host withholds (the self-check, a ledger line outside
+// the closed list) leaves its payment as it was, though the settlement
+// began while the family measured: no claim stays, and the payment still
+// buys a report.
+func TestAWithheldPaidReportLeavesThePaymentUntouched(t *testing.T) {
+	h := startPaid(t, testPkg)
+	url := h.URL + "/test-family/measure"
+	payer, _ := newPayer(t)
+	for _, body := range []string{`{"forbidden_word":true}`, `{"bad_ledger":true}`} {
+		sig := unusedPayment(t, payer, url, []byte(`{}`))
+		before := claimCount(t, h)
+		r := do(t, "POST", url, []byte(body), map[string]string{"PAYMENT-SIGNATURE": sig})
+		p, _ := r.json["payment"].(map[string]any)
+		if r.status != 500 || errorCode(r) != "self_check_failed" || p["charged"] != false {
+			t.Fatalf("%s: %d %s", body, r.status, r.raw)
+		}
+		if n := claimCount(t, h); n != before {
+			t.Fatalf("%s: %d claims after the withheld report, want %d", body, n, before)
+		}
+		if ok := do(t, "POST", url, []byte(`{}`), map[string]string{"PAYMENT-SIGNATURE": sig}); ok.status != 200 {
+			t.Fatalf("%s: the untouched payment: %d %s", body, ok.status, ok.raw)
+		}
 	}
 }
 

@@ -107,3 +107,51 @@ func TestBase58LeadingZerosRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// digitwiseBase58 is base58 the schoolbook way, one digit and one input
+// byte at a time: the reference EncodeBase58's limbs must agree with.
+func digitwiseBase58(b []byte) string {
+	zeros := 0
+	for zeros < len(b) && b[zeros] == 0 {
+		zeros++
+	}
+	var digits []byte // most significant first
+	for _, v := range b[zeros:] {
+		carry := int(v)
+		for j := len(digits) - 1; j >= 0; j-- {
+			carry += 256 * int(digits[j])
+			digits[j] = byte(carry % 58)
+			carry /= 58
+		}
+		for carry > 0 {
+			digits = append([]byte{byte(carry % 58)}, digits...)
+			carry /= 58
+		}
+	}
+	out := strings.Repeat("1", zeros)
+	for _, d := range digits {
+		out += string(base58Alphabet[d])
+	}
+	return out
+}
+
+func FuzzEncodeBase58AgreesDigitwise(f *testing.F) {
+	for _, seed := range [][]byte{nil, {0}, {0, 0, 1}, {255}, bytes.Repeat([]byte{255}, 64), {0, 0, 0, 0, 0}, {1, 2, 3, 4, 5, 6, 7}} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) > 256 {
+			return
+		}
+		if got, want := EncodeBase58(b), digitwiseBase58(b); got != want {
+			t.Fatalf("EncodeBase58(%x) = %q, digit by digit %q", b, got, want)
+		}
+	})
+}
+
+func BenchmarkEncodeBase58Signature(b *testing.B) {
+	sig := bytes.Repeat([]byte{0xa7, 0x13, 0xfe, 0x42}, 16)
+	for b.Loop() {
+		_ = EncodeBase58(sig)
+	}
+}

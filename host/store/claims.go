@@ -194,6 +194,19 @@ func (s *Store) DropClaim(ctx context.Context, paymentID, owner string) error {
 	return nil
 }
 
+// WithdrawClaim deletes owner's house claim that was opened settled (an
+// offline facilitator's: nothing was broadcast) when its report was then
+// not issued: nothing was taken, and the payment is as it was before the
+// request. A claim of any other kind is never deleted here.
+func (s *Store) WithdrawClaim(ctx context.Context, paymentID, owner string) error {
+	_, err := s.db.ExecContext(ctx, s.q(`DELETE FROM payment_claims WHERE payment_id = ? AND owner = ? AND state = ? AND house = ?`),
+		paymentID, owner, ClaimSettled, true)
+	if err != nil {
+		return fmt.Errorf("store: withdraw claim: %w", err)
+	}
+	return nil
+}
+
 // RenewClaim moves the end of owner's lease to until.
 func (s *Store) RenewClaim(ctx context.Context, paymentID, owner string, until time.Time) error {
 	_, err := s.db.ExecContext(ctx, s.q(`UPDATE payment_claims SET lease_until_ns = ? WHERE payment_id = ? AND owner = ? AND state <> ?`),

@@ -196,3 +196,52 @@ func TestAClaimOpensSettled(t *testing.T) {
 		}
 	})
 }
+
+// WithdrawClaim deletes only what an offline settlement opened and no
+// report followed: the owner's house claim in state settled. A claim
+// that is another owner's, not a house one, still settling or delivered
+// stays.
+func TestWithdrawTakesBackOnlyAnUndeliveredHouseClaim(t *testing.T) {
+	each(t, func(t *testing.T, kind string) {
+		s := storetest.Open(t, kind)
+		now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+		open := func(id string, house bool) store.Claim {
+			c := store.Claim{PaymentID: id, Service: "svc", Op: "op", PriceUSDCUnits: 1, Payer: "Payer1", House: house,
+				Owner: "h/1", LeaseUntil: now.Add(time.Minute), Created: now, TxID: "Tx-" + id, Network: "solana:devnet"}
+			if ok, err := s.OpenSettledClaim(ctx, c, now); err != nil || !ok {
+				t.Fatalf("open %s: %v %v", id, ok, err)
+			}
+			return c
+		}
+		open("withdrawn", true)
+		open("paid", false)
+		open("delivered", true)
+		if _, err := s.DeliverClaim(ctx, "delivered", "h/1", claimLine("Tx-delivered", now), now); err != nil {
+			t.Fatal(err)
+		}
+		open("others", true)
+		settling := store.Claim{PaymentID: "settling", Service: "svc", Op: "op", PriceUSDCUnits: 1, House: true,
+			Owner: "h/1", LeaseUntil: now.Add(time.Minute), Created: now}
+		if ok, err := s.OpenClaim(ctx, settling); err != nil || !ok {
+			t.Fatalf("open settling: %v %v", ok, err)
+		}
+		for _, id := range []string{"withdrawn", "paid", "delivered", "settling"} {
+			if err := s.WithdrawClaim(ctx, id, "h/1"); err != nil {
+				t.Fatalf("withdraw %s: %v", id, err)
+			}
+		}
+		if err := s.WithdrawClaim(ctx, "others", "h/2"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.GetClaim(ctx, "withdrawn"); !errors.Is(err, store.ErrNoClaim) {
+			t.Errorf("the withdrawn claim: %v, want ErrNoClaim", err)
+		}
+		for _, id := range []string{"paid", "delivered", "settling", "others"} {
+			if _, err := s.GetClaim(ctx, id); err != nil {
+				t.Errorf("%s: %v, want kept", id, err)
+			}
+		}
+		// the payment is as before: it opens again
+		open("withdrawn", true)
+	})
+}

@@ -202,6 +202,9 @@ type admitted struct {
 	// settled: the facilitator's settlement, made while verifying (nil:
 	// settling is still to do)
 	settled *Settled
+	// opened: this request opened the payment's claim settled (Withdraw
+	// deletes it when no report follows)
+	opened bool
 }
 
 func examined() map[string]any {
@@ -291,8 +294,10 @@ func (g *Gate) check(ctx context.Context, req payment.Request, p *PaymentPayload
 	if v.Reason != "" {
 		return nil, g.demand402(req, CodeInvalid, v.Reason), nil
 	}
-	if v.TxID != "" {
-		// a transaction settled under the store's earlier schema
+	if v.TxID != "" && v.Settled == nil {
+		// a transaction settled under the store's earlier schema (a claim
+		// opened settled finds it itself: its insert meets the unique
+		// transaction id, ErrDuplicateTx)
 		taken, err := g.cfg.Store.TxClaimed(ctx, v.TxID)
 		if err != nil {
 			return nil, nil, err
@@ -387,9 +392,36 @@ func (g *Gate) openSettled(ctx context.Context, req payment.Request, st *admitte
 	case !opened:
 		return nil, nil, false, nil
 	}
-	st.charged = true
+	st.charged, st.opened = true, true
 	c.State = store.ClaimSettled
 	return g.receipt(req, st, c), nil, true, nil
+}
+
+// SettlesLocally implements payment.EarlySettler: without a chain the
+// settlement is the claim's write, nothing leaves the host.
+func (g *Gate) SettlesLocally() bool { return g.cfg.Facilitator.Offline() }
+
+// Withdraw implements payment.EarlySettler: a claim this request opened
+// settled (nothing was broadcast) is deleted, so the payment is as it was
+// before the request; one it took over (a redemption) is released, still
+// redeemable.
+func (g *Gate) Withdraw(_ context.Context, a *payment.Admission, r *payment.Receipt) {
+	st, ok := a.State.(*admitted)
+	if !ok || r == nil || r.Claim == nil {
+		return
+	}
+	if !st.opened {
+		g.release(r.Claim.PaymentID)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := g.cfg.Store.WithdrawClaim(ctx, r.Claim.PaymentID, r.Claim.Owner); err != nil {
+		// the claim stays settled and undelivered: a re-send redeems it
+		g.release(r.Claim.PaymentID)
+		return
+	}
+	st.charged, st.opened = st.claim != nil, false
 }
 
 // receipt is a settled claim's receipt: the claim goes with it, for the

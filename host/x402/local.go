@@ -24,6 +24,7 @@ const MaxComputeUnitPrice = 5_000_000
 type Local struct {
 	key     ed25519.PrivateKey
 	pub     solana.PublicKey
+	addr    string // pub in base58, asked for on every request
 	network string
 	chain   *chain
 }
@@ -32,11 +33,11 @@ type Local struct {
 func NewLocal(feePayer ed25519.PrivateKey, network string) *Local {
 	var pub solana.PublicKey
 	copy(pub[:], feePayer.Public().(ed25519.PublicKey))
-	return &Local{key: feePayer, pub: pub, network: network}
+	return &Local{key: feePayer, pub: pub, addr: pub.String(), network: network}
 }
 
 // FeePayer is the fee payer's address.
-func (l *Local) FeePayer() string { return l.pub.String() }
+func (l *Local) FeePayer() string { return l.addr }
 
 // Offline is true without a chain: nothing is broadcast.
 func (l *Local) Offline() bool { return l.chain == nil }
@@ -46,6 +47,7 @@ type checked struct {
 	transfer *solana.ExactTransfer
 	tx       *solana.Transaction
 	id       string
+	payer    string // transfer.Payer in base58
 }
 
 func (l *Local) inspect(p *PaymentPayload, r Requirements) (*checked, string) {
@@ -83,7 +85,7 @@ func (l *Local) inspect(p *PaymentPayload, r Requirements) (*checked, string) {
 	if err := tx.SignAs(l.key); err != nil {
 		return nil, "invalid_exact_svm_payload_transaction"
 	}
-	return &checked{transfer: x, tx: tx, id: solana.EncodeBase58(tx.Signatures[0][:])}, ""
+	return &checked{transfer: x, tx: tx, id: solana.EncodeBase58(tx.Signatures[0][:]), payer: x.Payer.String()}, ""
 }
 
 // Verify checks the payment and names the transaction id settlement will
@@ -93,7 +95,7 @@ func (l *Local) Verify(ctx context.Context, p *PaymentPayload, r Requirements) (
 	if reason != "" {
 		return &Verified{Reason: reason}, nil
 	}
-	v := &Verified{Payer: c.transfer.Payer.String(), TxID: c.id}
+	v := &Verified{Payer: c.payer, TxID: c.id}
 	if l.chain == nil {
 		// nothing is broadcast: the check and the co-signature are the
 		// whole settlement
@@ -125,5 +127,5 @@ func (l *Local) Settle(ctx context.Context, p *PaymentPayload, r Requirements) (
 // broadcast, the fee being what the network would charge the fee payer.
 func (l *Local) offline(c *checked) *Settled {
 	fee := int64(c.transfer.FeeLamports(len(c.tx.Signatures)))
-	return &Settled{TxID: c.id, Payer: c.transfer.Payer.String(), Network: l.network, FeeLamports: &fee}
+	return &Settled{TxID: c.id, Payer: c.payer, Network: l.network, FeeLamports: &fee}
 }

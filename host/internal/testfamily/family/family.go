@@ -40,6 +40,10 @@ type instructions struct {
 	Refuse   bool   `json:"refuse"`
 	CouldNot bool   `json:"could_not_measure"`
 	Caller   string `json:"caller"`
+	// WaitFile holds the measurement until the file exists (5 s at most)
+	// and reports whether it appeared: a test's way of seeing what the
+	// host does while the family measures
+	WaitFile string `json:"wait_file"`
 	// MemoryLimit asks a pre-check for the process's soft memory limit
 	// as the request runs (sdk/membudget).
 	MemoryLimit bool `json:"memory_limit"`
@@ -95,6 +99,9 @@ func (f *Family) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 			}
 		}
 		body := map[string]any{"body_bytes": n}
+		if in.WaitFile != "" {
+			body["file_seen"] = waitFor(ctx, in.WaitFile, 5*time.Second)
+		}
 		if in.Adapt != "" {
 			record := in.Record
 			if record == "" {
@@ -126,6 +133,25 @@ func (f *Family) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 		return sdk.Report{Body: body, Ledger: fields, CheckEnd: clock()}, nil
 	}
 	return out
+}
+
+// waitFor is true once path exists, false when within has passed first.
+func waitFor(ctx context.Context, path string, within time.Duration) bool {
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	end := time.After(within)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return true
+		}
+		select {
+		case <-tick.C:
+		case <-end:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
 }
 
 // New builds the test family.

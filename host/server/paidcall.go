@@ -1,0 +1,242 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/assay-audit/assay/host/payment"
+)
+
+// paidCall is a paid request's payment as the handler moves it along:
+// the gate's admission, asked while the family validates when it never
+// leaves the host, and the settlement, begun while the family measures
+// when that too is the host's own (payment.EarlySettler), so the claim's
+// commit overlaps the round trip instead of following it. The handler
+// owns the settling goroutine: every path waits for it (end).
+type paidCall struct {
+	s      *Server
+	ctx    context.Context
+	req    payment.Request
+	paid   *admitted
+	unmark func() // ends the request's priority over pre-checks
+	// early is what the session runs once the Start is sent (nil: the gate
+	// is asked once the body is valid): true sends the Proceed behind it
+	early func() bool
+	// settling is the settlement begun early; decided once its receipt is
+	// delivered, released or withdrawn
+	settling *settlement
+	decided  bool
+}
+
+// settlement is one Settle call's outcome, filled by its goroutine
+// before done closes.
+type settlement struct {
+	done    chan struct{}
+	receipt *payment.Receipt
+	demand  *payment.Demand
+	err     error
+	took    time.Duration
+}
+
+func (s *Server) newPaidCall(ctx context.Context, q *request) *paidCall {
+	op := q.op
+	pc := &paidCall{s: s, ctx: ctx, unmark: func() {},
+		req: payment.Request{HTTP: q.r, Service: q.sv.Desc.GetService(), Op: op.GetName(),
+			Price: payment.Price{USDCUnits: op.GetPriceUsdcUnits(), Label: op.GetPriceLabel(), Basis: op.GetPriceBasis()},
+			Input: q.sv.inputs[op.GetName()]}}
+	// with payments off nothing stands between validation and
+	// measurement, and a gate that admits without leaving the host admits
+	// while the family validates: the family is told to proceed right
+	// behind the start, one round trip
+	_, off := s.cfg.Payments.(payment.Off)
+	la, local := s.cfg.Payments.(payment.LocalAdmitter)
+	es, settles := s.cfg.Payments.(payment.EarlySettler)
+	switch {
+	case off:
+		pc.early = func() bool { return true }
+	case local && la.AdmitsLocally():
+		settleEarly := settles && es.SettlesLocally()
+		pc.early = func() bool {
+			if pc.paid == nil { // once, though a restarted plugin is sent the start again
+				pc.admit()
+				if settleEarly && pc.admitted() {
+					pc.settleEarly()
+				}
+			}
+			return pc.admitted()
+		}
+	}
+	return pc
+}
+
+// admit asks the gate; an admitted request goes before pre-checks until
+// it is answered.
+func (pc *paidCall) admit() {
+	pc.paid = pc.s.admit(pc.ctx, pc.req)
+	if pc.admitted() {
+		pc.unmark = pc.s.priority.Paid()
+	}
+}
+
+// admitted is true once the gate admitted the request (false on a nil
+// paidCall: the pre-check).
+func (pc *paidCall) admitted() bool {
+	return pc != nil && pc.paid != nil && pc.paid.err == nil && pc.paid.demand == nil
+}
+
+func (pc *paidCall) settleEarly() {
+	st := &settlement{done: make(chan struct{})}
+	pc.settling = st
+	adm := pc.paid.adm
+	go func() {
+		defer close(st.done)
+		began := time.Now()
+		st.receipt, st.demand, st.err = pc.s.cfg.Payments.Settle(pc.ctx, pc.req, adm)
+		st.took = time.Since(began)
+	}()
+}
+
+// settle is the settlement once the report is ready to issue: the one
+// begun while the family measured, or one made now.
+func (pc *paidCall) settle() *settlement {
+	if st := pc.settling; st != nil {
+		<-st.done
+		return st
+	}
+	began := time.Now()
+	st := &settlement{}
+	st.receipt, st.demand, st.err = pc.s.cfg.Payments.Settle(pc.ctx, pc.req, pc.paid.adm)
+	st.took = time.Since(began)
+	return st
+}
+
+// withdraw undoes an early settlement whose report is not issued, once
+// it has ended: the payment is as it was (or, already taken before this
+// request, stays redeemable). Nothing to do without one, or once decided.
+func (pc *paidCall) withdraw() {
+	if pc == nil || pc.settling == nil || pc.decided {
+		return
+	}
+	<-pc.settling.done
+	pc.decided = true
+	if r := pc.settling.receipt; r != nil {
+		pc.s.cfg.Payments.(payment.EarlySettler).Withdraw(context.Background(), pc.paid.adm, r)
+	}
+}
+
+// end is the handler's last word on the payment: a settlement nobody
+// took up is withdrawn, and the priority over pre-checks ends.
+func (pc *paidCall) end() {
+	pc.withdraw()
+	pc.unmark()
+}
+
+// undelivered answers an admitted request whose report the family did
+// not give: with the gate's delivery marker, after any early settlement
+// is withdrawn (the marker then says what the payment is now).
+func (s *Server) undelivered(q *request, pc *paidCall, err error) {
+	pc.withdraw()
+	facts, header := s.cfg.Payments.Undelivered(context.Background(), pc.req, pc.paid.adm)
+	q.paidAs(payUndelivered)
+	s.boundaryFailureWith(q, err, facts, header)
+}
+
+// deliver takes a validated paid request to its answer: admission (when
+// not yet asked), the family's report, the self-check, settlement, the
+// signed answer, then its ledger line. release gives the session and the
+// working place back once the family has answered.
+func (s *Server) deliver(q *request, pc *paidCall, sess Session, release func()) {
+	if pc.paid == nil {
+		pc.admit()
+	}
+	switch {
+	case pc.paid.err != nil:
+		s.limited.Warn("payment gate unavailable", "service", q.sv.Desc.GetService(), "error", pc.paid.err)
+		q.paidAs(payUnavailable)
+		s.hostRefusal(q, http.StatusServiceUnavailable, codePaymentDown, nil)
+		return
+	case pc.paid.demand != nil:
+		q.paidAs(demandOutcome(pc.paid.demand.Code, false))
+		s.sendDemand(q, pc.paid.demand)
+		return
+	}
+	rep, err := sess.Proceed()
+	if err != nil {
+		s.undelivered(q, pc, err)
+		return
+	}
+	release()
+	answer, err := s.assemble(q, "report", rep.GetBody(), rep.GetCheckEndUnixNano(), pc.paid.adm.Facts)
+	if err != nil {
+		pc.withdraw()
+		s.selfCheckFailure(q, err)
+		return
+	}
+	fields, err := q.sv.fields.Check(rep.GetLedger())
+	if err != nil {
+		// checked before the answer: a line that cannot be written is
+		// never charged
+		pc.withdraw()
+		s.cfg.Metrics.LedgerLineRefused(q.sv.Desc.GetService())
+		s.selfCheckFailure(q, err)
+		return
+	}
+	receipt, ok := s.settled(q, pc)
+	if !ok {
+		return
+	}
+	pc.decided = true // delivered or released from here on
+	answer["payment"] = receipt.Facts
+	signed, ok := s.sign(q, answer)
+	if !ok {
+		s.cfg.Payments.Release(context.Background(), receipt)
+		q.paidAs(payUndelivered)
+		return
+	}
+	for k, v := range receipt.Header {
+		q.w.Header().Set(k, v)
+	}
+	// the answer goes out first, then its ledger line and the claim's move
+	// to delivered commit together: a crash between the two leaves a
+	// delivered report whose claim a re-send can still redeem (a second
+	// report for one charge), never a charge with nothing to redeem
+	if err := s.write(q, http.StatusOK, signed); err != nil {
+		s.cfg.Logger.Warn("paid answer not written; its payment stays redeemable", "service", q.sv.Desc.GetService(), "tx", receipt.TransactionID)
+		s.cfg.Payments.Release(context.Background(), receipt)
+		q.paidAs(payUndelivered)
+		return
+	}
+	q.paidAs(paySettled)
+	q.note.tx = receipt.TransactionID
+	s.writeLedger(q, receipt, fields, s.cfg.Now())
+	s.cfg.Metrics.Paid(q.sv.Desc.GetService())
+}
+
+// settled is the payment's settlement, or the answer when there is none:
+// ok is false when the request has been answered.
+func (s *Server) settled(q *request, pc *paidCall) (*payment.Receipt, bool) {
+	st := pc.settle()
+	if _, off := s.cfg.Payments.(payment.Off); !off {
+		outcome := "settled"
+		if st.err != nil {
+			outcome = "unknown"
+		} else if st.demand != nil {
+			outcome = "refused"
+		}
+		s.cfg.Metrics.Settlement(q.sv.Desc.GetService(), outcome, st.took)
+	}
+	switch {
+	case st.err != nil:
+		facts, header := s.cfg.Payments.Undelivered(context.Background(), pc.req, pc.paid.adm)
+		s.cfg.Logger.Warn("settlement did not complete", "service", q.sv.Desc.GetService(), "error", st.err)
+		q.paidAs(paySettleFailed)
+		s.hostRefusalWith(q, http.StatusServiceUnavailable, codePaymentDown, nil, facts, header)
+		return nil, false
+	case st.demand != nil:
+		q.paidAs(demandOutcome(st.demand.Code, true))
+		s.sendDemand(q, st.demand)
+		return nil, false
+	}
+	return st.receipt, true
+}
