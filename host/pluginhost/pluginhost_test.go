@@ -99,6 +99,10 @@ func TestKilledHostLeavesNoPlugin(t *testing.T) {
 }
 
 func TestMain(m *testing.M) {
+	if path := os.Getenv(echoEnv); path != "" {
+		echo(path)
+		return
+	}
 	if path := os.Getenv("ASSAY_CHILD_HOST"); path != "" {
 		f, err := pluginhost.StartFamily(context.Background(),
 			pluginhost.Spec{Name: "child", Path: path, SHA256: os.Getenv("ASSAY_CHILD_SUM")}, pluginhost.Options{}, nil)
@@ -221,7 +225,7 @@ func TestProceedWithStart(t *testing.T) {
 
 // startTestFamily starts the test family as a host does, stopped when
 // the test ends.
-func startTestFamily(t *testing.T) *pluginhost.Family {
+func startTestFamily(t testing.TB) *pluginhost.Family {
 	t.Helper()
 	path := testhost.Plugin(t, testPkg)
 	sum, _ := pluginhost.PinOf(path)
