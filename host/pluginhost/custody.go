@@ -2,6 +2,7 @@ package pluginhost
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -32,9 +33,37 @@ func newCustodyLogger(l hclog.Logger) hclog.Logger {
 }
 
 // clientLogger is what go-plugin gets: its own lifecycle messages (paths,
-// pids, exit statuses) pass unchanged, and every logger it derives with
-// Named — the per-plugin stderr logger among them — reduces.
+// pids, exit statuses) pass, and every logger it derives with Named — the
+// per-plugin stderr logger among them — reduces. go-plugin names the
+// binary under "plugin", the key the host's logger already holds for the
+// plugin's name (With): in a JSON line the later key would win and the
+// name be lost, so the binary goes under "binary".
 type clientLogger struct{ hclog.Logger }
+
+func (c clientLogger) Log(level hclog.Level, msg string, args ...any) {
+	c.Logger.Log(level, msg, binaryKey(args)...)
+}
+func (c clientLogger) Trace(msg string, args ...any) { c.Logger.Trace(msg, binaryKey(args)...) }
+func (c clientLogger) Debug(msg string, args ...any) { c.Logger.Debug(msg, binaryKey(args)...) }
+func (c clientLogger) Info(msg string, args ...any)  { c.Logger.Info(msg, binaryKey(args)...) }
+func (c clientLogger) Warn(msg string, args ...any)  { c.Logger.Warn(msg, binaryKey(args)...) }
+func (c clientLogger) Error(msg string, args ...any) { c.Logger.Error(msg, binaryKey(args)...) }
+
+// binaryKey is args with go-plugin's "plugin" key renamed "binary".
+func binaryKey(args []any) []any {
+	for i := 0; i+1 < len(args); i += 2 {
+		if k, ok := args[i].(string); ok && k == "plugin" {
+			out := slices.Clone(args)
+			for j := i; j+1 < len(out); j += 2 {
+				if k, ok := out[j].(string); ok && k == "plugin" {
+					out[j] = "binary"
+				}
+			}
+			return out
+		}
+	}
+	return args
+}
 
 func (c clientLogger) Named(name string) hclog.Logger {
 	return newCustodyLogger(c.Logger.Named(name))

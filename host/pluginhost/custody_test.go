@@ -1,6 +1,7 @@
 package pluginhost
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -58,5 +59,24 @@ func TestAPanicsFunctionNamePasses(t *testing.T) {
 	}
 	if strings.Contains(got, "SECRET") || strings.Contains(got, "main.Leak") {
 		t.Errorf("a value passed:\n%s", got)
+	}
+}
+
+// go-plugin's lines name the binary under "plugin"; in a JSON log the
+// plugin's name, which the host put under that key, must survive them.
+func TestGoPluginsBinaryKeyLeavesThePluginsName(t *testing.T) {
+	var out sink
+	host := hclog.New(&hclog.LoggerOptions{Output: &out, Level: hclog.Trace, JSONFormat: true}).With("plugin", "stream-divergence")
+	l := clientLogger{host}
+	l.Info("plugin process exited", "plugin", "/opt/assay/assay-stream-divergence", "id", 42)
+	l.Debug("waiting for RPC address", "plugin", "/opt/assay/assay-stream-divergence")
+	for i, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("line %d: %v", i, err)
+		}
+		if rec["plugin"] != "stream-divergence" || rec["binary"] != "/opt/assay/assay-stream-divergence" {
+			t.Errorf("line %d: plugin %v, binary %v", i, rec["plugin"], rec["binary"])
+		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -143,5 +144,30 @@ func TestServeLogsJSON(t *testing.T) {
 	}
 	if compare != 1 || probe == 0 || plugins == 0 {
 		t.Errorf("compare lines %d, probe lines at debug %d, plugin lines %d:\n%s", compare, probe, plugins, h.log())
+	}
+}
+
+// With --log-format json the error serve stops on is a JSON line of the
+// log too, not plain text after it (main prints nothing more for it).
+func TestServeStopsWithAJSONLine(t *testing.T) {
+	var out bytes.Buffer
+	err := run([]string{"serve", "--data-dir", t.TempDir(), "--log-format", "json", "--payments", "cash"}, &out, &out)
+	var logged loggedError
+	if !errors.As(err, &logged) || !strings.Contains(err.Error(), "expected off, local or a facilitator URL") {
+		t.Fatalf("serve: %v, want the payment mode's error, logged", err)
+	}
+	lines := jsonLines(t, out.String())
+	if len(lines) == 0 {
+		t.Fatal("nothing logged")
+	}
+	last := lines[len(lines)-1]
+	if last["@level"] != "error" || last["@message"] != "assay serve stopped" || !strings.Contains(fmt.Sprint(last["error"]), "expected off, local") {
+		t.Errorf("last line %v", last)
+	}
+	// in text the error stays main's own line
+	out.Reset()
+	err = run([]string{"serve", "--data-dir", t.TempDir(), "--payments", "cash"}, &out, &out)
+	if err == nil || errors.As(err, &logged) || strings.Contains(out.String(), "assay serve stopped") {
+		t.Errorf("text: %v, logged %q", err, out.String())
 	}
 }

@@ -66,10 +66,29 @@ func main() {
 	if errors.Is(err, flag.ErrHelp) {
 		return // the command printed its flags: asking for them is no failure
 	}
+	var logged loggedError
+	if errors.As(err, &logged) {
+		os.Exit(1) // already a line of the host's JSON log
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "assay:", err)
 		os.Exit(1)
 	}
+}
+
+// loggedError is an error the host's logger has already written.
+type loggedError struct{ error }
+
+func (e loggedError) Unwrap() error { return e.error }
+
+// logStop writes the error serve stops on as a log line, for a log whose
+// reader takes every line of standard error as JSON.
+func logStop(log hclog.Logger, err error) error {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	log.Error("assay serve stopped", "error", err.Error())
+	return loggedError{err}
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
@@ -117,7 +136,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	return fmt.Errorf("unknown command %q\n%s", args[0], usage)
 }
 
-func serve(args []string, stderr io.Writer) error {
+func serve(args []string, stderr io.Writer) (err error) {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	cfgPath := fs.String("config", "", "HCL config file (default: assay.hcl beside the binary, if present)")
 	listen := fs.String("listen", "", "listen address (default 127.0.0.1:8402)")
@@ -155,6 +174,9 @@ func serve(args []string, stderr io.Writer) error {
 	log, err := hostLogger(cfg, capture)
 	if err != nil {
 		return err
+	}
+	if o, _ := cfg.LoggerOptions(); o.JSONFormat {
+		defer func() { err = logStop(log, err) }()
 	}
 	timeout, err := cfg.Timeout()
 	if err != nil {
