@@ -2,7 +2,7 @@
 // "test-format" turns a record into one message whose single block's text
 // is the record itself; the record "refuse" is a parse refusal, and the
 // record "crash" kills the process, and the record "stall" answers only
-// when the call's deadline has passed. A record that starts "memory_limit"
+// 200 ms after the call's deadline has passed. A record that starts "memory_limit"
 // has the process's soft memory limit during the call as its role. A
 // record that is one JSON string goes back as a text span of it (an
 // escaped one only when the request allows json_string spans), its role
@@ -18,6 +18,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strconv"
+	"time"
 
 	"github.com/assay-audit/assay/sdk"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
@@ -33,6 +34,12 @@ func (adapter) Adapt(ctx context.Context, req *pb.AdaptRequest) *pb.AdaptRespons
 	switch string(req.GetRecord()) {
 	case "stall":
 		<-ctx.Done()
+		// the call's deadline reaches this process a hop after the host's
+		// and may round a little short of it: answer well after, so the
+		// host's own deadline is always what ends the call there (an
+		// answer that beat it would pass as a success and leave the
+		// host's "adapter call failed" line unwritten)
+		time.Sleep(200 * time.Millisecond)
 	case "refuse":
 		return &pb.AdaptResponse{Result: &pb.AdaptResponse_Refusal{Refusal: &pb.AdaptRefusal{
 			Code: "record_does_not_parse_as_declared_format", Message: "the record does not parse as the declared format"}}}
