@@ -83,7 +83,9 @@ type Gate interface {
 	// means the gate answers instead (402, a refused marker, ...); an
 	// error means the gate could not decide (nothing is charged).
 	Admit(ctx context.Context, req Request) (*Admission, *Demand, error)
-	// Settle is called only when the report is ready to issue.
+	// Settle is called when the report is ready to issue; a gate that is
+	// an EarlySettler is settled while the family measures instead, and
+	// withdrawn when no report follows.
 	Settle(ctx context.Context, req Request, a *Admission) (*Receipt, *Demand, error)
 	// Undelivered is called when a report could not be delivered after
 	// Admit: its facts and headers go into the 503 (a delivery marker).

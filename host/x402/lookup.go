@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/assay-audit/assay/host/solana"
@@ -63,9 +62,7 @@ type ChainLookup struct {
 	// a page; default 10): past it the claim stays unknown, never guessed.
 	MaxPages int
 
-	mu      sync.Mutex
-	hash    solanarpc.Blockhash
-	fetched time.Time
+	hashes *blockhashCache
 }
 
 // NewChainLookup looks claims up through rpc among the transfers of asset
@@ -83,7 +80,8 @@ func NewChainLookup(rpc *solanarpc.Client, payTo, asset string) (*ChainLookup, e
 	if err != nil {
 		return nil, err
 	}
-	return &ChainLookup{rpc: rpc, payTo: payTo, asset: asset, tokenAccount: ata.String(), MaxPages: 10}, nil
+	return &ChainLookup{rpc: rpc, payTo: payTo, asset: asset, tokenAccount: ata.String(), MaxPages: 10,
+		hashes: &blockhashCache{rpc: rpc, every: 10 * time.Second}}, nil
 }
 
 // Resolve implements Resolver.
@@ -173,15 +171,5 @@ func txMemo(wire []byte) string {
 // RecentBlockhash is the node's blockhash for a 402, read at most every
 // 10 s (the last one while the node does not answer).
 func (l *ChainLookup) RecentBlockhash(ctx context.Context) (solanarpc.Blockhash, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.hash.Hash != "" && time.Since(l.fetched) < 10*time.Second {
-		return l.hash, true
-	}
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	if h, err := l.rpc.LatestBlockhash(ctx); err == nil && h.Hash != "" {
-		l.hash, l.fetched = h, time.Now()
-	}
-	return l.hash, l.hash.Hash != ""
+	return l.hashes.get(ctx)
 }

@@ -46,10 +46,9 @@ type chain struct {
 	opts ChainOptions
 
 	feePayer string
+	hashes   *blockhashCache
 
-	mu      sync.Mutex
-	hash    solanarpc.Blockhash
-	fetched time.Time
+	mu sync.Mutex
 	// the fee payer's balance, read at most every 5 s
 	balance     uint64
 	balanceRead time.Time
@@ -74,7 +73,7 @@ func (l *Local) WithChain(rpc *solanarpc.Client, opts ChainOptions) *Local {
 	if opts.Poll == 0 {
 		opts.Poll = 250 * time.Millisecond
 	}
-	l.chain = &chain{rpc: rpc, opts: opts, feePayer: l.pub.String()}
+	l.chain = &chain{rpc: rpc, opts: opts, feePayer: l.addr, hashes: &blockhashCache{rpc: rpc, every: opts.BlockhashFor}}
 	return l
 }
 
@@ -113,32 +112,7 @@ func (l *Local) RecentBlockhash(ctx context.Context) (solanarpc.Blockhash, bool)
 	if l.chain == nil {
 		return solanarpc.Blockhash{}, false
 	}
-	return l.chain.blockhash(ctx)
-}
-
-func (c *chain) blockhash(ctx context.Context) (solanarpc.Blockhash, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.hash.Hash != "" && time.Since(c.fetched) < c.opts.BlockhashFor {
-		return c.hash, true
-	}
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	h, err := c.rpc.LatestBlockhash(ctx)
-	if err != nil || h.Hash == "" {
-		// the last one read may still be good; a payment with a stale one
-		// fails its simulation and is refused, nothing taken
-		return c.hash, c.hash.Hash != ""
-	}
-	c.hash, c.fetched = h, time.Now()
-	return h, true
-}
-
-// forget drops the blockhash the node no longer knows.
-func (c *chain) forget() {
-	c.mu.Lock()
-	c.hash = solanarpc.Blockhash{}
-	c.mu.Unlock()
+	return l.chain.hashes.get(ctx)
 }
 
 // verify checks on the chain what the transaction's bytes cannot say:
@@ -176,7 +150,7 @@ func (c *chain) verify(ctx context.Context, ck *checked) (string, error) {
 	}
 	if sim.Failed() {
 		if strings.Contains(string(sim.Err), "BlockhashNotFound") {
-			c.forget()
+			c.hashes.forget()
 		}
 		return ReasonSimulationFailed, nil
 	}
@@ -209,7 +183,7 @@ func (c *chain) settle(ctx context.Context, ck *checked, network string) (*Settl
 			if errors.As(err, &rpcErr) && len(rpcErr.Data) > 0 && !strings.Contains(string(rpcErr.Data), "AlreadyProcessed") {
 				// the node's preflight refused it: nothing was sent
 				if strings.Contains(string(rpcErr.Data), "BlockhashNotFound") {
-					c.forget()
+					c.hashes.forget()
 				}
 				return &Settled{Reason: ReasonSimulationFailed, Payer: payer, Network: network}, nil
 			}
