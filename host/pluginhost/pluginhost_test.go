@@ -238,25 +238,52 @@ func startTestFamily(t testing.TB) *pluginhost.Family {
 }
 
 // ProceedIf runs its decision once the Start is sent, before the
-// validation is read: true sends the Proceed behind it (the report comes
-// without another send), false leaves the family waiting, measuring
-// nothing, until Proceed is called.
+// validation is read: true sends the Proceed behind it (the family begins
+// measuring before Proceed is called, and the report comes without
+// another send), false leaves the family waiting, measuring nothing,
+// until Proceed is called.
 func TestProceedIf(t *testing.T) {
 	f := startTestFamily(t)
 	for _, proceed := range []bool{true, false} {
+		began := filepath.Join(t.TempDir(), "measuring")
+		body, _ := json.Marshal(map[string]any{"touch_file": began})
 		s, err := f.Open(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
 		calls := 0
 		s.ProceedIf(func() bool { calls++; return proceed })
-		v, err := s.Start(&pb.Start{Route: pb.Start_OP, Op: "measure", Body: []byte(`{"pad":"x"}`), NowUnixNano: time.Now().UnixNano()})
+		v, err := s.Start(&pb.Start{Route: pb.Start_OP, Op: "measure", Body: body, NowUnixNano: time.Now().UnixNano()})
 		if err != nil || v.GetOutcome() != pb.Outcome_ACCEPTED || calls != 1 {
 			t.Fatalf("proceed %v: %v %v, decided %d times", proceed, v.GetOutcome(), err, calls)
+		}
+		// true: the measurement begins with no Proceed called (a bound,
+		// met at once); false: none begins in the time it would have
+		// taken, and the file appears only once Proceed is called
+		seen := fileAppears(began, 5*time.Second)
+		if !proceed {
+			seen = fileAppears(began, 300*time.Millisecond)
+		}
+		if seen != proceed {
+			t.Fatalf("proceed %v: the family measured before Proceed: %v", proceed, seen)
 		}
 		if r, err := s.Proceed(); err != nil || len(r.GetBody()) == 0 {
 			t.Errorf("proceed %v: report %v", proceed, err)
 		}
+		if _, err := os.Stat(began); err != nil {
+			t.Errorf("proceed %v: no measurement after Proceed: %v", proceed, err)
+		}
 		s.Close()
 	}
+}
+
+// fileAppears is true once path exists, false when within passed first.
+func fileAppears(path string, within time.Duration) bool {
+	for end := time.Now().Add(within); time.Now().Before(end); time.Sleep(2 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			return true
+		}
+	}
+	_, err := os.Stat(path)
+	return err == nil
 }

@@ -44,6 +44,9 @@ type instructions struct {
 	// and reports whether it appeared: a test's way of seeing what the
 	// host does while the family measures
 	WaitFile string `json:"wait_file"`
+	// TouchFile is created as the measurement begins: a test's way of
+	// seeing when the family started measuring
+	TouchFile string `json:"touch_file"`
 	// MemoryLimit asks a pre-check for the process's soft memory limit
 	// as the request runs (sdk/membudget).
 	MemoryLimit bool `json:"memory_limit"`
@@ -85,6 +88,11 @@ func (f *Family) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 			go func() { panic(in.GoroutinePanic) }()
 			<-ctx.Done()
 			return sdk.Report{}, ctx.Err()
+		}
+		if in.TouchFile != "" {
+			if f, err := os.Create(in.TouchFile); err == nil {
+				f.Close()
+			}
 		}
 		if in.ExitInMeasure {
 			os.Exit(3)
