@@ -253,6 +253,27 @@ func (p *paying) stop() []outcome {
 // left undelivered, no payment may have two transactions, every ledger
 // line must be the transaction of a report a client received, and every
 // such report must have exactly one line.
+// deliveredInItsLease waits, at most until the claim's lease ends, for
+// the claim of a report a client received to be delivered: the answer
+// goes out before its line commits, so a live host may still be
+// committing it as the clients stop (it holds the lease until then),
+// while a host that died before the line left the claim to be redeemed
+// once the lease ends (at once when the host was restarted).
+func deliveredInItsLease(t *testing.T, st *store.Store, id string, c store.Claim) bool {
+	t.Helper()
+	for bound := time.Now().Add(30 * time.Second); time.Now().Before(c.LeaseUntil) && time.Now().Before(bound); time.Sleep(20 * time.Millisecond) {
+		now, err := st.GetClaim(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if now.State == store.ClaimDelivered {
+			return true
+		}
+		c = now
+	}
+	return false
+}
+
 func resendUndelivered(t *testing.T, st *store.Store, url string, seen []outcome, logs func() string) (answered, unanswered, resent int) {
 	delivered := map[string]string{} // payment -> tx of a report a client holds
 	var resend []string
@@ -280,7 +301,7 @@ func resendUndelivered(t *testing.T, st *store.Store, url string, seen []outcome
 		case !gotReport:
 			unanswered++
 			resend = append(resend, o.payment)
-		case err == nil && c.State != store.ClaimDelivered:
+		case err == nil && c.State != store.ClaimDelivered && !deliveredInItsLease(t, st, id, c):
 			// the report went out and the host died before its line
 			// committed: still redeemable, so redeemed here
 			resend = append(resend, o.payment)
