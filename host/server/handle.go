@@ -86,22 +86,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 			return
 		}
 	}
-	switch v.GetOutcome() {
-	case pb.Outcome_REFUSED:
-		pc.withdraw()
-		s.cfg.Metrics.Refusal(sv.Desc.GetService(), v.GetCode())
-		q.note.code = v.GetCode()
-		s.familyAnswer(q, http.StatusBadRequest, "refusal", v.GetBody(), v.GetCheckEndUnixNano(), nil)
-		return
-	case pb.Outcome_COULD_NOT_MEASURE:
-		pc.withdraw()
-		s.cfg.Metrics.CouldNotMeasure(sv.Desc.GetService(), v.GetCode())
-		q.note.code = v.GetCode()
-		s.familyAnswer(q, http.StatusUnprocessableEntity, "could_not_measure", v.GetBody(), v.GetCheckEndUnixNano(), nil)
-		return
-	case pb.Outcome_ACCEPTED:
-	default:
-		s.boundaryFailure(q, pluginhost.ErrFailed)
+	if s.notAccepted(q, pc, v) {
 		return
 	}
 	if op == nil {
@@ -109,6 +94,31 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 		return
 	}
 	s.deliver(q, pc, sess, func() { closeSession(); leave() })
+}
+
+// notAccepted answers a validation that is no acceptance: the family's
+// refusal or could-not-measure (any early settlement withdrawn first, so
+// the answer's payment member is true when it is sent), or an outcome no
+// family may send. False leaves an accepted request to go on.
+func (s *Server) notAccepted(q *request, pc *paidCall, v *pb.Validated) bool {
+	service := q.sv.Desc.GetService()
+	switch v.GetOutcome() {
+	case pb.Outcome_ACCEPTED:
+		return false
+	case pb.Outcome_REFUSED:
+		pc.withdraw()
+		s.cfg.Metrics.Refusal(service, v.GetCode())
+		q.note.code = v.GetCode()
+		s.familyAnswer(q, http.StatusBadRequest, "refusal", v.GetBody(), v.GetCheckEndUnixNano(), nil)
+	case pb.Outcome_COULD_NOT_MEASURE:
+		pc.withdraw()
+		s.cfg.Metrics.CouldNotMeasure(service, v.GetCode())
+		q.note.code = v.GetCode()
+		s.familyAnswer(q, http.StatusUnprocessableEntity, "could_not_measure", v.GetBody(), v.GetCheckEndUnixNano(), nil)
+	default:
+		s.boundaryFailure(q, pluginhost.ErrFailed)
+	}
+	return true
 }
 
 // newRequest is a request's state, its log line's note included.
