@@ -163,13 +163,7 @@ func TestQueuedRequestsWaitRunsOut(t *testing.T) {
 func TestBusyRefusalLeavesThePaymentUntouched(t *testing.T) {
 	h := startPaidWith(t, testhost.Options{Admission: admission.Limits{Working: 1, Waiting: 0, Wait: time.Minute}}, testPkg)
 	url := h.URL + "/test-family/measure"
-	payer, _ := newPayer(t)
-	fresh := &recorder{next: failAfterRequired{}}
-	payer.Client = &http.Client{Transport: fresh}
-	_, _ = payer.Call(context.Background(), url, []byte(`{}`))
-	if fresh.sig == "" {
-		t.Fatal("no payment captured")
-	}
+	sig := freshPayment(t, url, []byte(`{}`))
 	// another caller's paid request measures until it gives up
 	fam := h.Families["test-family"]
 	other, _ := newPayer(t)
@@ -181,7 +175,7 @@ func TestBusyRefusalLeavesThePaymentUntouched(t *testing.T) {
 		_, _ = other.Call(ctx, url, []byte(`{"sleep_ms":60000}`))
 	}()
 	until(t, "the other paid request measuring", func() bool { return fam.Measuring() == 1 })
-	r := do(t, "POST", url, []byte(`{}`), map[string]string{"PAYMENT-SIGNATURE": fresh.sig})
+	r := do(t, "POST", url, []byte(`{}`), map[string]string{"PAYMENT-SIGNATURE": sig})
 	p, _ := r.json["payment"].(map[string]any)
 	if r.status != 503 || errorCode(r) != "service_busy" || p["charged"] != false {
 		t.Fatalf("a paid request while busy: %d %s", r.status, r.raw)
@@ -197,7 +191,7 @@ func TestBusyRefusalLeavesThePaymentUntouched(t *testing.T) {
 	if settled != 0 {
 		t.Fatalf("%d settlements after a busy refusal", settled)
 	}
-	if ok := do(t, "POST", url, []byte(`{}`), map[string]string{"PAYMENT-SIGNATURE": fresh.sig}); ok.status != 200 {
+	if ok := do(t, "POST", url, []byte(`{}`), map[string]string{"PAYMENT-SIGNATURE": sig}); ok.status != 200 {
 		t.Fatalf("the untouched payment afterwards: %d %s", ok.status, ok.raw)
 	}
 	// the session closes once its ledger line is committed, just after the

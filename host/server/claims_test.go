@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -16,13 +15,7 @@ import (
 // freshPayment builds a signed payment for url without spending it.
 func freshPayment(t *testing.T, url string, body []byte) string {
 	payer, _ := newPayer(t)
-	rec := &recorder{next: failAfterRequired{}}
-	payer.Client = &http.Client{Transport: rec}
-	_, _ = payer.Call(context.Background(), url, body)
-	if rec.sig == "" {
-		t.Fatal("no payment captured")
-	}
-	return rec.sig
+	return unusedPayment(t, payer, url, body)
 }
 
 // settleOnly is a host that checks and settles a payment and dies before

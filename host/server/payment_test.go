@@ -191,26 +191,21 @@ func TestRefusedSubmissionNeverTouchesThePayment(t *testing.T) {
 		t.Fatalf("first paid call: %v", err)
 	}
 	// a fresh payment, built but not yet used
-	fresh := &recorder{next: failAfterRequired{}}
-	payer.Client = &http.Client{Transport: fresh}
-	_, _ = payer.Call(context.Background(), url, sdBody([]string{"a"}, []string{"a"}))
-	if fresh.sig == "" {
-		t.Fatal("no payment captured")
-	}
+	sig := unusedPayment(t, payer, url, sdBody([]string{"a"}, []string{"a"}))
 	bad := []byte(`{"streamed_capture":{"chunks":["QQ"]},"reference_output":{"chunks":[]}}`)
-	r := do(t, "POST", url, bad, map[string]string{"PAYMENT-SIGNATURE": fresh.sig})
+	r := do(t, "POST", url, bad, map[string]string{"PAYMENT-SIGNATURE": sig})
 	p, _ := r.json["payment"].(map[string]any)
 	if r.status != 400 || errorCode(r) != "chunk_not_base64" || p["examined"] != false || p["charged"] != false {
 		t.Fatalf("invalid submission with a payment: %d %s", r.status, r.raw)
 	}
 	// the payment was not consumed: it still buys a report
-	ok := do(t, "POST", url, sdBody([]string{"a"}, []string{"b"}), map[string]string{"PAYMENT-SIGNATURE": fresh.sig})
+	ok := do(t, "POST", url, sdBody([]string{"a"}, []string{"b"}), map[string]string{"PAYMENT-SIGNATURE": sig})
 	if ok.status != 200 {
 		t.Fatalf("the untouched payment: %d %s", ok.status, ok.raw)
 	}
 	// a payment with a wrong amount is refused with a fresh PAYMENT-REQUIRED naming why
 	var pp x402.PaymentPayload
-	decodeHeader(t, fresh.sig, &pp)
+	decodeHeader(t, sig, &pp)
 	pp.Accepted.Amount = "1"
 	forged, _ := x402.EncodeHeader(pp)
 	r = do(t, "POST", url, sdBody([]string{"a"}, []string{"b"}), map[string]string{"PAYMENT-SIGNATURE": forged})
