@@ -152,6 +152,9 @@ type Server struct {
 	// priority holds pre-checks back while an admitted paid request is
 	// in hand: both kinds share the host's and the plugins' cores
 	priority *admission.Priority
+	// behind holds the ledger lines committing after their answers went
+	// out (lines.go)
+	behind lineQueue
 }
 
 type service struct {
@@ -248,7 +251,7 @@ func New(cfg Config) *Server {
 		cfg.Readiness = readiness.New(readiness.Config{Board: cfg.States, Keys: cfg.Keys, Services: keys})
 	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), services: map[string]*service{}, limited: ratelog.New(cfg.Logger, time.Minute, cfg.Now),
-		priority: admission.NewPriority(freeYield)}
+		priority: admission.NewPriority(freeYield), behind: newLineQueue(pendingLines)}
 	for _, svc := range cfg.Services {
 		limits := cfg.Admission.ForBodyCap(svc.Desc.GetBodyBytes())
 		sv := &service{Service: svc, check: selfcheck.New(svc.Desc.GetTripwires()), fields: ledger.NewFields(svc.Desc.GetLedgerFields()), ops: map[string]*pb.Op{},
@@ -506,31 +509,6 @@ func (s *Server) sendDemand(q *request, d *payment.Demand) {
 	q.note.code = d.Code
 	s.cfg.Metrics.Refusal(q.sv.Desc.GetService(), d.Code)
 	s.send(q, d.Status, answer)
-}
-
-// writeLedger appends the delivered answer's line, and with a claim moves
-// it to delivered in the same transaction. The report is already written,
-// so a store failure is logged (with the transaction id, never the
-// submission) and counted for the operator; the claim then stays
-// undelivered and a re-send of its payment delivers again.
-func (s *Server) writeLedger(q *request, r *payment.Receipt, fields string, at time.Time) {
-	if s.cfg.Ledger == nil {
-		return
-	}
-	e := ledger.Entry{Desc: q.sv.Desc, At: at, Payer: r.Payer, PriceUnits: r.USDCUnits, TxID: r.TransactionID,
-		FeeLamports: r.FeeLamports, House: r.House, Fields: fields}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	var err error
-	if r.Claim != nil {
-		_, err = s.cfg.Ledger.Deliver(ctx, e, r.Claim.PaymentID, r.Claim.Owner)
-	} else {
-		_, err = s.cfg.Ledger.Append(ctx, e)
-	}
-	if err != nil {
-		s.cfg.Metrics.LedgerWriteFailed(q.sv.Desc.GetService())
-		s.cfg.Logger.Error("ledger line not written", "service", q.sv.Desc.GetService(), "tx", r.TransactionID, "error", err)
-	}
 }
 
 // admitFree applies the free tier to a pre-check (refused ones count too)

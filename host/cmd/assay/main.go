@@ -343,7 +343,11 @@ func serve(args []string, stderr io.Writer) (err error) {
 			}
 		case <-ctx.Done():
 			log.Info("shutting down", "grace", shutdownGrace)
-			return drain(srv, shutdownGrace, log)
+			err := drain(srv, shutdownGrace, log)
+			// no handler is left to start a line: wait for those behind
+			// their answers before the store closes
+			handler.Drain()
+			return err
 		}
 	}
 }
