@@ -160,7 +160,7 @@ func TestSmallLimits(t *testing.T) {
 // A free request waits while a paid one is in hand, and goes once none
 // is; it waits no longer than the bound when paid ones never pause.
 func TestPriorityPutsPaidFirst(t *testing.T) {
-	p := NewPriority(time.Hour)
+	p := NewPriority(time.Hour, 1)
 	if err := p.Yield(context.Background()); err != nil {
 		t.Fatal("a free request waited with no paid one in hand:", err)
 	}
@@ -178,7 +178,7 @@ func TestPriorityPutsPaidFirst(t *testing.T) {
 	if err := <-went; err != nil {
 		t.Fatal(err)
 	}
-	bounded := NewPriority(20 * time.Millisecond)
+	bounded := NewPriority(20*time.Millisecond, 1)
 	defer bounded.Paid()()
 	start := time.Now()
 	if err := bounded.Yield(context.Background()); err != nil || time.Since(start) < 20*time.Millisecond {
@@ -192,5 +192,52 @@ func TestPriorityPutsPaidFirst(t *testing.T) {
 	defer p.Paid()()
 	if err := p.Yield(ctx); err == nil {
 		t.Fatal("an ended request's yield did not end")
+	}
+}
+
+// Free requests take no turn without paid traffic; while a paid request
+// is in hand, and until the yield bound has passed since the last one
+// ended, only the turns work at once (the next waits for one to be given
+// back, or for its own context); past the bound, none is needed again.
+func TestTurnsWhilePaidTrafficIsRecent(t *testing.T) {
+	now := time.Unix(1000, 0)
+	p := NewPriority(100*time.Millisecond, 2)
+	p.now = func() time.Time { return now }
+	ctx := context.Background()
+	take := func() func() {
+		t.Helper()
+		done, err := p.Turn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return done
+	}
+	for range 5 { // never given back: no turn was taken
+		take()
+	}
+	paid := p.Paid()
+	first, second := take(), take()
+	short, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
+	defer cancel()
+	if _, err := p.Turn(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a third turn beside a paid request: %v", err)
+	}
+	got := make(chan func(), 1)
+	go func() { got <- take() }()
+	first()
+	first() // once only
+	third := <-got
+	paid()
+	now = now.Add(99 * time.Millisecond) // the paid request ended just now
+	short2, cancel2 := context.WithTimeout(ctx, 30*time.Millisecond)
+	defer cancel2()
+	if _, err := p.Turn(short2); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a third turn within the bound after the paid request: %v", err)
+	}
+	second()
+	third()
+	now = now.Add(2 * time.Millisecond)
+	for range 5 {
+		take() // past the bound: no turn needed
 	}
 }

@@ -37,13 +37,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 	}
 	// a place is taken once the body is here, before the plugin or the
 	// payment gate sees the request: a busy refusal charges nothing
-	if op == nil {
-		if err := s.priority.Yield(r.Context()); err != nil {
-			clientGone(w)
-			return
-		}
-	}
-	leave, ok := s.enter(q, shared == nil && len(body) < pluginhost.SharedBodyMin)
+	leave, ok := s.place(q, shared == nil && len(body) < pluginhost.SharedBodyMin)
 	if !ok {
 		return
 	}
@@ -176,6 +170,31 @@ func (s *Server) receive(q *request) (body []byte, shared *sharedbody.Body, ok b
 		return nil, nil, false
 	}
 	return body, shared, true
+}
+
+// place is enter for any request: a pre-check first yields to paid
+// requests in hand and, in its place, takes its turn
+// (admission.Priority), held to its answer, since its free-tier write
+// shares the store's commits with paid claims. leave gives both back.
+func (s *Server) place(q *request, small bool) (leave func(), ok bool) {
+	if q.op != nil {
+		return s.enter(q, small)
+	}
+	if err := s.priority.Yield(q.r.Context()); err != nil {
+		clientGone(q.w)
+		return nil, false
+	}
+	leavePlace, ok := s.enter(q, small)
+	if !ok {
+		return nil, false
+	}
+	turn, err := s.priority.Turn(q.r.Context())
+	if err != nil {
+		leavePlace()
+		clientGone(q.w)
+		return nil, false
+	}
+	return func() { turn(); leavePlace() }, true
 }
 
 // enter takes a working place for the request (small bodies have places

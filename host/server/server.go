@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -251,7 +252,10 @@ func New(cfg Config) *Server {
 		cfg.Readiness = readiness.New(readiness.Config{Board: cfg.States, Keys: cfg.Keys, Services: keys})
 	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), services: map[string]*service{}, limited: ratelog.New(cfg.Logger, time.Minute, cfg.Now),
-		priority: admission.NewPriority(freeYield), behind: newLineQueue(pendingLines)}
+		// while paid traffic is recent, one pre-check at work per core: a
+		// paid request arriving waits for at most one free request's
+		// share of each core
+		priority: admission.NewPriority(freeYield, 2*runtime.GOMAXPROCS(0)), behind: newLineQueue(pendingLines)}
 	for _, svc := range cfg.Services {
 		limits := cfg.Admission.ForBodyCap(svc.Desc.GetBodyBytes())
 		sv := &service{Service: svc, check: selfcheck.New(svc.Desc.GetTripwires()), fields: ledger.NewFields(svc.Desc.GetLedgerFields()), ops: map[string]*pb.Op{},
