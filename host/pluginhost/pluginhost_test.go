@@ -237,6 +237,20 @@ func startTestFamily(t testing.TB) *pluginhost.Family {
 	return f
 }
 
+// startNoCallsFamily is startTestFamily with every request on a stream
+// (Options.NoCalls).
+func startNoCallsFamily(t testing.TB) *pluginhost.Family {
+	t.Helper()
+	path := testhost.Plugin(t, testPkg)
+	sum, _ := pluginhost.PinOf(path)
+	f, err := pluginhost.StartFamily(context.Background(), pluginhost.Spec{Name: "testfamily", Path: path, SHA256: sum}, pluginhost.Options{NoCalls: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Close)
+	return f
+}
+
 // ProceedIf runs its decision once the Start is sent, before the
 // validation is read: true sends the Proceed behind it (the family begins
 // measuring before Proceed is called, and the report comes without

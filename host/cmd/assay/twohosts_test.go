@@ -36,6 +36,10 @@ func TestMain(m *testing.M) {
 		serveYardstick(addr) // BenchmarkSmallRequests's yardstick process
 		os.Exit(0)
 	}
+	if url := os.Getenv(floodEnv); url != "" {
+		floodUntilStdinCloses(url) // BenchmarkPaidUnderFreeFlood's flood process
+		os.Exit(0)
+	}
 	code := m.Run()
 	testhost.Cleanup()
 	os.Exit(code)
