@@ -252,9 +252,10 @@ func New(cfg Config) *Server {
 		cfg.Readiness = readiness.New(readiness.Config{Board: cfg.States, Keys: cfg.Keys, Services: keys})
 	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), services: map[string]*service{}, limited: ratelog.New(cfg.Logger, time.Minute, cfg.Now),
-		// while paid traffic is recent, one pre-check at work per core: a
-		// paid request arriving waits for at most one free request's
-		// share of each core
+		// while paid traffic is recent, two pre-checks at work per core:
+		// a paid request arriving finds few ahead of it, and a pre-check
+		// waiting on the disk or a plugin leaves its core to another
+		// (one per core kept the same paid p99, with fewer pre-checks)
 		priority: admission.NewPriority(freeYield, 2*runtime.GOMAXPROCS(0)), behind: newLineQueue(pendingLines)}
 	for _, svc := range cfg.Services {
 		limits := cfg.Admission.ForBodyCap(svc.Desc.GetBodyBytes())
