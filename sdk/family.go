@@ -198,11 +198,10 @@ func (s *familyServer) hostClient(id uint32) (pb.HostClient, error) {
 
 func (s *familyServer) Describe(context.Context, *pb.DescribeRequest) (*pb.FamilyDescription, error) {
 	d := s.impl.Describe()
-	d = proto.CloneOf(d)
 	if s.bodies != nil {
+		d = proto.CloneOf(d)
 		d.ReadsSharedBodies = true
 	}
-	d.AnswersCalls = true
 	return d, nil
 }
 
@@ -222,7 +221,13 @@ func (s *familyServer) Attach(_ context.Context, req *pb.AttachRequest) (*pb.Att
 // value (either may hold submission values) never leave the function;
 // the log names where it began, for the author.
 func (s *familyServer) Run(stream grpc.BidiStreamingServer[pb.HostToFamily, pb.FamilyToHost]) (err error) {
-	defer s.recoverPanic(&err)
+	defer func() {
+		if r := recover(); r != nil {
+			fn, line := panicSite()
+			s.log.Error("family panicked", "panic_function", fn, "panic_line", line)
+			err = status.Error(codes.Internal, "family panicked")
+		}
+	}()
 	first, err := stream.Recv()
 	if err != nil {
 		return err
@@ -231,13 +236,47 @@ func (s *familyServer) Run(stream grpc.BidiStreamingServer[pb.HostToFamily, pb.F
 	if start == nil {
 		return status.Error(codes.InvalidArgument, "first message must be start")
 	}
-	ctx := stream.Context()
-	req, done, err := s.begin(ctx, start)
-	if err != nil {
-		return err
+	req := Request{
+		Op:   start.GetOp(),
+		Body: start.GetBody(),
+		Now:  time.Unix(0, start.GetNowUnixNano()).UTC(),
 	}
-	defer done()
-	checked, v, err := s.check(ctx, req, start)
+	if sb := start.GetSharedBody(); sb != nil {
+		var release func()
+		if req.Body, release, err = takeShared(stream.Context(), s.log, s.bodies, sb); err != nil {
+			return err
+		}
+		// every send below encodes its message before it returns, so
+		// nothing aliasing the mapped body is read after this runs
+		defer release()
+	}
+	// budgeted to the end of the request: validation and measurement
+	defer s.memory.Reserve(len(req.Body))()
+	defer overrun(stream.Context(), s.grace, s.log, s.exit, len(req.Body))()
+	switch start.GetRoute() {
+	case pb.Start_PRECHECK:
+		req.Route = Precheck
+	case pb.Start_OP:
+		req.Route = Op
+	default:
+		return status.Error(codes.InvalidArgument, "unknown route")
+	}
+	if id := start.GetHostServiceId(); id != 0 && s.broker != nil {
+		req.Adapters = &hostAdapters{get: func() (pb.HostClient, error) { return s.hostClient(id) },
+			token: start.GetBodyToken(), body: req.Body}
+	}
+	ctx := stream.Context()
+	began := time.Now()
+	checked := s.impl.Check(ctx, req)
+	overran(ctx, s.log, "check ended after its request was given up", began, len(req.Body))
+	if checked.Unavailable {
+		return status.Error(codes.Unavailable, "a service the family needs is unavailable")
+	}
+	if req.Route == Precheck && !checked.HasCaller {
+		checked.Caller, checked.HasCaller = CallerOf(req.Body)
+	}
+	start.Body = nil // the family holds what it parsed; drop the raw bytes
+	v, err := validatedOf(checked)
 	if err != nil {
 		return err
 	}
@@ -257,110 +296,13 @@ func (s *familyServer) Run(stream grpc.BidiStreamingServer[pb.HostToFamily, pb.F
 	if next.GetProceed() == nil {
 		return status.Error(codes.InvalidArgument, "expected proceed")
 	}
-	out, err := s.measure(ctx, checked, len(req.Body))
+	began = time.Now()
+	out, err := measure(ctx, checked)
+	overran(ctx, s.log, "measurement ended after its request was given up", began, len(req.Body))
 	if err != nil {
 		return err
 	}
 	return stream.Send(&pb.FamilyToHost{Msg: &pb.FamilyToHost_Report{Report: out}})
-}
-
-// Call serves one small request whole: its validation and, when the host
-// asked to proceed and the family accepted, its measurement, answered
-// together. Panics are recovered as in Run.
-func (s *familyServer) Call(ctx context.Context, call *pb.CallRequest) (resp *pb.CallResponse, err error) {
-	defer s.recoverPanic(&err)
-	start := call.GetStart()
-	if start == nil {
-		return nil, status.Error(codes.InvalidArgument, "a call needs its start")
-	}
-	req, done, err := s.begin(ctx, start)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	checked, v, err := s.check(ctx, req, start)
-	if err != nil {
-		return nil, err
-	}
-	resp = &pb.CallResponse{Validated: v}
-	if checked.Measure != nil && call.GetProceed() {
-		if resp.Report, err = s.measure(ctx, checked, len(req.Body)); err != nil {
-			return nil, err
-		}
-	}
-	return resp, nil
-}
-
-// recoverPanic turns a family's panic into a static Internal error, the
-// log naming only where it began.
-func (s *familyServer) recoverPanic(err *error) {
-	if r := recover(); r != nil {
-		fn, line := panicSite()
-		s.log.Error("family panicked", "panic_function", fn, "panic_line", line)
-		*err = status.Error(codes.Internal, "family panicked")
-	}
-}
-
-// begin is a request as the family sees it, from its Start: the body
-// (mapped when it came as a shared file), the route, the host's clock and
-// its adapters. done releases what the request held, once its answer is
-// sent.
-func (s *familyServer) begin(ctx context.Context, start *pb.Start) (req Request, done func(), err error) {
-	req = Request{
-		Op:   start.GetOp(),
-		Body: start.GetBody(),
-		Now:  time.Unix(0, start.GetNowUnixNano()).UTC(),
-	}
-	release := func() {}
-	if sb := start.GetSharedBody(); sb != nil {
-		// every send encodes its message before it returns, so nothing
-		// aliasing the mapped body is read after release runs
-		if req.Body, release, err = takeShared(ctx, s.log, s.bodies, sb); err != nil {
-			return req, nil, err
-		}
-	}
-	switch start.GetRoute() {
-	case pb.Start_PRECHECK:
-		req.Route = Precheck
-	case pb.Start_OP:
-		req.Route = Op
-	default:
-		release()
-		return req, nil, status.Error(codes.InvalidArgument, "unknown route")
-	}
-	// budgeted to the end of the request: validation and measurement
-	unreserve := s.memory.Reserve(len(req.Body))
-	unwatch := overrun(ctx, s.grace, s.log, s.exit, len(req.Body))
-	if id := start.GetHostServiceId(); id != 0 && s.broker != nil {
-		req.Adapters = &hostAdapters{get: func() (pb.HostClient, error) { return s.hostClient(id) },
-			token: start.GetBodyToken(), body: req.Body}
-	}
-	return req, func() { unwatch(); unreserve(); release() }, nil
-}
-
-// check runs the family's validation and renders it for the wire.
-func (s *familyServer) check(ctx context.Context, req Request, start *pb.Start) (Checked, *pb.Validated, error) {
-	began := time.Now()
-	checked := s.impl.Check(ctx, req)
-	overran(ctx, s.log, "check ended after its request was given up", began, len(req.Body))
-	if checked.Unavailable {
-		return checked, nil, status.Error(codes.Unavailable, "a service the family needs is unavailable")
-	}
-	if req.Route == Precheck && !checked.HasCaller {
-		checked.Caller, checked.HasCaller = CallerOf(req.Body)
-	}
-	start.Body = nil // the family holds what it parsed; drop the raw bytes
-	v, err := validatedOf(checked)
-	return checked, v, err
-}
-
-// measure runs an accepted op's measurement, noting one that outlived its
-// request.
-func (s *familyServer) measure(ctx context.Context, checked Checked, size int) (*pb.Report, error) {
-	began := time.Now()
-	out, err := measure(ctx, checked)
-	overran(ctx, s.log, "measurement ended after its request was given up", began, size)
-	return out, err
 }
 
 // validatedOf is a validation as it crosses the wire.

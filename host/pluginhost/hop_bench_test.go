@@ -35,11 +35,10 @@ func echo(path string) {
 // BenchmarkProcessHop is what one request's crossing to a family process
 // costs on this machine, beside the floor under it: a 32-byte ping-pong
 // with a child process over a unix socket (go-plugin's transport), and
-// one whole session with the test family as the server ran it for a
-// small paid call before Family.Call (the stream opened, the Start with
-// the Proceed right behind it, the validation and the report read, the
-// stream closed), and the same request as one call, where the family's
-// own work is a few microseconds.
+// one whole session with the test family as the server runs it for a
+// small paid call (the stream opened, the Start with the Proceed right
+// behind it, the validation and the report read, the stream closed),
+// where the family's own work is a few microseconds.
 func BenchmarkProcessHop(b *testing.B) {
 	b.Run("unix-socket", func(b *testing.B) {
 		path := filepath.Join(b.TempDir(), "echo.sock")
@@ -74,27 +73,9 @@ func BenchmarkProcessHop(b *testing.B) {
 			}
 		}
 	})
-	start := &pb.Start{Route: pb.Start_OP, Op: "measure", Body: []byte(`{"pad":"x"}`), NowUnixNano: time.Now().UnixNano()}
 	b.Run("session", func(b *testing.B) {
-		f := startNoCallsFamily(b)
-		for b.Loop() {
-			s, err := f.Open(b.Context())
-			if err != nil {
-				b.Fatal(err)
-			}
-			s.ProceedWithStart()
-			if v, err := s.Start(start); err != nil || v.GetOutcome() != pb.Outcome_ACCEPTED {
-				b.Fatalf("start: %v %v", v.GetOutcome(), err)
-			}
-			if _, err := s.Proceed(); err != nil {
-				b.Fatal(err)
-			}
-			s.Close()
-		}
-	})
-	// the same request as one Family.Call, the way a host now sends it
-	b.Run("call", func(b *testing.B) {
 		f := startTestFamily(b)
+		start := &pb.Start{Route: pb.Start_OP, Op: "measure", Body: []byte(`{"pad":"x"}`), NowUnixNano: time.Now().UnixNano()}
 		for b.Loop() {
 			s, err := f.Open(b.Context())
 			if err != nil {
@@ -108,9 +89,6 @@ func BenchmarkProcessHop(b *testing.B) {
 				b.Fatal(err)
 			}
 			s.Close()
-		}
-		if calls, streams := f.Requests(); streams != 0 || calls == 0 {
-			b.Fatalf("%d calls, %d streams: the requests did not go as calls", calls, streams)
 		}
 	})
 }

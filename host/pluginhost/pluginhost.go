@@ -55,10 +55,6 @@ type Options struct {
 	// that read shared bodies (sdk/sharedbody): the switch for a platform
 	// or sandbox without memfd, and how the tests run both paths.
 	InlineBodies bool
-	// NoCalls sends every request on a Family.Run stream, as to a family
-	// built on an SDK before Family.Call: how the tests hold the stream
-	// path to what the call path answers.
-	NoCalls bool
 }
 
 func (o *Options) defaults() {
@@ -90,11 +86,6 @@ var (
 	ErrDeadline    = errors.New("plugin call deadline exceeded")
 	ErrFailed      = errors.New("plugin failed the request")
 	ErrClosed      = errors.New("plugin host closed")
-	// ErrMeasuring marks a failure of a request sent whole with its
-	// Proceed (Family.Call): the family may have been measuring when it
-	// failed, as a stream's failure after its validation was read, so
-	// the request is not sent again.
-	ErrMeasuring = errors.New("the family may have been measuring")
 )
 
 // conn is what a dispensed plugin hands back: the host's handle, and a
@@ -405,15 +396,7 @@ type Family struct {
 	router      *Router
 	bodies      *bodies
 	measuring   *atomic.Int64
-	// calls counts the requests sent as one Family.Call, streams those
-	// sent on a Family.Run stream
-	calls, streams atomic.Int64
 }
-
-// Requests is how many of the family's requests went as one Family.Call
-// and how many on a stream: for diagnostics and the tests that show which
-// path a request takes.
-func (f *Family) Requests() (calls, streams int64) { return f.calls.Load(), f.streams.Load() }
 
 // bodies holds the bodies of a family's open requests, by token, so the
 // family can have part of one adapted without sending it back (a record
@@ -558,15 +541,7 @@ type Session struct {
 	fault     faultSlot // the request's first adapter fault
 	ctx       context.Context
 	cancel    context.CancelFunc
-	// stream is opened by the first Start that does not go as a Call
-	stream pb.Family_RunClient
-	// calls: the family answers Family.Call; called: this request went
-	// as one, and report is the report it brought (nil without one)
-	calls  bool
-	called bool
-	report *pb.Report
-	again  *pb.Start // a called request, for a Proceed that finds no report
-	counts *Family   // where the call and stream counts go
+	stream    pb.Family_RunClient
 }
 
 // Open starts a request's stream. ctx carries the request's deadline.
@@ -580,29 +555,16 @@ func (f *Family) Open(ctx context.Context) (*Session, error) {
 	hostID := f.hostService
 	f.mu.Unlock()
 	sctx, cancel := context.WithCancel(ctx)
-	s := &Session{conn: fc, hostID: hostID, bodies: f.bodies, measuring: f.measuring, ctx: sctx, cancel: cancel,
-		calls: f.desc.GetAnswersCalls() && !f.opts.NoCalls, counts: f}
+	stream, err := fc.Client.Run(sctx)
+	if err != nil {
+		cancel()
+		return nil, classify(ctx, fc.Exited, err)
+	}
+	s := &Session{conn: fc, hostID: hostID, bodies: f.bodies, measuring: f.measuring, ctx: ctx, cancel: cancel, stream: stream}
 	if f.desc.GetReadsSharedBodies() {
 		s.share = c.share
 	}
-	if s.calls {
-		return s, nil // the stream waits for a Start that needs one
-	}
-	if err := s.open(); err != nil {
-		cancel()
-		return nil, err
-	}
 	return s, nil
-}
-
-func (s *Session) open() error {
-	stream, err := s.conn.Client.Run(s.ctx)
-	if err != nil {
-		return classify(s.ctx, s.conn.Exited, err)
-	}
-	s.stream = stream
-	s.counts.streams.Add(1)
-	return nil
 }
 
 // Start sends the request and returns the family's validation.
@@ -670,14 +632,6 @@ func (s *Session) start(start *pb.Start, body []byte) (*pb.Validated, error) {
 		s.token = s.bodies.hold(h)
 		start.BodyToken = s.token
 	}
-	if s.calls && s.shared == nil && (start.GetRoute() == pb.Start_PRECHECK || s.proceedIf != nil) {
-		return s.call(start)
-	}
-	if s.stream == nil {
-		if err := s.open(); err != nil {
-			return nil, err
-		}
-	}
 	if s.shared != nil && s.share != nil {
 		token, err := s.share.Send(s.shared)
 		if err != nil {
@@ -712,49 +666,6 @@ func (s *Session) start(start *pb.Start, body []byte) (*pb.Validated, error) {
 	return v, nil
 }
 
-// call sends a small request whole as one Family.Call: the proceed is
-// decided first (the payment's check then runs before the call instead of
-// beside the family's validation, which a lone small request more than
-// wins back in the stream it does not open), and the report, when the
-// family measured, waits for Proceed.
-func (s *Session) call(start *pb.Start) (*pb.Validated, error) {
-	if s.proceedIf != nil {
-		s.early = s.proceedIf()
-	}
-	if s.early {
-		s.markMeasuring()
-	}
-	s.counts.calls.Add(1)
-	resp, err := s.conn.Client.Call(s.ctx, &pb.CallRequest{Start: start, Proceed: s.early})
-	if err != nil {
-		if err = s.fail(err); s.early {
-			err = fmt.Errorf("%w (%w)", err, ErrMeasuring)
-		}
-		return nil, err
-	}
-	v := resp.GetValidated()
-	if v == nil {
-		return nil, fmt.Errorf("%w: expected validated", ErrFailed)
-	}
-	s.called, s.report = true, resp.GetReport()
-	if s.report == nil && v.GetOutcome() == pb.Outcome_ACCEPTED {
-		// kept for a Proceed the call did not ask for: the family holds
-		// nothing of a call, so that Proceed calls again, whole
-		s.again = &pb.Start{Route: start.GetRoute(), Op: start.GetOp(), Body: start.GetBody(), NowUnixNano: start.GetNowUnixNano(),
-			HostServiceId: start.GetHostServiceId(), BodyToken: start.GetBodyToken()}
-	}
-	return v, nil
-}
-
-// markMeasuring counts the request among the family's measuring ones,
-// once, until Close.
-func (s *Session) markMeasuring() {
-	if !s.proceeded {
-		s.proceeded = true
-		s.measuring.Add(1)
-	}
-}
-
 // ProceedWithStart, called before Start, sends the family its Proceed
 // right behind the Start, before the validation comes back: for a request
 // nothing stands between validation and measurement (no payment), one
@@ -772,9 +683,9 @@ func (s *Session) ProceedIf(ok func() bool) { s.proceedIf = ok }
 
 // Proceed lets the family measure and returns its report.
 func (s *Session) Proceed() (*pb.Report, error) {
-	s.markMeasuring()
-	if s.called {
-		return s.calledReport()
+	if !s.proceeded {
+		s.proceeded = true
+		s.measuring.Add(1)
 	}
 	if !s.early {
 		if err := s.stream.Send(&pb.HostToFamily{Msg: &pb.HostToFamily_Proceed{Proceed: &pb.Proceed{}}}); err != nil {
@@ -792,34 +703,10 @@ func (s *Session) Proceed() (*pb.Report, error) {
 	return r, nil
 }
 
-// calledReport is the report of a request that went as a Call: the one
-// it brought, or, when the call did not ask to proceed, a second call
-// that does.
-func (s *Session) calledReport() (*pb.Report, error) {
-	if r := s.report; r != nil {
-		s.report = nil
-		return r, nil
-	}
-	if s.again == nil {
-		return nil, fmt.Errorf("%w: expected report", ErrFailed)
-	}
-	resp, err := s.conn.Client.Call(s.ctx, &pb.CallRequest{Start: s.again, Proceed: true})
-	s.again = nil
-	if err != nil {
-		return nil, s.fail(err)
-	}
-	if resp.GetValidated().GetOutcome() != pb.Outcome_ACCEPTED || resp.GetReport() == nil {
-		return nil, fmt.Errorf("%w: expected report", ErrFailed)
-	}
-	return resp.GetReport(), nil
-}
-
 // Close ends the stream; a family waiting for Proceed sees the end and
 // drops what it parsed.
 func (s *Session) Close() {
-	if s.stream != nil {
-		_ = s.stream.CloseSend()
-	}
+	_ = s.stream.CloseSend()
 	s.cancel()
 	if s.proceeded {
 		s.proceeded = false
@@ -834,7 +721,7 @@ func (s *Session) Close() {
 }
 
 func (s *Session) fail(err error) error {
-	if errors.Is(err, io.EOF) && s.stream != nil {
+	if errors.Is(err, io.EOF) {
 		// the server closed the stream: the real status is on Recv
 		_, err = s.stream.Recv()
 	}

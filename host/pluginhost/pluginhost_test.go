@@ -237,20 +237,6 @@ func startTestFamily(t testing.TB) *pluginhost.Family {
 	return f
 }
 
-// startNoCallsFamily is startTestFamily with every request on a stream
-// (Options.NoCalls).
-func startNoCallsFamily(t testing.TB) *pluginhost.Family {
-	t.Helper()
-	path := testhost.Plugin(t, testPkg)
-	sum, _ := pluginhost.PinOf(path)
-	f, err := pluginhost.StartFamily(context.Background(), pluginhost.Spec{Name: "testfamily", Path: path, SHA256: sum}, pluginhost.Options{NoCalls: true}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(f.Close)
-	return f
-}
-
 // ProceedIf runs its decision once the Start is sent, before the
 // validation is read: true sends the Proceed behind it (the family begins
 // measuring before Proceed is called, and the report comes without
@@ -300,81 +286,4 @@ func fileAppears(path string, within time.Duration) bool {
 	}
 	_, err := os.Stat(path)
 	return err == nil
-}
-
-// A small request goes to a family that answers calls as one Family.Call:
-// a pre-check, and an op whose proceed is decided up front
-// (ProceedWithStart, ProceedIf). An op whose payment is asked for only
-// after validation, and a body large enough to be shared, go on a stream,
-// and so does every request with NoCalls (a family built before
-// Family.Call). Each request's answers are the same bytes either way.
-func TestASmallRequestGoesAsOneCall(t *testing.T) {
-	path := testhost.Plugin(t, testPkg)
-	sum, _ := pluginhost.PinOf(path)
-	start := func(opts pluginhost.Options) *pluginhost.Family {
-		f, err := pluginhost.StartFamily(context.Background(), pluginhost.Spec{Name: "testfamily", Path: path, SHA256: sum}, opts, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(f.Close)
-		return f
-	}
-	large := []byte(`{"pad":"` + strings.Repeat("x", pluginhost.SharedBodyMin) + `"}`)
-	type request struct {
-		name  string
-		route pb.Start_Route
-		body  []byte
-		early func(*pluginhost.Session)
-		call  bool // goes as a call to a family that answers them
-	}
-	requests := []request{
-		{"pre-check", pb.Start_PRECHECK, []byte(`{"caller":"w"}`), nil, true},
-		{"refused pre-check", pb.Start_PRECHECK, []byte(`{"refuse":true}`), nil, true},
-		{"op, proceed with start", pb.Start_OP, []byte(`{"pad":"x"}`), (*pluginhost.Session).ProceedWithStart, true},
-		{"op, proceed if", pb.Start_OP, []byte(`{"pad":"y"}`), func(s *pluginhost.Session) { s.ProceedIf(func() bool { return true }) }, true},
-		{"refused op, proceed if", pb.Start_OP, []byte(`{"refuse":true}`), func(s *pluginhost.Session) { s.ProceedIf(func() bool { return true }) }, true},
-		{"op, payment after validation", pb.Start_OP, []byte(`{"pad":"z"}`), nil, false},
-		{"large op", pb.Start_OP, large, (*pluginhost.Session).ProceedWithStart, false},
-	}
-	// answer is a request's validation and report, without their instants
-	answer := func(f *pluginhost.Family, r request) string {
-		s, err := f.Open(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		if r.early != nil {
-			r.early(s)
-		}
-		v, err := s.Start(&pb.Start{Route: r.route, Op: "measure", Body: r.body, NowUnixNano: 1})
-		if err != nil {
-			t.Fatalf("%s: %v", r.name, err)
-		}
-		out := fmt.Sprintf("%v %s %q %q", v.GetOutcome(), v.GetBody(), v.GetCode(), v.GetCaller())
-		if r.route == pb.Start_OP && v.GetOutcome() == pb.Outcome_ACCEPTED {
-			rep, err := s.Proceed()
-			if err != nil {
-				t.Fatalf("%s: report: %v", r.name, err)
-			}
-			out += fmt.Sprintf(" report %s ledger %s", rep.GetBody(), rep.GetLedger())
-		}
-		return out
-	}
-	calling, streaming := start(pluginhost.Options{}), start(pluginhost.Options{NoCalls: true})
-	for _, r := range requests {
-		c0, s0 := calling.Requests()
-		got := answer(calling, r)
-		c1, s1 := calling.Requests()
-		if wantCalls := map[bool]int64{true: 1}[r.call]; c1-c0 != wantCalls || s1-s0 != 1-wantCalls {
-			t.Errorf("%s: %d call(s) and %d stream(s), want it to go as a call: %v", r.name, c1-c0, s1-s0, r.call)
-		}
-		c0, s0 = streaming.Requests()
-		want := answer(streaming, r)
-		if c1, s1 := streaming.Requests(); c1 != c0 || s1-s0 != 1 {
-			t.Errorf("%s with NoCalls: %d call(s), %d stream(s)", r.name, c1-c0, s1-s0)
-		}
-		if got != want {
-			t.Errorf("%s: as a call %s\non a stream %s", r.name, got, want)
-		}
-	}
 }

@@ -225,9 +225,7 @@ func (s *Server) enter(q *request, small bool) (leave func(), ok bool) {
 // it (pluginhost.Session.ProceedIf). A plugin found dead at this point
 // (it crashed an instant ago and the supervisor is restarting it) is
 // tried once more: nothing has happened to the request yet, and the retry
-// waits for the restarted plugin within the request's deadline. A request
-// that went whole with its Proceed (pluginhost.ErrMeasuring) may have
-// been measuring: it is answered as a stream's measurement that failed.
+// waits for the restarted plugin within the request's deadline.
 func (s *Server) validate(ctx context.Context, sv *service, start *pb.Start, shared *sharedbody.Body, early func() bool) (Session, *pb.Validated, error) {
 	var last error
 	for attempt := 0; attempt < 2; attempt++ {
@@ -249,7 +247,7 @@ func (s *Server) validate(ctx context.Context, sv *service, start *pb.Start, sha
 		}
 		sess.Close()
 		last = err
-		if !errors.Is(err, pluginhost.ErrUnavailable) || errors.Is(err, pluginhost.ErrMeasuring) {
+		if !errors.Is(err, pluginhost.ErrUnavailable) {
 			break
 		}
 		select {

@@ -327,10 +327,6 @@ type FamilyDescription struct {
 	// OpenAPI document and its x402 discovery metadata describe the routes
 	// with it. It describes; the family's own validation decides.
 	RequestSchema []byte `protobuf:"bytes,16,opt,name=request_schema,json=requestSchema,proto3" json:"request_schema,omitempty"`
-	// The plugin answers Family.Call (set by the SDK's glue since sdk
-	// v0.3.0): a small request then costs one unary round trip instead of
-	// a stream's opening, four messages and its close.
-	AnswersCalls  bool `protobuf:"varint,17,opt,name=answers_calls,json=answersCalls,proto3" json:"answers_calls,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -475,13 +471,6 @@ func (x *FamilyDescription) GetRequestSchema() []byte {
 		return x.RequestSchema
 	}
 	return nil
-}
-
-func (x *FamilyDescription) GetAnswersCalls() bool {
-	if x != nil {
-		return x.AnswersCalls
-	}
-	return false
 }
 
 type Op struct {
@@ -1263,114 +1252,6 @@ func (*Proceed) Descriptor() ([]byte, []int) {
 	return file_plugin_proto_rawDescGZIP(), []int{13}
 }
 
-// CallRequest is a whole request for Family.Call.
-type CallRequest struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	Start *Start                 `protobuf:"bytes,1,opt,name=start,proto3" json:"start,omitempty"`
-	// Measure once validation accepts an op (a pre-check never measures).
-	Proceed       bool `protobuf:"varint,2,opt,name=proceed,proto3" json:"proceed,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *CallRequest) Reset() {
-	*x = CallRequest{}
-	mi := &file_plugin_proto_msgTypes[14]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *CallRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*CallRequest) ProtoMessage() {}
-
-func (x *CallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[14]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use CallRequest.ProtoReflect.Descriptor instead.
-func (*CallRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{14}
-}
-
-func (x *CallRequest) GetStart() *Start {
-	if x != nil {
-		return x.Start
-	}
-	return nil
-}
-
-func (x *CallRequest) GetProceed() bool {
-	if x != nil {
-		return x.Proceed
-	}
-	return false
-}
-
-// CallResponse is a family's whole answer to a CallRequest.
-type CallResponse struct {
-	state     protoimpl.MessageState `protogen:"open.v1"`
-	Validated *Validated             `protobuf:"bytes,1,opt,name=validated,proto3" json:"validated,omitempty"`
-	// Set when validation accepted an op and the request said proceed.
-	Report        *Report `protobuf:"bytes,2,opt,name=report,proto3" json:"report,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *CallResponse) Reset() {
-	*x = CallResponse{}
-	mi := &file_plugin_proto_msgTypes[15]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *CallResponse) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*CallResponse) ProtoMessage() {}
-
-func (x *CallResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[15]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use CallResponse.ProtoReflect.Descriptor instead.
-func (*CallResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{15}
-}
-
-func (x *CallResponse) GetValidated() *Validated {
-	if x != nil {
-		return x.Validated
-	}
-	return nil
-}
-
-func (x *CallResponse) GetReport() *Report {
-	if x != nil {
-		return x.Report
-	}
-	return nil
-}
-
 type FamilyToHost struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Msg:
@@ -1384,7 +1265,7 @@ type FamilyToHost struct {
 
 func (x *FamilyToHost) Reset() {
 	*x = FamilyToHost{}
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1396,7 +1277,7 @@ func (x *FamilyToHost) String() string {
 func (*FamilyToHost) ProtoMessage() {}
 
 func (x *FamilyToHost) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1409,7 +1290,7 @@ func (x *FamilyToHost) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FamilyToHost.ProtoReflect.Descriptor instead.
 func (*FamilyToHost) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{16}
+	return file_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *FamilyToHost) GetMsg() isFamilyToHost_Msg {
@@ -1473,7 +1354,7 @@ type Validated struct {
 
 func (x *Validated) Reset() {
 	*x = Validated{}
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1485,7 +1366,7 @@ func (x *Validated) String() string {
 func (*Validated) ProtoMessage() {}
 
 func (x *Validated) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1498,7 +1379,7 @@ func (x *Validated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Validated.ProtoReflect.Descriptor instead.
 func (*Validated) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{17}
+	return file_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Validated) GetOutcome() Outcome {
@@ -1556,7 +1437,7 @@ type Report struct {
 
 func (x *Report) Reset() {
 	*x = Report{}
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1568,7 +1449,7 @@ func (x *Report) String() string {
 func (*Report) ProtoMessage() {}
 
 func (x *Report) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1581,7 +1462,7 @@ func (x *Report) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Report.ProtoReflect.Descriptor instead.
 func (*Report) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{18}
+	return file_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Report) GetBody() []byte {
@@ -1619,7 +1500,7 @@ type AdapterDescription struct {
 
 func (x *AdapterDescription) Reset() {
 	*x = AdapterDescription{}
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1631,7 +1512,7 @@ func (x *AdapterDescription) String() string {
 func (*AdapterDescription) ProtoMessage() {}
 
 func (x *AdapterDescription) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1644,7 +1525,7 @@ func (x *AdapterDescription) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdapterDescription.ProtoReflect.Descriptor instead.
 func (*AdapterDescription) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{19}
+	return file_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *AdapterDescription) GetFamily() string {
@@ -1708,7 +1589,7 @@ type AdaptRequest struct {
 
 func (x *AdaptRequest) Reset() {
 	*x = AdaptRequest{}
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1720,7 +1601,7 @@ func (x *AdaptRequest) String() string {
 func (*AdaptRequest) ProtoMessage() {}
 
 func (x *AdaptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1733,7 +1614,7 @@ func (x *AdaptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdaptRequest.ProtoReflect.Descriptor instead.
 func (*AdaptRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{20}
+	return file_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *AdaptRequest) GetFormatId() string {
@@ -1798,7 +1679,7 @@ type AdaptResponse struct {
 
 func (x *AdaptResponse) Reset() {
 	*x = AdaptResponse{}
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1810,7 +1691,7 @@ func (x *AdaptResponse) String() string {
 func (*AdaptResponse) ProtoMessage() {}
 
 func (x *AdaptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1823,7 +1704,7 @@ func (x *AdaptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdaptResponse.ProtoReflect.Descriptor instead.
 func (*AdaptResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{21}
+	return file_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *AdaptResponse) GetResult() isAdaptResponse_Result {
@@ -1878,7 +1759,7 @@ type AdaptRefusal struct {
 
 func (x *AdaptRefusal) Reset() {
 	*x = AdaptRefusal{}
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1890,7 +1771,7 @@ func (x *AdaptRefusal) String() string {
 func (*AdaptRefusal) ProtoMessage() {}
 
 func (x *AdaptRefusal) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1903,7 +1784,7 @@ func (x *AdaptRefusal) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdaptRefusal.ProtoReflect.Descriptor instead.
 func (*AdaptRefusal) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{22}
+	return file_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *AdaptRefusal) GetCode() string {
@@ -1938,7 +1819,7 @@ type SessionRecord struct {
 
 func (x *SessionRecord) Reset() {
 	*x = SessionRecord{}
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1950,7 +1831,7 @@ func (x *SessionRecord) String() string {
 func (*SessionRecord) ProtoMessage() {}
 
 func (x *SessionRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1963,7 +1844,7 @@ func (x *SessionRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionRecord.ProtoReflect.Descriptor instead.
 func (*SessionRecord) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{23}
+	return file_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SessionRecord) GetLevel() string {
@@ -2014,7 +1895,7 @@ type Message struct {
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2026,7 +1907,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2039,7 +1920,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{24}
+	return file_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Message) GetRoleRaw() string {
@@ -2089,7 +1970,7 @@ type Block struct {
 
 func (x *Block) Reset() {
 	*x = Block{}
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2101,7 +1982,7 @@ func (x *Block) String() string {
 func (*Block) ProtoMessage() {}
 
 func (x *Block) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2114,7 +1995,7 @@ func (x *Block) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Block.ProtoReflect.Descriptor instead.
 func (*Block) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{25}
+	return file_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Block) GetKindRaw() string {
@@ -2218,7 +2099,7 @@ type Disclosure struct {
 
 func (x *Disclosure) Reset() {
 	*x = Disclosure{}
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2230,7 +2111,7 @@ func (x *Disclosure) String() string {
 func (*Disclosure) ProtoMessage() {}
 
 func (x *Disclosure) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2243,7 +2124,7 @@ func (x *Disclosure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Disclosure.ProtoReflect.Descriptor instead.
 func (*Disclosure) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{26}
+	return file_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Disclosure) GetCode() string {
@@ -2275,7 +2156,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\rAttachRequest\x12&\n" +
 	"\x0fhost_service_id\x18\x01 \x01(\rR\rhostServiceId\"\x10\n" +
 	"\x0eAttachResponse\"\x11\n" +
-	"\x0fDescribeRequest\"\xbc\x05\n" +
+	"\x0fDescribeRequest\"\x97\x05\n" +
 	"\x11FamilyDescription\x12\x1f\n" +
 	"\vcriteria_id\x18\x01 \x01(\tR\n" +
 	"criteriaId\x12+\n" +
@@ -2295,8 +2176,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\aformats\x18\r \x03(\tR\aformats\x12.\n" +
 	"\x13reads_shared_bodies\x18\x0e \x01(\bR\x11readsSharedBodies\x12\x16\n" +
 	"\x06corpus\x18\x0f \x01(\fR\x06corpus\x12%\n" +
-	"\x0erequest_schema\x18\x10 \x01(\fR\rrequestSchema\x12#\n" +
-	"\ranswers_calls\x18\x11 \x01(\bR\fanswersCalls\"\x84\x01\n" +
+	"\x0erequest_schema\x18\x10 \x01(\fR\rrequestSchema\"\x84\x01\n" +
 	"\x02Op\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12(\n" +
 	"\x10price_usdc_units\x18\x02 \x01(\x03R\x0epriceUsdcUnits\x12\x1f\n" +
@@ -2372,13 +2252,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\x06length\x18\x02 \x01(\x04R\x06length\x12\x1f\n" +
 	"\vjson_string\x18\x03 \x01(\bR\n" +
 	"jsonString\"\t\n" +
-	"\aProceed\"U\n" +
-	"\vCallRequest\x12,\n" +
-	"\x05start\x18\x01 \x01(\v2\x16.assay.plugin.v1.StartR\x05start\x12\x18\n" +
-	"\aproceed\x18\x02 \x01(\bR\aproceed\"y\n" +
-	"\fCallResponse\x128\n" +
-	"\tvalidated\x18\x01 \x01(\v2\x1a.assay.plugin.v1.ValidatedR\tvalidated\x12/\n" +
-	"\x06report\x18\x02 \x01(\v2\x17.assay.plugin.v1.ReportR\x06report\"\x84\x01\n" +
+	"\aProceed\"\x84\x01\n" +
 	"\fFamilyToHost\x12:\n" +
 	"\tvalidated\x18\x01 \x01(\v2\x1a.assay.plugin.v1.ValidatedH\x00R\tvalidated\x121\n" +
 	"\x06report\x18\x02 \x01(\v2\x17.assay.plugin.v1.ReportH\x00R\x06reportB\x05\n" +
@@ -2448,11 +2322,10 @@ const file_plugin_proto_rawDesc = "" +
 	"\x13OUTCOME_UNSPECIFIED\x10\x00\x12\f\n" +
 	"\bACCEPTED\x10\x01\x12\v\n" +
 	"\aREFUSED\x10\x02\x12\x15\n" +
-	"\x11COULD_NOT_MEASURE\x10\x032\xb3\x02\n" +
+	"\x11COULD_NOT_MEASURE\x10\x032\xee\x01\n" +
 	"\x06Family\x12P\n" +
 	"\bDescribe\x12 .assay.plugin.v1.DescribeRequest\x1a\".assay.plugin.v1.FamilyDescription\x12G\n" +
-	"\x03Run\x12\x1d.assay.plugin.v1.HostToFamily\x1a\x1d.assay.plugin.v1.FamilyToHost(\x010\x01\x12C\n" +
-	"\x04Call\x12\x1c.assay.plugin.v1.CallRequest\x1a\x1d.assay.plugin.v1.CallResponse\x12I\n" +
+	"\x03Run\x12\x1d.assay.plugin.v1.HostToFamily\x1a\x1d.assay.plugin.v1.FamilyToHost(\x010\x01\x12I\n" +
 	"\x06Attach\x12\x1e.assay.plugin.v1.AttachRequest\x1a\x1f.assay.plugin.v1.AttachResponse2\xa4\x01\n" +
 	"\aAdapter\x12Q\n" +
 	"\bDescribe\x12 .assay.plugin.v1.DescribeRequest\x1a#.assay.plugin.v1.AdapterDescription\x12F\n" +
@@ -2473,7 +2346,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_plugin_proto_goTypes = []any{
 	(Outcome)(0),               // 0: assay.plugin.v1.Outcome
 	(LedgerField_Type)(0),      // 1: assay.plugin.v1.LedgerField.Type
@@ -2492,19 +2365,17 @@ var file_plugin_proto_goTypes = []any{
 	(*SharedBody)(nil),         // 14: assay.plugin.v1.SharedBody
 	(*Span)(nil),               // 15: assay.plugin.v1.Span
 	(*Proceed)(nil),            // 16: assay.plugin.v1.Proceed
-	(*CallRequest)(nil),        // 17: assay.plugin.v1.CallRequest
-	(*CallResponse)(nil),       // 18: assay.plugin.v1.CallResponse
-	(*FamilyToHost)(nil),       // 19: assay.plugin.v1.FamilyToHost
-	(*Validated)(nil),          // 20: assay.plugin.v1.Validated
-	(*Report)(nil),             // 21: assay.plugin.v1.Report
-	(*AdapterDescription)(nil), // 22: assay.plugin.v1.AdapterDescription
-	(*AdaptRequest)(nil),       // 23: assay.plugin.v1.AdaptRequest
-	(*AdaptResponse)(nil),      // 24: assay.plugin.v1.AdaptResponse
-	(*AdaptRefusal)(nil),       // 25: assay.plugin.v1.AdaptRefusal
-	(*SessionRecord)(nil),      // 26: assay.plugin.v1.SessionRecord
-	(*Message)(nil),            // 27: assay.plugin.v1.Message
-	(*Block)(nil),              // 28: assay.plugin.v1.Block
-	(*Disclosure)(nil),         // 29: assay.plugin.v1.Disclosure
+	(*FamilyToHost)(nil),       // 17: assay.plugin.v1.FamilyToHost
+	(*Validated)(nil),          // 18: assay.plugin.v1.Validated
+	(*Report)(nil),             // 19: assay.plugin.v1.Report
+	(*AdapterDescription)(nil), // 20: assay.plugin.v1.AdapterDescription
+	(*AdaptRequest)(nil),       // 21: assay.plugin.v1.AdaptRequest
+	(*AdaptResponse)(nil),      // 22: assay.plugin.v1.AdaptResponse
+	(*AdaptRefusal)(nil),       // 23: assay.plugin.v1.AdaptRefusal
+	(*SessionRecord)(nil),      // 24: assay.plugin.v1.SessionRecord
+	(*Message)(nil),            // 25: assay.plugin.v1.Message
+	(*Block)(nil),              // 26: assay.plugin.v1.Block
+	(*Disclosure)(nil),         // 27: assay.plugin.v1.Disclosure
 }
 var file_plugin_proto_depIdxs = []int32{
 	7,  // 0: assay.plugin.v1.FamilyDescription.ops:type_name -> assay.plugin.v1.Op
@@ -2517,39 +2388,34 @@ var file_plugin_proto_depIdxs = []int32{
 	16, // 7: assay.plugin.v1.HostToFamily.proceed:type_name -> assay.plugin.v1.Proceed
 	2,  // 8: assay.plugin.v1.Start.route:type_name -> assay.plugin.v1.Start.Route
 	14, // 9: assay.plugin.v1.Start.shared_body:type_name -> assay.plugin.v1.SharedBody
-	13, // 10: assay.plugin.v1.CallRequest.start:type_name -> assay.plugin.v1.Start
-	20, // 11: assay.plugin.v1.CallResponse.validated:type_name -> assay.plugin.v1.Validated
-	21, // 12: assay.plugin.v1.CallResponse.report:type_name -> assay.plugin.v1.Report
-	20, // 13: assay.plugin.v1.FamilyToHost.validated:type_name -> assay.plugin.v1.Validated
-	21, // 14: assay.plugin.v1.FamilyToHost.report:type_name -> assay.plugin.v1.Report
-	0,  // 15: assay.plugin.v1.Validated.outcome:type_name -> assay.plugin.v1.Outcome
-	15, // 16: assay.plugin.v1.AdaptRequest.record_span:type_name -> assay.plugin.v1.Span
-	14, // 17: assay.plugin.v1.AdaptRequest.shared_record:type_name -> assay.plugin.v1.SharedBody
-	26, // 18: assay.plugin.v1.AdaptResponse.record:type_name -> assay.plugin.v1.SessionRecord
-	25, // 19: assay.plugin.v1.AdaptResponse.refusal:type_name -> assay.plugin.v1.AdaptRefusal
-	27, // 20: assay.plugin.v1.SessionRecord.messages:type_name -> assay.plugin.v1.Message
-	29, // 21: assay.plugin.v1.SessionRecord.disclosures:type_name -> assay.plugin.v1.Disclosure
-	28, // 22: assay.plugin.v1.Message.blocks:type_name -> assay.plugin.v1.Block
-	15, // 23: assay.plugin.v1.Block.text_span:type_name -> assay.plugin.v1.Span
-	5,  // 24: assay.plugin.v1.Family.Describe:input_type -> assay.plugin.v1.DescribeRequest
-	12, // 25: assay.plugin.v1.Family.Run:input_type -> assay.plugin.v1.HostToFamily
-	17, // 26: assay.plugin.v1.Family.Call:input_type -> assay.plugin.v1.CallRequest
-	3,  // 27: assay.plugin.v1.Family.Attach:input_type -> assay.plugin.v1.AttachRequest
-	5,  // 28: assay.plugin.v1.Adapter.Describe:input_type -> assay.plugin.v1.DescribeRequest
-	23, // 29: assay.plugin.v1.Adapter.Adapt:input_type -> assay.plugin.v1.AdaptRequest
-	23, // 30: assay.plugin.v1.Host.Adapt:input_type -> assay.plugin.v1.AdaptRequest
-	6,  // 31: assay.plugin.v1.Family.Describe:output_type -> assay.plugin.v1.FamilyDescription
-	19, // 32: assay.plugin.v1.Family.Run:output_type -> assay.plugin.v1.FamilyToHost
-	18, // 33: assay.plugin.v1.Family.Call:output_type -> assay.plugin.v1.CallResponse
-	4,  // 34: assay.plugin.v1.Family.Attach:output_type -> assay.plugin.v1.AttachResponse
-	22, // 35: assay.plugin.v1.Adapter.Describe:output_type -> assay.plugin.v1.AdapterDescription
-	24, // 36: assay.plugin.v1.Adapter.Adapt:output_type -> assay.plugin.v1.AdaptResponse
-	24, // 37: assay.plugin.v1.Host.Adapt:output_type -> assay.plugin.v1.AdaptResponse
-	31, // [31:38] is the sub-list for method output_type
-	24, // [24:31] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	18, // 10: assay.plugin.v1.FamilyToHost.validated:type_name -> assay.plugin.v1.Validated
+	19, // 11: assay.plugin.v1.FamilyToHost.report:type_name -> assay.plugin.v1.Report
+	0,  // 12: assay.plugin.v1.Validated.outcome:type_name -> assay.plugin.v1.Outcome
+	15, // 13: assay.plugin.v1.AdaptRequest.record_span:type_name -> assay.plugin.v1.Span
+	14, // 14: assay.plugin.v1.AdaptRequest.shared_record:type_name -> assay.plugin.v1.SharedBody
+	24, // 15: assay.plugin.v1.AdaptResponse.record:type_name -> assay.plugin.v1.SessionRecord
+	23, // 16: assay.plugin.v1.AdaptResponse.refusal:type_name -> assay.plugin.v1.AdaptRefusal
+	25, // 17: assay.plugin.v1.SessionRecord.messages:type_name -> assay.plugin.v1.Message
+	27, // 18: assay.plugin.v1.SessionRecord.disclosures:type_name -> assay.plugin.v1.Disclosure
+	26, // 19: assay.plugin.v1.Message.blocks:type_name -> assay.plugin.v1.Block
+	15, // 20: assay.plugin.v1.Block.text_span:type_name -> assay.plugin.v1.Span
+	5,  // 21: assay.plugin.v1.Family.Describe:input_type -> assay.plugin.v1.DescribeRequest
+	12, // 22: assay.plugin.v1.Family.Run:input_type -> assay.plugin.v1.HostToFamily
+	3,  // 23: assay.plugin.v1.Family.Attach:input_type -> assay.plugin.v1.AttachRequest
+	5,  // 24: assay.plugin.v1.Adapter.Describe:input_type -> assay.plugin.v1.DescribeRequest
+	21, // 25: assay.plugin.v1.Adapter.Adapt:input_type -> assay.plugin.v1.AdaptRequest
+	21, // 26: assay.plugin.v1.Host.Adapt:input_type -> assay.plugin.v1.AdaptRequest
+	6,  // 27: assay.plugin.v1.Family.Describe:output_type -> assay.plugin.v1.FamilyDescription
+	17, // 28: assay.plugin.v1.Family.Run:output_type -> assay.plugin.v1.FamilyToHost
+	4,  // 29: assay.plugin.v1.Family.Attach:output_type -> assay.plugin.v1.AttachResponse
+	20, // 30: assay.plugin.v1.Adapter.Describe:output_type -> assay.plugin.v1.AdapterDescription
+	22, // 31: assay.plugin.v1.Adapter.Adapt:output_type -> assay.plugin.v1.AdaptResponse
+	22, // 32: assay.plugin.v1.Host.Adapt:output_type -> assay.plugin.v1.AdaptResponse
+	27, // [27:33] is the sub-list for method output_type
+	21, // [21:27] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -2561,15 +2427,15 @@ func file_plugin_proto_init() {
 		(*HostToFamily_Start)(nil),
 		(*HostToFamily_Proceed)(nil),
 	}
-	file_plugin_proto_msgTypes[16].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[14].OneofWrappers = []any{
 		(*FamilyToHost_Validated)(nil),
 		(*FamilyToHost_Report)(nil),
 	}
-	file_plugin_proto_msgTypes[21].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[19].OneofWrappers = []any{
 		(*AdaptResponse_Record)(nil),
 		(*AdaptResponse_Refusal)(nil),
 	}
-	file_plugin_proto_msgTypes[25].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[23].OneofWrappers = []any{
 		(*Block_Text)(nil),
 		(*Block_NonSerialisable)(nil),
 	}
@@ -2579,7 +2445,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   27,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

@@ -26,7 +26,6 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	Family_Describe_FullMethodName = "/assay.plugin.v1.Family/Describe"
 	Family_Run_FullMethodName      = "/assay.plugin.v1.Family/Run"
-	Family_Call_FullMethodName     = "/assay.plugin.v1.Family/Call"
 	Family_Attach_FullMethodName   = "/assay.plugin.v1.Family/Attach"
 )
 
@@ -43,14 +42,6 @@ type FamilyClient interface {
 	// submission lives in the family only as long as this stream, so a record
 	// crosses the boundary once and is parsed once.
 	Run(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[HostToFamily, FamilyToHost], error)
-	// Call carries one small request whole, in one round trip: the Start
-	// (its body inline) and whether the host asks for the measurement once
-	// the family accepts (proceed, decided before the call: nothing stands
-	// between validation and measurement, or the payment was checked
-	// first). The family answers with its validation and, when it
-	// accepted and proceed is set, its report. A host sends it only to a
-	// family whose description sets answers_calls; the others are sent Run.
-	Call(ctx context.Context, in *CallRequest, opts ...grpc.CallOption) (*CallResponse, error)
 	// Attach hands the family the broker id of the host's service right after
 	// the host starts serving it: go-plugin's broker only keeps an offer open
 	// for seconds, so the family dials at once and keeps the connection.
@@ -88,16 +79,6 @@ func (c *familyClient) Run(ctx context.Context, opts ...grpc.CallOption) (grpc.B
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Family_RunClient = grpc.BidiStreamingClient[HostToFamily, FamilyToHost]
 
-func (c *familyClient) Call(ctx context.Context, in *CallRequest, opts ...grpc.CallOption) (*CallResponse, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(CallResponse)
-	err := c.cc.Invoke(ctx, Family_Call_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 func (c *familyClient) Attach(ctx context.Context, in *AttachRequest, opts ...grpc.CallOption) (*AttachResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(AttachResponse)
@@ -121,14 +102,6 @@ type FamilyServer interface {
 	// submission lives in the family only as long as this stream, so a record
 	// crosses the boundary once and is parsed once.
 	Run(grpc.BidiStreamingServer[HostToFamily, FamilyToHost]) error
-	// Call carries one small request whole, in one round trip: the Start
-	// (its body inline) and whether the host asks for the measurement once
-	// the family accepts (proceed, decided before the call: nothing stands
-	// between validation and measurement, or the payment was checked
-	// first). The family answers with its validation and, when it
-	// accepted and proceed is set, its report. A host sends it only to a
-	// family whose description sets answers_calls; the others are sent Run.
-	Call(context.Context, *CallRequest) (*CallResponse, error)
 	// Attach hands the family the broker id of the host's service right after
 	// the host starts serving it: go-plugin's broker only keeps an offer open
 	// for seconds, so the family dials at once and keeps the connection.
@@ -148,9 +121,6 @@ func (UnimplementedFamilyServer) Describe(context.Context, *DescribeRequest) (*F
 }
 func (UnimplementedFamilyServer) Run(grpc.BidiStreamingServer[HostToFamily, FamilyToHost]) error {
 	return status.Error(codes.Unimplemented, "method Run not implemented")
-}
-func (UnimplementedFamilyServer) Call(context.Context, *CallRequest) (*CallResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method Call not implemented")
 }
 func (UnimplementedFamilyServer) Attach(context.Context, *AttachRequest) (*AttachResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Attach not implemented")
@@ -201,24 +171,6 @@ func _Family_Run_Handler(srv interface{}, stream grpc.ServerStream) error {
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Family_RunServer = grpc.BidiStreamingServer[HostToFamily, FamilyToHost]
 
-func _Family_Call_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(CallRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(FamilyServer).Call(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: Family_Call_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(FamilyServer).Call(ctx, req.(*CallRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
 func _Family_Attach_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(AttachRequest)
 	if err := dec(in); err != nil {
@@ -247,10 +199,6 @@ var Family_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Describe",
 			Handler:    _Family_Describe_Handler,
-		},
-		{
-			MethodName: "Call",
-			Handler:    _Family_Call_Handler,
 		},
 		{
 			MethodName: "Attach",
