@@ -252,11 +252,11 @@ func New(cfg Config) *Server {
 		cfg.Readiness = readiness.New(readiness.Config{Board: cfg.States, Keys: cfg.Keys, Services: keys})
 	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), services: map[string]*service{}, limited: ratelog.New(cfg.Logger, time.Minute, cfg.Now),
-		// while paid traffic is recent, two pre-checks at work per core:
-		// a paid request arriving finds few ahead of it, and a pre-check
-		// waiting on the disk or a plugin leaves its core to another
-		// (one per core kept the same paid p99, with fewer pre-checks)
-		priority: admission.NewPriority(freeYield, 2*runtime.GOMAXPROCS(0)), behind: newLineQueue(pendingLines)}
+		// while paid traffic is recent, one pre-check at work per core: a
+		// paid request arriving finds at most that many ahead of it (two
+		// per core served 60 % more pre-checks beside a paid caller, and
+		// left the paid p99 12 % higher: docs/benchmarks.md, session 15)
+		priority: admission.NewPriority(freeYield, runtime.GOMAXPROCS(0)), behind: newLineQueue(pendingLines)}
 	for _, svc := range cfg.Services {
 		limits := cfg.Admission.ForBodyCap(svc.Desc.GetBodyBytes())
 		sv := &service{Service: svc, check: selfcheck.New(svc.Desc.GetTripwires()), fields: ledger.NewFields(svc.Desc.GetLedgerFields()), ops: map[string]*pb.Op{},
