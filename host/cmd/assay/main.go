@@ -343,11 +343,7 @@ func serve(args []string, stderr io.Writer) (err error) {
 			}
 		case <-ctx.Done():
 			log.Info("shutting down", "grace", shutdownGrace)
-			err := drain(srv, shutdownGrace, log)
-			// no handler is left to start a line: wait for those behind
-			// their answers before the store closes
-			handler.Drain()
-			return err
+			return stopServing(srv, handler, shutdownGrace, log)
 		}
 	}
 }
@@ -362,6 +358,15 @@ func hostLogger(cfg config.Config, out io.Writer) (hclog.Logger, error) {
 	}
 	opts.Name, opts.Output = "assay", out
 	return hclog.New(opts), nil
+}
+
+// stopServing stops srv (drain), then waits for the ledger lines still
+// committing behind answers already sent: no handler is left to start
+// one, and the store closes only once they are in.
+func stopServing(srv *http.Server, handler interface{ Drain() }, grace time.Duration, log hclog.Logger) error {
+	err := drain(srv, grace, log)
+	handler.Drain()
+	return err
 }
 
 // drain stops srv: no new connections, the requests in flight given
