@@ -1,11 +1,8 @@
 package server_test
 
 import (
-	"context"
-	"database/sql"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -23,31 +20,7 @@ import (
 // both lines in the store.
 func TestTheNextRequestDoesNotWaitForTheLastLine(t *testing.T) {
 	h := testhost.Start(t, testhost.Options{NoFreeTier: true}, testPkg)
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(h.DataDir, "assay.db")+"?_pragma=busy_timeout(10000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	ctx := context.Background()
-	lock, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Close()
-	if _, err := lock.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
-	locked := true
-	unlock := func() {
-		if locked {
-			locked = false
-			if _, err := lock.ExecContext(ctx, "ROLLBACK"); err != nil {
-				t.Error(err)
-			}
-		}
-	}
-	defer unlock()
-
+	unlock := h.HoldWriteLock(t)
 	client := &http.Client{Timeout: 8 * time.Second, Transport: &http.Transport{MaxConnsPerHost: 1}}
 	defer client.CloseIdleConnections()
 	for i := range 2 {
@@ -61,14 +34,12 @@ func TestTheNextRequestDoesNotWaitForTheLastLine(t *testing.T) {
 			t.Fatalf("request %d: status %d", i, resp.StatusCode)
 		}
 	}
-	var n int
-	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM ledger").Scan(&n); err != nil || n != 0 {
-		t.Fatalf("lines while the store was locked: %d %v", n, err)
+	if n := h.LedgerRows(t); n != 0 {
+		t.Fatalf("%d lines while the store was locked", n)
 	}
 	unlock()
 	h.Server.Drain()
-	lines, err := h.Store.Lines(ctx)
-	if err != nil || len(lines) != 2 {
-		t.Fatalf("after Drain: %d lines (%v), want both answers' lines\n%s", len(lines), err, h.Log.String())
+	if n := h.LedgerRows(t); n != 2 {
+		t.Fatalf("after Drain: %d lines, want both answers' lines\n%s", n, h.Log.String())
 	}
 }

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"context"
-	"database/sql"
 	"io"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -31,20 +28,7 @@ func TestAStoppingHostWaitsForTheLinesBehindItsAnswers(t *testing.T) {
 	srv := &http.Server{Handler: h.Server, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 
-	ctx := context.Background()
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(h.DataDir, "assay.db")+"?_pragma=busy_timeout(10000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	lock, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Close()
-	if _, err := lock.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
+	unlock := h.HoldWriteLock(t)
 	resp, err := http.Post("http://"+ln.Addr().String()+"/test-family/measure", "application/json", strings.NewReader(`{"pad":"x"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -62,9 +46,7 @@ func TestAStoppingHostWaitsForTheLinesBehindItsAnswers(t *testing.T) {
 		t.Fatalf("the host stopped with its line still waiting to commit (%v)", err)
 	case <-time.After(300 * time.Millisecond):
 	}
-	if _, err := lock.ExecContext(ctx, "ROLLBACK"); err != nil {
-		t.Fatal(err)
-	}
+	unlock()
 	select {
 	case err := <-stopped:
 		if err != nil {
@@ -73,8 +55,7 @@ func TestAStoppingHostWaitsForTheLinesBehindItsAnswers(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the host did not stop once its line could commit")
 	}
-	var lines int
-	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM ledger").Scan(&lines); err != nil || lines != 1 {
-		t.Fatalf("%d lines (%v), want the answer's", lines, err)
+	if n := h.LedgerRows(t); n != 1 {
+		t.Fatalf("%d lines, want the answer's", n)
 	}
 }
