@@ -140,7 +140,13 @@ func openSQLite(ctx context.Context, path string, create bool) (*Store, error) {
 	// transaction ids) then stay in memory instead of being read back at
 	// every commit. Readers map the file (mmap_size), since a reader's
 	// cache is dropped whenever the writer commits.
-	dsn := "file:" + path + "?mode=" + mode + "&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)&_pragma=cache_size(-16384)"
+	//
+	// Its transactions begin IMMEDIATE: one that began deferred, read, and
+	// then wrote while another process (assay ledger, a second command)
+	// held the write lock got SQLITE_BUSY at once, since SQLite runs no
+	// busy handler for a read transaction's upgrade; taken at BEGIN, the
+	// lock waits its busy_timeout like any other.
+	dsn := "file:" + path + "?mode=" + mode + "&_txlock=immediate&_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)&_pragma=cache_size(-16384)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("store: open sqlite: %w", err)
