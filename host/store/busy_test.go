@@ -2,11 +2,11 @@ package store_test
 
 import (
 	"context"
-	"database/sql"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/assay-audit/assay/host/internal/storetest"
 	"github.com/assay-audit/assay/host/store"
 )
 
@@ -25,22 +25,9 @@ func TestAStoreWaitsForAnotherWriterInsteadOfFailing(t *testing.T) {
 		t.Fatal(err)
 	}
 	first.Close()
-	other, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "assay.db")+"?_pragma=busy_timeout(10000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	hold := func() {
-		t.Helper()
-		conn, err := other.Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-			t.Fatal(err)
-		}
-		time.AfterFunc(300*time.Millisecond, func() { _, _ = conn.ExecContext(ctx, "ROLLBACK"); conn.Close() })
-	}
+	path := filepath.Join(dir, "assay.db")
+	// another writer's commit, over in a moment
+	hold := func() { time.AfterFunc(300*time.Millisecond, storetest.HoldWriteLock(t, path)) }
 	hold()
 	st, err := store.OpenExisting(ctx, "sqlite", dir)
 	if err != nil {

@@ -74,6 +74,16 @@ func (f *Family) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 	n := len(req.Body)
 	out := sdk.Checked{Outcome: sdk.Accepted, Caller: in.Caller, HasCaller: in.Caller != ""}
 	if req.Route == sdk.Precheck {
+		// touch_file, then wait_file: a test sees which pre-checks are
+		// in the family at once, and lets them go
+		if in.TouchFile != "" {
+			if f, err := os.Create(in.TouchFile); err == nil {
+				f.Close()
+			}
+		}
+		if in.WaitFile != "" {
+			waitFor(ctx, in.WaitFile, 5*time.Second)
+		}
 		out.Body = map[string]any{"assessable": true, "body_bytes": n}
 		if in.MemoryLimit {
 			out.Body.(map[string]any)["memory_limit"] = debug.SetMemoryLimit(-1) // -1 reads it
