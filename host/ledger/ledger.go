@@ -233,10 +233,11 @@ func (w *Writer) Append(ctx context.Context, e Entry) (int64, error) {
 	return w.Store.AppendLine(ctx, w.line(e))
 }
 
-// Deliver writes the line of a delivered report and moves its payment's
-// claim to delivered, in one transaction (store.DeliverClaim).
-func (w *Writer) Deliver(ctx context.Context, e Entry, paymentID, owner string) (int64, error) {
-	return w.Store.DeliverClaim(ctx, paymentID, owner, w.line(e), e.At)
+// Issue writes the line of a report about to be written, moves its
+// payment's claim to issued and keeps the sealed answer for redelivery
+// (nil: none), in one transaction (store.IssueClaim).
+func (w *Writer) Issue(ctx context.Context, e Entry, paymentID, owner string, answer *store.Issued) (int64, error) {
+	return w.Store.IssueClaim(ctx, paymentID, owner, w.line(e), answer, e.At)
 }
 
 func (w *Writer) line(e Entry) store.Line {

@@ -227,7 +227,7 @@ func TestNumberFieldWithATokenVocabulary(t *testing.T) {
 
 // The report lists every payment taken whose report is owed, and stops
 // listing it once its line is delivered with the claim.
-func TestReportListsUndeliveredClaims(t *testing.T) {
+func TestReportListsClaimsNotIssued(t *testing.T) {
 	ctx := context.Background()
 	st := storetest.Open(t, "sqlite")
 	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
@@ -241,16 +241,16 @@ func TestReportListsUndeliveredClaims(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Undelivered) != 1 || r.Undelivered[0].TxID != "tx9" || r.Undelivered[0].State != "settled" || r.Undelivered[0].PriceUSDCUnits != 50000 ||
-		!strings.Contains(r.Text(), "undelivered paid claims: 1") {
-		t.Fatalf("undelivered %+v\n%s", r.Undelivered, r.Text())
+	if len(r.NotIssued) != 1 || r.NotIssued[0].TxID != "tx9" || r.NotIssued[0].State != "settled" || r.NotIssued[0].PriceUSDCUnits != 50000 ||
+		!strings.Contains(r.Text(), "paid claims whose report is not yet issued: 1") || r.Issued != 0 {
+		t.Fatalf("not issued %+v\n%s", r.NotIssued, r.Text())
 	}
 	w := &Writer{Store: st}
 	desc := &pb.FamilyDescription{Service: "svc", CriteriaId: "svc/v1", CriteriaRevision: "1"}
-	if _, err := w.Deliver(ctx, Entry{Desc: desc, At: at, Payer: "payer9", PriceUnits: 50000, TxID: "tx9", Fields: "{}"}, "p", "h/1"); err != nil {
+	if _, err := w.Issue(ctx, Entry{Desc: desc, At: at, Payer: "payer9", PriceUnits: 50000, TxID: "tx9", Fields: "{}"}, "p", "h/1", nil); err != nil {
 		t.Fatal(err)
 	}
-	if r, _ = Build(ctx, st, at); len(r.Undelivered) != 0 || r.Services[0].Lines != 1 {
-		t.Errorf("after delivery: %+v", r)
+	if r, _ = Build(ctx, st, at); len(r.NotIssued) != 0 || r.Services[0].Lines != 1 || r.Issued != 1 || !strings.Contains(r.Text(), "issued paid claims: 1\n") {
+		t.Errorf("after the issue: %+v", r)
 	}
 }

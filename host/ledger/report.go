@@ -16,17 +16,21 @@ import (
 type Report struct {
 	GeneratedAt string          `json:"generated_at"`
 	Services    []ServiceReport `json:"services"`
-	// Undelivered are the payments taken (or being settled when a host
-	// died) whose report was never delivered: each stays redeemable by a
-	// re-send of its payment, and none expires by itself.
-	Undelivered []UndeliveredClaim `json:"undelivered_paid_claims"`
+	// NotIssued are the payments taken (settled), or being settled when a
+	// host died (settling), whose report was never issued: each is issued
+	// by a re-send of its payment, and none expires by itself. An issued
+	// report (its line committed before its answer was written) is never
+	// here, whether or not its payer read it.
+	NotIssued []NotIssuedClaim `json:"paid_claims_not_issued"`
+	// Issued is how many claims are issued: spent, each with its line.
+	Issued int `json:"issued_claims"`
 	// Books is the money: USDC, CAD and refunds, outside and house apart,
 	// in all and by service and UTC day.
 	Books Books `json:"books"`
 }
 
-// UndeliveredClaim is a payment whose report is owed.
-type UndeliveredClaim struct {
+// NotIssuedClaim is a payment whose report is owed.
+type NotIssuedClaim struct {
 	Service        string `json:"service"`
 	Op             string `json:"op"`
 	State          string `json:"state"` // settled, or settling (the outcome unknown: a re-send settles again)
@@ -128,16 +132,19 @@ func Build(ctx context.Context, st *store.Store, now time.Time) (*Report, error)
 	if err != nil {
 		return nil, err
 	}
-	r := &Report{GeneratedAt: sdk.Instant(now), Services: []ServiceReport{}, Undelivered: []UndeliveredClaim{}, Books: books}
+	r := &Report{GeneratedAt: sdk.Instant(now), Services: []ServiceReport{}, NotIssued: []NotIssuedClaim{}, Books: books}
 	for _, state := range []string{store.ClaimSettled, store.ClaimSettling} {
 		claims, err := st.Claims(ctx, state)
 		if err != nil {
 			return nil, err
 		}
 		for _, c := range claims {
-			r.Undelivered = append(r.Undelivered, UndeliveredClaim{Service: c.Service, Op: c.Op, State: c.State, TxID: c.TxID,
+			r.NotIssued = append(r.NotIssued, NotIssuedClaim{Service: c.Service, Op: c.Op, State: c.State, TxID: c.TxID,
 				Payer: c.Payer, PriceUSDCUnits: c.PriceUSDCUnits, Since: sdk.Instant(c.Created)})
 		}
+	}
+	if r.Issued, err = st.CountClaims(ctx, store.ClaimIssued); err != nil {
+		return nil, err
 	}
 	for _, k := range order {
 		free, err := st.FreeUse(ctx, UsageScope(k[0], k[1], k[2]))
@@ -319,9 +326,10 @@ func freeTripwire(paid, free int64) Tripwire {
 // Text renders the report for a terminal.
 func (r *Report) Text() string {
 	out := fmt.Sprintf("kill-line report at %s\n", r.GeneratedAt)
-	if len(r.Undelivered) > 0 {
-		out += fmt.Sprintf("undelivered paid claims: %d (each redeemable by re-sending its payment)\n", len(r.Undelivered))
-		for _, c := range r.Undelivered {
+	out += fmt.Sprintf("issued paid claims: %d\n", r.Issued)
+	if len(r.NotIssued) > 0 {
+		out += fmt.Sprintf("paid claims whose report is not yet issued: %d (settled: taken, the report owed; settling: the outcome unknown; a re-send of its payment issues each)\n", len(r.NotIssued))
+		for _, c := range r.NotIssued {
 			out += fmt.Sprintf("  %s %s %s since %s: transaction %q, payer %q, %d USDC units\n", c.Service, c.Op, c.State, c.Since, c.TxID, c.Payer, c.PriceUSDCUnits)
 		}
 	}

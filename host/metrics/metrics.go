@@ -43,7 +43,7 @@ func New() *Metrics {
 		Help: "Request latency by service and route template.", Buckets: prometheus.ExponentialBuckets(0.0005, 2.5, 12)},
 		[]string{"service", "route"})
 	m.calls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "assay_calls_total",
-		Help: "Answered calls by tier: free (admitted pre-checks) and paid (delivered reports)."}, []string{"service", "tier"})
+		Help: "Answered calls by tier: free (admitted pre-checks), paid (issued reports) and redelivered (an issued report given again to a re-send of its payment)."}, []string{"service", "tier"})
 	m.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "assay_refusals_total",
 		Help: "Signed refusals by code."}, []string{"service", "code"})
 	m.cnm = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "assay_could_not_measure_total",
@@ -103,9 +103,9 @@ func (m *Metrics) RPCError(method string) { m.rpcErrors.WithLabelValues(code(met
 // Claims publishes the count of payment claims in each state, read at
 // each scrape.
 func (m *Metrics) Claims(count func(state string) (int, bool)) {
-	for _, state := range []string{"settling", "settled", "delivered"} {
+	for _, state := range []string{"settling", "settled", "issued"} {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "assay_payment_claims",
-			Help:        "Payment claims by state (settling: the outcome not yet known; settled: a report owed; delivered: spent); NaN when the store does not answer.",
+			Help:        "Payment claims by state (settling: the outcome not yet known; settled: taken, its report not yet issued; issued: its ledger line committed and its answer kept for redelivery); NaN when the store does not answer.",
 			ConstLabels: prometheus.Labels{"state": state}}, func() float64 {
 			if n, ok := count(state); ok {
 				return float64(n)
@@ -139,6 +139,10 @@ func (m *Metrics) Free(service string) { m.calls.WithLabelValues(service, "free"
 
 // Paid counts a delivered paid report.
 func (m *Metrics) Paid(service string) { m.calls.WithLabelValues(service, "paid").Inc() }
+
+// Redelivered counts a paid answer given again to a re-send of its
+// payment (nothing charged, no line).
+func (m *Metrics) Redelivered(service string) { m.calls.WithLabelValues(service, "redelivered").Inc() }
 
 // Refusal counts a signed refusal.
 func (m *Metrics) Refusal(service, c string) { m.refusals.WithLabelValues(service, code(c)).Inc() }

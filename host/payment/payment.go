@@ -7,6 +7,9 @@ package payment
 import (
 	"context"
 	"net/http"
+
+	"github.com/assay-audit/assay/host/redelivery"
+	"github.com/assay-audit/assay/host/store"
 )
 
 // Price is what one op costs, from the family's criteria.
@@ -40,6 +43,11 @@ type Admission struct {
 	Facts map[string]any
 	// State is the gate's own (the server never reads it).
 	State any
+	// Issued is set when this payment's report was already issued (the
+	// same payment, or the payer's payment identifier, sent again): the
+	// server measures nothing and asks the gate's Redeliverer for the
+	// answer instead.
+	Issued bool
 }
 
 // Demand is the gate answering the client itself: a signed refusal with
@@ -65,9 +73,9 @@ type Receipt struct {
 	Facts  map[string]any
 	Header map[string]string
 	// Claim is the store's hold on this payment until its report is
-	// delivered (nil when nothing was paid): the server writes the answer,
-	// then commits the ledger line and the claim's move to delivered in
-	// one transaction.
+	// issued (nil when nothing was paid): the server commits the ledger
+	// line, the claim's move to issued and the sealed answer in one
+	// transaction, then writes the answer.
 	Claim *Claim
 }
 
@@ -90,9 +98,9 @@ type Gate interface {
 	// Undelivered is called when a report could not be delivered after
 	// Admit: its facts and headers go into the 503 (a delivery marker).
 	Undelivered(ctx context.Context, req Request, a *Admission) (facts map[string]any, header map[string]string)
-	// Release is called when a settled report could not be written: the
-	// claim stays undelivered and its lease ends, so a re-send of the same
-	// payment delivers it.
+	// Release is called when a settled report could not be issued (its
+	// line not committed): the claim stays settled and its lease ends, so
+	// a re-send of the same payment issues it.
 	Release(ctx context.Context, r *Receipt)
 	// UnchargedFacts are the payment members of an answer refused before
 	// the payment was looked at.
@@ -121,6 +129,19 @@ type EarlySettler interface {
 	// payment is as it was before the request, or, where it was already
 	// taken, stays redeemable.
 	Withdraw(ctx context.Context, a *Admission, r *Receipt)
+}
+
+// Redeliverer is a Gate that keeps each issued answer, sealed, so that a
+// re-send of the same paid request is answered again with no second
+// charge and no second ledger line (docs/payers.md, "Redelivery").
+type Redeliverer interface {
+	// Seal is the answer to keep with a receipt's ledger line, sealed for
+	// the submission digest d (nil when this receipt keeps none).
+	Seal(a *Admission, r *Receipt, d redelivery.Digest, answer redelivery.Answer) (*store.Issued, error)
+	// Redeliver is the kept answer of an Issued admission, for the
+	// submission digest d; a Demand when it is not to be had (another
+	// submission's, or its window ended).
+	Redeliver(ctx context.Context, req Request, a *Admission, d redelivery.Digest) (*redelivery.Answer, *Demand, error)
 }
 
 // Off serves paid routes without payment, for private deployments: every

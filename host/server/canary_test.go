@@ -19,6 +19,7 @@ import (
 	"github.com/assay-audit/assay/host/internal/storetest"
 	"github.com/assay-audit/assay/host/internal/testhost"
 	"github.com/assay-audit/assay/host/store"
+	"github.com/assay-audit/assay/host/x402"
 )
 
 // canary is a unique string planted in every submitted field, with every
@@ -358,8 +359,10 @@ func dumpTables(t *testing.T, st *store.Store) string {
 
 // TestCanaryNeverLeaksWithPayments runs the paid routes with x402 payments
 // on: the 402, a paid report, a refused submission carrying a payment, a
-// crash after the payment check (503 with a delivery marker) and its
-// redemption.
+// re-send of the paid report (the answer kept for redelivery), the same
+// payment with another submission (409) and past the redelivery window
+// (a replay), a crash after the payment check (503 with a delivery
+// marker) and its redemption.
 func TestCanaryNeverLeaksWithPayments(t *testing.T) {
 	c := newCanary(t)
 	h := startPaid(t, sdPkg, testPkg)
@@ -390,6 +393,10 @@ func TestCanaryNeverLeaksWithPayments(t *testing.T) {
 	answers = append(answers, res.Body)
 	bad := []byte(`{"streamed_capture":{"chunks":["` + c.value + `"]},"reference_output":{"chunks":[]}}`)
 	keep(do(t, "POST", h.URL+"/stream-divergence/compare", bad, map[string]string{"PAYMENT-SIGNATURE": rec.sig}))
+	keep(do(t, "POST", h.URL+"/stream-divergence/compare", body, map[string]string{"PAYMENT-SIGNATURE": rec.sig})) // redelivered
+	other := bytes.Replace(body, []byte(b64(artefact[1:])), []byte(b64(artefact[2:])), 1)
+	keep(do(t, "POST", h.URL+"/stream-divergence/compare", other, map[string]string{"PAYMENT-SIGNATURE": rec.sig})) // conflict
+	h.clock.Add(x402.DefaultRedelivery)
 	keep(do(t, "POST", h.URL+"/stream-divergence/compare", body, map[string]string{"PAYMENT-SIGNATURE": rec.sig})) // replay
 
 	fam := h.Families["test-family"]
@@ -413,7 +420,7 @@ func TestCanaryNeverLeaksWithPayments(t *testing.T) {
 	for _, l := range requestLines(t, h.Log.String()) {
 		outcomes[l["payment"]] = true
 	}
-	for _, o := range []string{"required", "settled", "not-paid", "replayed", "undelivered"} {
+	for _, o := range []string{"required", "settled", "not-paid", "redelivered", "conflict", "replayed", "undelivered"} {
 		if !outcomes[o] {
 			t.Errorf("no request line with payment=%s (lines: %v)", o, outcomes)
 		}

@@ -2,83 +2,48 @@ package server
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/assay-audit/assay/host/ledger"
 	"github.com/assay-audit/assay/host/payment"
-	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 )
 
-// pendingLines bounds the ledger lines committing behind their answers at
-// once; a handler that finds them all taken commits its own line before it
-// returns, as every handler did before the queue.
-const pendingLines = 1024
-
-// lineQueue runs the ledger lines of answers already sent. The answer goes
-// before its line in any case (README: a crash between the two leaves a
-// report whose claim a re-send redeems); what the queue changes is that
-// the handler returns without waiting for the line's commit. Go's HTTP
-// server reads a connection's next request only once the handler has
-// returned, so a keep-alive client no longer waits for the previous
-// line's fsync before its next request is even read. The Server owns the
-// goroutines: Drain waits for every one.
-type lineQueue struct {
-	slots chan struct{}
-	wg    sync.WaitGroup
-}
-
-func newLineQueue(n int) lineQueue { return lineQueue{slots: make(chan struct{}, n)} }
-
-// run commits write behind the answer when a slot is free, else now.
-func (l *lineQueue) run(write func()) {
-	select {
-	case l.slots <- struct{}{}:
-		l.wg.Add(1)
-		go func() {
-			defer l.wg.Done()
-			defer func() { <-l.slots }()
-			write()
-		}()
-	default:
-		write()
-	}
-}
-
-// Drain waits until every ledger line of an answer already sent has
-// committed (or failed and been logged). A host calls it once its HTTP
-// server has shut down (no handler left to add one) and before its store
-// closes.
-func (s *Server) Drain() { s.behind.wg.Wait() }
-
-// writeLedger appends the delivered answer's line, and with a claim moves
-// it to delivered in the same transaction, behind the answer (lineQueue).
-// The report is already written, so a store failure is logged (with the
-// transaction id, never the submission) and counted for the operator; the
-// claim then stays undelivered and a re-send of its payment delivers
-// again.
-func (s *Server) writeLedger(q *request, r *payment.Receipt, fields string, at time.Time) {
+// issue commits a paid answer's ledger line before the answer is
+// written: with a claim, the claim's move to issued and the answer kept
+// for redelivery go in the same transaction. false (logged, counted)
+// when the store refused: the answer is then not written, and the
+// payment stays settled for a re-send to issue.
+//
+// The order is the money promise (docs/payers.md, "Issued before it
+// leaves"): written first, a client that never reads its answer, or a
+// host killed between the write and the commit, left a charge with no
+// line (the books short of the chain) or a delivered claim whose report
+// nobody holds. Issued first, every charge has its line, and its report
+// can be had again.
+func (s *Server) issue(q *request, pc *paidCall, r *payment.Receipt, fields string, signed []byte) bool {
 	if s.cfg.Ledger == nil {
-		return
+		return true
 	}
 	desc := q.sv.Desc
-	e := ledger.Entry{Desc: desc, At: at, Payer: r.Payer, PriceUnits: r.USDCUnits, TxID: r.TransactionID,
+	e := ledger.Entry{Desc: desc, At: s.cfg.Now(), Payer: r.Payer, PriceUnits: r.USDCUnits, TxID: r.TransactionID,
 		FeeLamports: r.FeeLamports, House: r.House, Fields: fields}
-	claim := r.Claim
-	s.behind.run(func() { s.commitLine(desc, e, claim) })
-}
-
-func (s *Server) commitLine(desc *pb.FamilyDescription, e ledger.Entry, claim *payment.Claim) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var err error
-	if claim != nil {
-		_, err = s.cfg.Ledger.Deliver(ctx, e, claim.PaymentID, claim.Owner)
-	} else {
+	if r.Claim == nil {
 		_, err = s.cfg.Ledger.Append(ctx, e)
+	} else {
+		kept, serr := s.sealFor(pc, r, signed)
+		if serr != nil {
+			err = serr
+		} else {
+			_, err = s.cfg.Ledger.Issue(ctx, e, r.Claim.PaymentID, r.Claim.Owner, kept)
+		}
 	}
 	if err != nil {
 		s.cfg.Metrics.LedgerWriteFailed(desc.GetService())
-		s.cfg.Logger.Error("ledger line not written", "service", desc.GetService(), "tx", e.TxID, "error", err)
+		s.cfg.Logger.Error("ledger line not written; the answer is withheld and the payment stays redeemable", "service", desc.GetService(), "tx", e.TxID, "error", err)
+		return false
 	}
+	return true
 }

@@ -30,8 +30,9 @@ func openAPIPath(pattern string) (method, path string) {
 // hostRefusalCodes are the refusal codes the host itself answers on
 // service routes (the families' own come from their criteria).
 var hostRefusalCodes = []string{codeBodyCap, codeUnavailable, codeDeadline, codeInternal, codeSelfCheck, codeCaller, codeInterval,
-	codeSpent, codeFreeDown, codePaymentDown, codeBusy, codeStopped, codeBodyTimeout, codeBodyBroken, codeAdapterFault,
+	codeSpent, codeFreeDown, codePaymentDown, codeBusy, codeStopped, codeBodyTimeout, codeBodyBroken, codeAdapterFault, codeLedgerDown,
 	"payment_required", "payment_invalid", "payment_replayed", "payment_not_settled", "payment_in_progress",
+	"payment_conflict", "payment_identifier_invalid", "redelivery_unavailable",
 	"marker_invalid", "marker_expired", "marker_spent"}
 
 type object = map[string]any
@@ -142,15 +143,16 @@ func serviceOperations(d *pb.FamilyDescription, prefix string, paths object) {
 			},
 			"requestBody": body,
 			"responses": object{
-				"200": object{"description": "the signed report (kind report); its payment member names the transaction", "content": jsonContent(ref("SignedAnswer")),
+				"200": object{"description": "the signed report (kind report); its payment member names the transaction. The same paid request sent again (the same PAYMENT-SIGNATURE, or the same x402 payment-identifier id) with the same body is answered with this answer again, byte for byte, for 24 h, with no second charge", "content": jsonContent(ref("SignedAnswer")),
 					"headers": object{"PAYMENT-RESPONSE": object{"$ref": "#/components/headers/PAYMENT-RESPONSE"}}},
-				"400": refusal("a signed refusal: the family's rule, or marker_invalid, marker_expired, marker_spent, body_incomplete"),
+				"400": refusal("a signed refusal: the family's rule, or marker_invalid, marker_expired, marker_spent, body_incomplete, payment_identifier_invalid"),
 				"402": refusal("payment_required (with x402 and PAYMENT-REQUIRED), payment_invalid, payment_replayed, payment_not_settled", "PAYMENT-REQUIRED"),
+				"409": refusal("payment_conflict: this payment (or payment-identifier id) was issued a report for another submission; nothing charged"),
 				"408": refusal("body_read_timeout: the body did not arrive within the read timeout"),
 				"413": refusal("body_bytes_cap: the body is over the published cap (" + itoa(d.GetBodyBytes()) + " bytes)"),
 				"422": answer("the signed could-not-measure answer, delivered unpaid"),
 				"500": refusal("internal_error or self_check_failed: nothing charged"),
-				"503": refusal("service_stopped, service_busy, payment_in_progress, payment_unavailable, plugin_unavailable, adapter_failed, deadline_exceeded; after a payment was checked, payment.delivery_marker and ASSAY-DELIVERY-MARKER", "Retry-After", "ASSAY-DELIVERY-MARKER"),
+				"503": refusal("service_stopped, service_busy, payment_in_progress, payment_unavailable, ledger_unavailable, redelivery_unavailable, plugin_unavailable, adapter_failed, deadline_exceeded; after a payment was checked, payment.delivery_marker and ASSAY-DELIVERY-MARKER", "Retry-After", "ASSAY-DELIVERY-MARKER"),
 			}}}
 	}
 }

@@ -2,10 +2,14 @@ package server
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"time"
 
 	"github.com/assay-audit/assay/host/payment"
+	"github.com/assay-audit/assay/host/redelivery"
+	"github.com/assay-audit/assay/host/store"
+	"github.com/assay-audit/assay/sdk/sharedbody"
 )
 
 // paidCall is a paid request's payment as the handler moves it along:
@@ -27,6 +31,9 @@ type paidCall struct {
 	// delivered, released or withdrawn
 	settling *settlement
 	decided  bool
+	// digest is the submission's, held for this request only: the key
+	// to its answer kept for redelivery (payment.Redeliverer)
+	digest redelivery.Digest
 }
 
 // settlement is one Settle call's outcome, filled by its goroutine
@@ -60,14 +67,30 @@ func (s *Server) newPaidCall(ctx context.Context, q *request) *paidCall {
 		pc.early = func() bool {
 			if pc.paid == nil { // once, though a restarted plugin is sent the start again
 				pc.admit()
-				if settleEarly && pc.admitted() {
+				if settleEarly && pc.measures() {
 					pc.settleEarly()
 				}
 			}
-			return pc.admitted()
+			return pc.measures()
 		}
 	}
 	return pc
+}
+
+// digestBody digests the submission when the gate keeps answers for
+// redelivery: the key an issued answer is sealed and opened with. The
+// digest lives in this request's memory only, like the body.
+func (pc *paidCall) digestBody(body []byte, shared *sharedbody.Body) error {
+	if _, ok := pc.s.cfg.Payments.(payment.Redeliverer); !ok {
+		return nil
+	}
+	if shared == nil {
+		pc.digest = redelivery.DigestOf(body)
+		return nil
+	}
+	d, err := redelivery.DigestReader(io.NewSectionReader(shared, 0, shared.Len()))
+	pc.digest = d
+	return err
 }
 
 // admit asks the gate; an admitted request goes before pre-checks until
@@ -77,6 +100,13 @@ func (pc *paidCall) admit() {
 	if pc.admitted() {
 		pc.unmark = pc.s.priority.Paid()
 	}
+}
+
+// measures is true once the gate admitted the request for measuring: a
+// payment whose report was issued is answered from the kept answer, and
+// the family is not asked to measure it again.
+func (pc *paidCall) measures() bool {
+	return pc.admitted() && !pc.paid.adm.Issued
 }
 
 // admitted is true once the gate admitted the request (false on a nil
@@ -144,8 +174,9 @@ func (s *Server) undelivered(q *request, pc *paidCall, err error) {
 
 // deliver takes a validated paid request to its answer: admission (when
 // not yet asked), the family's report, the self-check, settlement, the
-// signed answer, then its ledger line. release gives the session and the
-// working place back once the family has answered.
+// signed answer, its issue (the ledger line), then the answer. release
+// gives the session and the working place back once the family has
+// answered. A payment whose report was issued is answered again instead.
 func (s *Server) deliver(q *request, pc *paidCall, sess Session, release func()) {
 	if pc.paid == nil {
 		pc.admit()
@@ -159,6 +190,10 @@ func (s *Server) deliver(q *request, pc *paidCall, sess Session, release func())
 	case pc.paid.demand != nil:
 		q.paidAs(demandOutcome(pc.paid.demand.Code, false))
 		s.sendDemand(q, pc.paid.demand)
+		return
+	case pc.paid.adm.Issued:
+		release()
+		s.redeliver(q, pc)
 		return
 	}
 	rep, err := sess.Proceed()
@@ -186,7 +221,7 @@ func (s *Server) deliver(q *request, pc *paidCall, sess Session, release func())
 	if !ok {
 		return
 	}
-	pc.decided = true // delivered or released from here on
+	pc.decided = true // issued or released from here on
 	answer["payment"] = receipt.Facts
 	signed, ok := s.sign(q, answer)
 	if !ok {
@@ -194,23 +229,71 @@ func (s *Server) deliver(q *request, pc *paidCall, sess Session, release func())
 		q.paidAs(payUndelivered)
 		return
 	}
+	// the report is issued (its line, the claim's move and the answer
+	// kept for redelivery, one transaction) before it is written: a host
+	// killed at any moment leaves either nothing charged or a charge with
+	// its line, whose report a re-send of the payment has again
+	if !s.issue(q, pc, receipt, fields, signed) {
+		s.cfg.Payments.Release(context.Background(), receipt)
+		facts, header := s.cfg.Payments.Undelivered(context.Background(), pc.req, pc.paid.adm)
+		q.paidAs(payUndelivered)
+		s.hostRefusalWith(q, http.StatusServiceUnavailable, codeLedgerDown, nil, facts, header)
+		return
+	}
+	if s.cfg.AfterIssue != nil {
+		s.cfg.AfterIssue()
+	}
 	for k, v := range receipt.Header {
 		q.w.Header().Set(k, v)
 	}
-	// the answer goes out first, then its ledger line and the claim's move
-	// to delivered commit together: a crash between the two leaves a
-	// delivered report whose claim a re-send can still redeem (a second
-	// report for one charge), never a charge with nothing to redeem
-	if err := s.write(q, http.StatusOK, signed); err != nil {
-		s.cfg.Logger.Warn("paid answer not written; its payment stays redeemable", "service", q.sv.Desc.GetService(), "tx", receipt.TransactionID)
-		s.cfg.Payments.Release(context.Background(), receipt)
-		q.paidAs(payUndelivered)
-		return
-	}
 	q.paidAs(paySettled)
 	q.note.tx = receipt.TransactionID
-	s.writeLedger(q, receipt, fields, s.cfg.Now())
 	s.cfg.Metrics.Paid(q.sv.Desc.GetService())
+	if err := s.write(q, http.StatusOK, signed); err != nil {
+		// issued: the payer has it again by re-sending the same request
+		s.cfg.Logger.Info("paid answer not received; it is kept for a re-send", "service", q.sv.Desc.GetService(), "tx", receipt.TransactionID)
+	}
+}
+
+// redeliver answers a payment whose report was issued with the answer
+// kept for it, when this is the submission it was issued for: nothing is
+// measured, settled or written to the ledger.
+func (s *Server) redeliver(q *request, pc *paidCall) {
+	rd, ok := s.cfg.Payments.(payment.Redeliverer)
+	if !ok {
+		s.hostRefusal(q, http.StatusInternalServerError, codeInternal, nil)
+		return
+	}
+	ans, d, err := rd.Redeliver(pc.ctx, pc.req, pc.paid.adm, pc.digest)
+	switch {
+	case err != nil:
+		s.limited.Warn("payment gate unavailable", "service", q.sv.Desc.GetService(), "error", err)
+		q.paidAs(payUnavailable)
+		s.hostRefusal(q, http.StatusServiceUnavailable, codePaymentDown, nil)
+		return
+	case d != nil:
+		q.paidAs(demandOutcome(d.Code, false))
+		s.sendDemand(q, d)
+		return
+	}
+	for k, v := range ans.Header {
+		q.w.Header().Set(k, v)
+	}
+	q.paidAs(payRedelivered)
+	s.cfg.Metrics.Redelivered(q.sv.Desc.GetService())
+	if err := s.write(q, http.StatusOK, ans.Body); err != nil {
+		s.cfg.Logger.Info("redelivered answer not received; it is kept for a re-send", "service", q.sv.Desc.GetService())
+	}
+}
+
+// sealFor is the answer to keep for redelivery with its line (nil when
+// the gate keeps none).
+func (s *Server) sealFor(pc *paidCall, r *payment.Receipt, signed []byte) (*store.Issued, error) {
+	rd, ok := s.cfg.Payments.(payment.Redeliverer)
+	if !ok || r.Claim == nil {
+		return nil, nil
+	}
+	return rd.Seal(pc.paid.adm, r, pc.digest, redelivery.Answer{Header: r.Header, Body: signed})
 }
 
 // settled is the payment's settlement, or the answer when there is none:

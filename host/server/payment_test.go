@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"encoding/base64"
@@ -158,15 +159,43 @@ func TestPaidCallEndToEnd(t *testing.T) {
 		t.Errorf("ledger line %+v", l)
 	}
 
-	// replay: the same signed payment again is refused and delivers nothing
-	again := do(t, "POST", url, body, map[string]string{"PAYMENT-SIGNATURE": rec.sig})
-	if again.status != 402 || errorCode(again) != "payment_replayed" {
-		t.Fatalf("replay: %d %s", again.status, again.raw)
-	}
-	verified(t, h.Host, again)
+	// the same payment and submission again: the issued answer itself,
+	// nothing settled, no line; another submission: 409; past the
+	// redelivery window: a replay
+	resentUntilTheWindowEnds(t, h, url, body, sdBody([]string{"ab", "c"}, []string{"abd"}), map[string]string{"PAYMENT-SIGNATURE": rec.sig}, rep)
 	if lines, _ = h.Store.Lines(context.Background()); len(lines) != 1 {
-		t.Errorf("a replay wrote a ledger line")
+		t.Errorf("a re-send wrote a ledger line")
 	}
+}
+
+// resentUntilTheWindowEnds sends an issued payment again (header): with
+// its own submission, the issued answer byte for byte; with another, 409
+// payment_conflict; once the redelivery window has ended, a replay.
+func resentUntilTheWindowEnds(t *testing.T, h *paidHost, url string, body, other []byte, header map[string]string, issued reply) {
+	t.Helper()
+	again := do(t, "POST", url, body, header)
+	if again.status != 200 || !bytes.Equal(again.raw, issued.raw) {
+		t.Fatalf("re-send of an issued payment: %d %.300s", again.status, again.raw)
+	}
+	if again.header.Get("PAYMENT-RESPONSE") == "" {
+		t.Error("the redelivered answer has no PAYMENT-RESPONSE")
+	}
+	conflict := do(t, "POST", url, other, header)
+	if conflict.status != 409 || errorCode(conflict) != "payment_conflict" {
+		t.Fatalf("the issued payment with another submission: %d %s", conflict.status, conflict.raw)
+	}
+	verified(t, h.Host, conflict)
+	if p, _ := conflict.json["payment"].(map[string]any); p["charged"] != false {
+		t.Errorf("conflict's payment member %v", p)
+	}
+	h.clock.Add(x402.DefaultRedelivery + time.Second)
+	late := do(t, "POST", url, body, header)
+	if late.status != 402 || (errorCode(late) != "payment_replayed" && errorCode(late) != "marker_spent") {
+		if late.status != 400 || errorCode(late) != "marker_spent" {
+			t.Fatalf("re-send past the redelivery window: %d %s", late.status, late.raw)
+		}
+	}
+	verified(t, h.Host, late)
 }
 
 type recorder struct {
@@ -365,13 +394,15 @@ func TestDeliveryMarkerRedeemsOncePaymentOnce(t *testing.T) {
 	if settled != 1 {
 		t.Errorf("%d settlements, want exactly 1", settled)
 	}
-	// spent, forged, expired
-	if r := do(t, "POST", url, []byte(`{}`), map[string]string{"ASSAY-DELIVERY-MARKER": res.Marker}); r.status != 400 || errorCode(r) != "marker_spent" {
-		t.Errorf("second redemption: %d %s", r.status, r.raw)
-	}
+	// forged; redeemed again: the issued answer, then spent once the
+	// redelivery window has ended
 	id, _, _ := strings.Cut(res.Marker, ".")
 	if r := do(t, "POST", url, []byte(`{}`), map[string]string{"ASSAY-DELIVERY-MARKER": id + ".AAAA"}); r.status != 400 || errorCode(r) != "marker_invalid" {
 		t.Errorf("forged marker: %d %s", r.status, r.raw)
+	}
+	resentUntilTheWindowEnds(t, h, url, []byte(`{}`), []byte(`{"pad":"other"}`), map[string]string{"ASSAY-DELIVERY-MARKER": res.Marker}, r)
+	if lines, _ := h.Store.Lines(context.Background()); len(lines) != 1 {
+		t.Errorf("%d ledger lines after the marker's re-sends, want 1", len(lines))
 	}
 	if r := do(t, "POST", h.URL+"/test-family/measure", []byte(`{}`), map[string]string{"ASSAY-DELIVERY-MARKER": "x"}); r.status != 400 || errorCode(r) != "marker_invalid" {
 		t.Errorf("garbage marker: %d", r.status)

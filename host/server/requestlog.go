@@ -24,6 +24,10 @@ const (
 	// not go out; a re-send with its marker or payment redeems it
 	payUndelivered = "undelivered"
 	paySettled     = "settled"
+	// payRedelivered: a payment whose report was issued, sent again with
+	// the same submission: the kept answer, nothing charged
+	payRedelivered = "redelivered"
+	payConflict    = "conflict" // issued for another submission: 409
 )
 
 // demandOutcome groups a gate's refusal codes for the request line (the
@@ -39,6 +43,8 @@ func demandOutcome(code string, settling bool) string {
 		return payInProgress
 	case "payment_not_settled":
 		return paySettleFailed
+	case "payment_conflict":
+		return payConflict
 	}
 	if settling {
 		return paySettleFailed

@@ -163,8 +163,10 @@ func TestRequestLineNamesTheAnswerNeverTheRequest(t *testing.T) {
 	if len(ledger) != 1 || ledger[0].TxID == nil || lines[n-1]["tx"] != *ledger[0].TxID {
 		t.Errorf("the settled line's tx %v is not the ledger's (%+v)", lines[n-1]["tx"], ledger)
 	}
-	call("replay", "POST", compare, good, map[string]string{"PAYMENT-SIGNATURE": rec.sig}, 402,
-		wantLine{"info", "POST /stream-divergence/compare", svc, "POST", 402, "payment_replayed", "replayed"})
+	call("re-sent", "POST", compare, paidBody, map[string]string{"PAYMENT-SIGNATURE": rec.sig}, 200,
+		wantLine{"info", "POST /stream-divergence/compare", svc, "POST", 200, "", "redelivered"})
+	call("re-sent with another submission", "POST", compare, good, map[string]string{"PAYMENT-SIGNATURE": rec.sig}, 409,
+		wantLine{"info", "POST /stream-divergence/compare", svc, "POST", 409, "payment_conflict", "conflict"})
 	var pp x402.PaymentPayload
 	decodeHeader(t, rec.sig, &pp)
 	pp.Accepted.Amount = "1"

@@ -129,6 +129,10 @@ type Config struct {
 	// StopOnSelfCheck stops a service (for every host on the store) the
 	// first time one of its answers fails the pre-signing self-check.
 	StopOnSelfCheck bool
+	// AfterIssue, when set, runs after a paid report is issued (its line
+	// committed) and before it is written: the fault tests' window for a
+	// host killed between the two (EnvPauseAfterIssue in assay serve).
+	AfterIssue func()
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
 	// the client (the free tier counts callers without a wallet by
 	// address; behind a proxy every connection is the proxy's).
@@ -153,9 +157,6 @@ type Server struct {
 	// priority holds pre-checks back while an admitted paid request is
 	// in hand: both kinds share the host's and the plugins' cores
 	priority *admission.Priority
-	// behind holds the ledger lines committing after their answers went
-	// out (lines.go)
-	behind lineQueue
 }
 
 type service struct {
@@ -256,7 +257,7 @@ func New(cfg Config) *Server {
 		// paid request arriving finds at most that many ahead of it (two
 		// per core served 60 % more pre-checks beside a paid caller, and
 		// left the paid p99 12 % higher: docs/benchmarks.md, session 15)
-		priority: admission.NewPriority(freeYield, runtime.GOMAXPROCS(0)), behind: newLineQueue(pendingLines)}
+		priority: admission.NewPriority(freeYield, runtime.GOMAXPROCS(0))}
 	for _, svc := range cfg.Services {
 		limits := cfg.Admission.ForBodyCap(svc.Desc.GetBodyBytes())
 		sv := &service{Service: svc, check: selfcheck.New(svc.Desc.GetTripwires()), fields: ledger.NewFields(svc.Desc.GetLedgerFields()), ops: map[string]*pb.Op{},
@@ -404,6 +405,9 @@ const (
 	// codeAdapterFault: the record's format adapter answered it wrongly or
 	// failed on it; the same record fails the same way again
 	codeAdapterFault = "adapter_failed"
+	// codeLedgerDown: the report could not be issued (its ledger line not
+	// committed), so it was not written; the payment stays redeemable
+	codeLedgerDown = "ledger_unavailable"
 )
 
 var hostMessages = map[string]string{
@@ -421,6 +425,7 @@ var hostMessages = map[string]string{
 	codeStopped:      "this service is stopped under its criteria version (stop-serving); nothing was read or charged; the reason is the operator's or the host's",
 	codeBodyTimeout:  "the request body did not arrive within the host's read timeout; nothing was read as a request",
 	codeBodyBroken:   "the request body ended before its declared length or its stream broke; nothing was read as a request",
+	codeLedgerDown:   "the report could not be recorded, so it was not issued; the payment was taken once and a re-send of the same request delivers it with no second charge",
 	codeAdapterFault: "the format adapter for this record's format failed on it; nothing was charged; sending it again will not help (the host's operator is told which adapter and why)",
 }
 

@@ -14,20 +14,24 @@ import (
 //
 //	settling  -> the host is settling it, or a host died while it did (the
 //	             outcome is then unknown: a re-send settles again)
-//	settled   -> the payment is taken and its report not yet delivered: a
+//	settled   -> the payment is taken and its report not yet issued: a
 //	             re-send of the same payment, on any host on this store,
-//	             measures and delivers without settling again
-//	delivered -> the report was written to the payer and its ledger line
-//	             committed with this state, in one transaction: spent
+//	             measures and issues without settling again
+//	issued    -> the report's ledger line, this state and the answer
+//	             (sealed for redelivery) committed in one transaction,
+//	             before the answer was written: a re-send of the payment
+//	             with the same submission is answered again, with no
+//	             second line and no second charge, until its redelivery
+//	             window ends (then a replay)
 //
 // Only the host holding a claim's lease moves it; a lease runs out by
 // itself, so a claim whose host died is taken over by the next re-send.
 // No timer ever moves a claim back to nothing: a payer's money is never
 // forfeited silently.
 const (
-	ClaimSettling  = "settling"
-	ClaimSettled   = "settled"
-	ClaimDelivered = "delivered"
+	ClaimSettling = "settling"
+	ClaimSettled  = "settled"
+	ClaimIssued   = "issued"
 )
 
 // Claim is one payment's row.
@@ -50,6 +54,10 @@ type Claim struct {
 	// Memo is the transaction's memo (the host's 402 gave it): how a
 	// host finds on the chain a transaction a remote facilitator sent.
 	Memo string
+	// IDLookup is the keyed lookup of the payer's payment-identifier id
+	// (never the id): one claim per id, so a fresh payment sent with an
+	// id already claimed is never settled.
+	IDLookup string
 }
 
 // Errors of the claim operations.
@@ -57,19 +65,21 @@ var (
 	ErrNoClaim = errors.New("store: no claim for that payment")
 	// ErrLeaseLost: the claim is not (or no longer) the caller's to move.
 	ErrLeaseLost = errors.New("store: the claim's lease is not held")
+	// ErrIdentifierClaimed: another claim holds that payment identifier.
+	ErrIdentifierClaimed = errors.New("store: the payment identifier is another claim's")
 )
 
-const claimColumns = `payment_id, service, op, price_usdc_units, payer, state, tx_id, network, fee_lamports, house, owner, lease_until_ns, created_ns, blockhash, memo`
+const claimColumns = `payment_id, service, op, price_usdc_units, payer, state, tx_id, network, fee_lamports, house, owner, lease_until_ns, created_ns, blockhash, memo, id_lookup`
 
 func scanClaim(row interface{ Scan(...any) error }) (Claim, error) {
 	var c Claim
-	var payer, tx, network, blockhash, memo sql.NullString
+	var payer, tx, network, blockhash, memo, idLookup sql.NullString
 	var fee sql.NullInt64
 	var lease, created int64
-	if err := row.Scan(&c.PaymentID, &c.Service, &c.Op, &c.PriceUSDCUnits, &payer, &c.State, &tx, &network, &fee, &c.House, &c.Owner, &lease, &created, &blockhash, &memo); err != nil {
+	if err := row.Scan(&c.PaymentID, &c.Service, &c.Op, &c.PriceUSDCUnits, &payer, &c.State, &tx, &network, &fee, &c.House, &c.Owner, &lease, &created, &blockhash, &memo, &idLookup); err != nil {
 		return c, err
 	}
-	c.Payer, c.TxID, c.Network, c.Blockhash, c.Memo = payer.String, tx.String, network.String, blockhash.String, memo.String
+	c.Payer, c.TxID, c.Network, c.Blockhash, c.Memo, c.IDLookup = payer.String, tx.String, network.String, blockhash.String, memo.String, idLookup.String
 	if fee.Valid {
 		c.FeeLamports = &fee.Int64
 	}
@@ -115,8 +125,11 @@ func (s *Store) OpenClaim(ctx context.Context, c Claim) (opened bool, err error)
 	}
 	n, err := s.groupExec(ctx, qOpenClaim,
 		c.PaymentID, c.Service, c.Op, c.PriceUSDCUnits, orNull(c.Payer), ClaimSettling, c.House, c.Owner, c.LeaseUntil.UnixNano(), c.Created.UnixNano(),
-		tx, orNull(c.Blockhash), orNull(c.Memo))
+		tx, orNull(c.Blockhash), orNull(c.Memo), orNull(c.IDLookup))
 	if err != nil {
+		if uniqueOn(err, "id_lookup") {
+			return false, ErrIdentifierClaimed
+		}
 		return false, fmt.Errorf("store: open claim: %w", err)
 	}
 	return n == 1, nil
@@ -131,8 +144,11 @@ func (s *Store) OpenClaim(ctx context.Context, c Claim) (opened bool, err error)
 func (s *Store) OpenSettledClaim(ctx context.Context, c Claim, now time.Time) (opened bool, err error) {
 	n, err := s.groupExec(ctx, qOpenSettled,
 		c.PaymentID, c.Service, c.Op, c.PriceUSDCUnits, orNull(c.Payer), ClaimSettled, c.House, c.Owner, c.LeaseUntil.UnixNano(), c.Created.UnixNano(),
-		c.TxID, orNull(c.Blockhash), orNull(c.Memo), c.Network, c.FeeLamports, now.UnixNano())
+		c.TxID, orNull(c.Blockhash), orNull(c.Memo), c.Network, c.FeeLamports, now.UnixNano(), orNull(c.IDLookup))
 	if err != nil {
+		if uniqueOn(err, "id_lookup") {
+			return false, ErrIdentifierClaimed
+		}
 		if isUniqueViolation(err) {
 			return false, ErrDuplicateTx
 		}
@@ -153,7 +169,7 @@ func orNull(v string) *string {
 // run out by now; false when the claim is delivered or leased to another.
 func (s *Store) LeaseClaim(ctx context.Context, paymentID, owner string, now, until time.Time) (bool, error) {
 	res, err := s.db.ExecContext(ctx, s.q(`UPDATE payment_claims SET owner = ?, lease_until_ns = ?
-		WHERE payment_id = ? AND state <> ? AND lease_until_ns <= ?`), owner, until.UnixNano(), paymentID, ClaimDelivered, now.UnixNano())
+		WHERE payment_id = ? AND state <> ? AND lease_until_ns <= ?`), owner, until.UnixNano(), paymentID, ClaimIssued, now.UnixNano())
 	if err != nil {
 		return false, fmt.Errorf("store: lease claim: %w", err)
 	}
@@ -210,7 +226,7 @@ func (s *Store) WithdrawClaim(ctx context.Context, paymentID, owner string) erro
 // RenewClaim moves the end of owner's lease to until.
 func (s *Store) RenewClaim(ctx context.Context, paymentID, owner string, until time.Time) error {
 	_, err := s.db.ExecContext(ctx, s.q(`UPDATE payment_claims SET lease_until_ns = ? WHERE payment_id = ? AND owner = ? AND state <> ?`),
-		until.UnixNano(), paymentID, owner, ClaimDelivered)
+		until.UnixNano(), paymentID, owner, ClaimIssued)
 	if err != nil {
 		return fmt.Errorf("store: renew claim: %w", err)
 	}
@@ -221,7 +237,7 @@ func (s *Store) RenewClaim(ctx context.Context, paymentID, owner string, until t
 // the next re-send of the payment may take the claim at once.
 func (s *Store) ReleaseClaim(ctx context.Context, paymentID, owner string) error {
 	_, err := s.db.ExecContext(ctx, s.q(`UPDATE payment_claims SET lease_until_ns = 0 WHERE payment_id = ? AND owner = ? AND state <> ?`),
-		paymentID, owner, ClaimDelivered)
+		paymentID, owner, ClaimIssued)
 	if err != nil {
 		return fmt.Errorf("store: release claim: %w", err)
 	}
@@ -234,10 +250,10 @@ func (s *Store) ReleaseClaim(ctx context.Context, paymentID, owner string) error
 // undelivered claims the store holds in all.
 func (s *Store) ReleaseLeasesOf(ctx context.Context, host, current string) (undelivered int, err error) {
 	if _, err := s.db.ExecContext(ctx, s.q(`UPDATE payment_claims SET lease_until_ns = 0
-		WHERE state <> ? AND owner LIKE ? AND owner <> ?`), ClaimDelivered, likePrefix(host+"/"), current); err != nil {
+		WHERE state <> ? AND owner LIKE ? AND owner <> ?`), ClaimIssued, likePrefix(host+"/"), current); err != nil {
 		return 0, fmt.Errorf("store: release leases: %w", err)
 	}
-	if err := s.db.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM payment_claims WHERE state <> ?`), ClaimDelivered).Scan(&undelivered); err != nil {
+	if err := s.db.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM payment_claims WHERE state <> ?`), ClaimIssued).Scan(&undelivered); err != nil {
 		return 0, fmt.Errorf("store: count claims: %w", err)
 	}
 	return undelivered, nil
@@ -273,11 +289,21 @@ func (s *Store) Claims(ctx context.Context, state string) ([]Claim, error) {
 	return out, rows.Err()
 }
 
-// DeliverClaim appends the ledger line of a delivered report and moves
-// owner's settled claim to delivered, in one transaction: a line exists
-// exactly when its claim is spent. ErrLeaseLost (nothing written) when the
-// claim is no longer owner's settled one.
-func (s *Store) DeliverClaim(ctx context.Context, paymentID, owner string, l Line, now time.Time) (int64, error) {
+// Issued is a paid answer kept for redelivery: sealed (redelivery
+// package) under a key the store never holds, by the seal key named by
+// SealKID, until Expires.
+type Issued struct {
+	SealKID string
+	Sealed  string
+	Expires time.Time
+}
+
+// IssueClaim appends the ledger line of an issued report, moves owner's
+// settled claim to issued and, with an answer, keeps it for redelivery,
+// in one transaction, before the answer is written: a line exists exactly
+// when its claim is spent and its answer can be had again. ErrLeaseLost
+// (nothing written) when the claim is no longer owner's settled one.
+func (s *Store) IssueClaim(ctx context.Context, paymentID, owner string, l Line, answer *Issued, now time.Time) (int64, error) {
 	var id int64
 	err := s.inGroup(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var err error
@@ -288,13 +314,22 @@ func (s *Store) DeliverClaim(ctx context.Context, paymentID, owner string, l Lin
 		if err != nil {
 			return err
 		}
-		res, err := st.ExecContext(ctx, ClaimDelivered, now.UnixNano(), id, paymentID, owner, ClaimSettled)
+		res, err := st.ExecContext(ctx, ClaimIssued, now.UnixNano(), id, paymentID, owner, ClaimSettled)
 		if err != nil {
-			return fmt.Errorf("store: deliver claim: %w", err)
+			return fmt.Errorf("store: issue claim: %w", err)
 		}
-		if ok, err := affectedOne(res, "deliver claim"); err != nil || !ok {
+		if ok, err := affectedOne(res, "issue claim"); err != nil || !ok {
 			// the savepoint rolls the line back with it
 			return errors.Join(ErrLeaseLost, err)
+		}
+		if answer == nil {
+			return nil
+		}
+		if st, err = s.stmt(ctx, tx, qIssueAnswer); err != nil {
+			return err
+		}
+		if _, err := st.ExecContext(ctx, paymentID, answer.SealKID, answer.Sealed, answer.Expires.UnixNano()); err != nil {
+			return fmt.Errorf("store: issue answer: %w", err)
 		}
 		return nil
 	})
@@ -302,6 +337,52 @@ func (s *Store) DeliverClaim(ctx context.Context, paymentID, owner string, l Lin
 		return 0, err
 	}
 	return id, nil
+}
+
+// ErrNotIssued: no answer is kept for that payment (none was issued, or
+// its redelivery window has ended).
+var ErrNotIssued = errors.New("store: no issued answer for that payment")
+
+// IssuedAnswer is the answer kept for a payment, while its window lasts.
+func (s *Store) IssuedAnswer(ctx context.Context, paymentID string, now time.Time) (Issued, error) {
+	var a Issued
+	var exp int64
+	err := s.reads[qGetIssued].QueryRowContext(ctx, paymentID).Scan(&a.SealKID, &a.Sealed, &exp)
+	if errors.Is(err, sql.ErrNoRows) {
+		return a, ErrNotIssued
+	}
+	if err != nil {
+		return a, fmt.Errorf("store: issued answer: %w", err)
+	}
+	a.Expires = time.Unix(0, exp).UTC()
+	if !now.Before(a.Expires) {
+		return Issued{}, ErrNotIssued
+	}
+	return a, nil
+}
+
+// ClaimByIdentifier reads the claim holding a payment identifier's lookup
+// (ErrNoClaim when none).
+func (s *Store) ClaimByIdentifier(ctx context.Context, lookup string) (Claim, error) {
+	c, err := scanClaim(s.reads[qClaimByID].QueryRowContext(ctx, lookup))
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, ErrNoClaim
+	}
+	if err != nil {
+		return c, fmt.Errorf("store: claim by identifier: %w", err)
+	}
+	return c, nil
+}
+
+// SweepIssued deletes the answers whose redelivery window ended by now
+// and returns how many: their claims stay issued (a re-send is then a
+// replay), their lines stay.
+func (s *Store) SweepIssued(ctx context.Context, now time.Time) (int64, error) {
+	res, err := s.db.ExecContext(ctx, s.q(`DELETE FROM issued_answers WHERE expires_ns <= ?`), now.UnixNano())
+	if err != nil {
+		return 0, fmt.Errorf("store: sweep issued answers: %w", err)
+	}
+	return res.RowsAffected()
 }
 
 func affectedOne(res sql.Result, what string) (bool, error) {

@@ -82,16 +82,16 @@ func TestClaimsAreExactAcrossHosts(t *testing.T) {
 		if ok, err := s.LeaseClaim(ctx, "p1", "hz/2", later, later.Add(10*time.Second)); err != nil || !ok {
 			t.Fatalf("take over after the lease: %v %v", ok, err)
 		}
-		if _, err := s.DeliverClaim(ctx, "p1", holder, claimLine("tx1", later), later); !errors.Is(err, store.ErrLeaseLost) {
+		if _, err := s.IssueClaim(ctx, "p1", holder, claimLine("tx1", later), nil, later); !errors.Is(err, store.ErrLeaseLost) {
 			t.Errorf("the old holder delivered: %v", err)
 		}
 		if lines, _ := s.Lines(ctx); len(lines) != 0 {
 			t.Fatalf("a refused delivery left %d lines", len(lines))
 		}
-		if _, err := s.DeliverClaim(ctx, "p1", "hz/2", claimLine("tx1", later), later); err != nil {
+		if _, err := s.IssueClaim(ctx, "p1", "hz/2", claimLine("tx1", later), nil, later); err != nil {
 			t.Fatal(err)
 		}
-		if c, _ := s.GetClaim(ctx, "p1"); c.State != store.ClaimDelivered || c.TxID != "tx1" {
+		if c, _ := s.GetClaim(ctx, "p1"); c.State != store.ClaimIssued || c.TxID != "tx1" {
 			t.Errorf("after delivery: %+v", c)
 		}
 		if ok, _ := s.LeaseClaim(ctx, "p1", "hy/3", later.Add(time.Hour), later.Add(2*time.Hour)); ok {
@@ -188,10 +188,10 @@ func TestAClaimOpensSettled(t *testing.T) {
 			t.Fatalf("another payment with the same transaction: %v, want ErrDuplicateTx", err)
 		}
 		// delivered from settled, as a claim that went through settling
-		if _, err := s.DeliverClaim(ctx, "p1", "h/1", claimLine("Tx1", now), now); err != nil {
+		if _, err := s.IssueClaim(ctx, "p1", "h/1", claimLine("Tx1", now), nil, now); err != nil {
 			t.Fatal(err)
 		}
-		if got, _ := s.GetClaim(ctx, "p1"); got.State != store.ClaimDelivered {
+		if got, _ := s.GetClaim(ctx, "p1"); got.State != store.ClaimIssued {
 			t.Fatalf("after delivery: %s", got.State)
 		}
 	})
@@ -216,7 +216,7 @@ func TestWithdrawTakesBackOnlyAnUndeliveredHouseClaim(t *testing.T) {
 		open("withdrawn", true)
 		open("paid", false)
 		open("delivered", true)
-		if _, err := s.DeliverClaim(ctx, "delivered", "h/1", claimLine("Tx-delivered", now), now); err != nil {
+		if _, err := s.IssueClaim(ctx, "delivered", "h/1", claimLine("Tx-delivered", now), nil, now); err != nil {
 			t.Fatal(err)
 		}
 		open("others", true)

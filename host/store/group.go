@@ -232,11 +232,14 @@ const (
 		WHERE excluded.last_ns - free_tier.last_ns >= ?
 		  AND (free_tier.day <> excluded.day OR free_tier.count < ?)
 		RETURNING count`
-	qOpenClaim = `INSERT INTO payment_claims (payment_id, service, op, price_usdc_units, payer, state, house, owner, lease_until_ns, created_ns, tx_id, blockhash, memo)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (payment_id) DO NOTHING`
+	qOpenClaim = `INSERT INTO payment_claims (payment_id, service, op, price_usdc_units, payer, state, house, owner, lease_until_ns, created_ns, tx_id, blockhash, memo, id_lookup)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (payment_id) DO NOTHING`
 	qOpenSettled = `INSERT INTO payment_claims (payment_id, service, op, price_usdc_units, payer, state, house, owner, lease_until_ns, created_ns,
-		tx_id, blockhash, memo, network, fee_lamports, settled_ns)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (payment_id) DO NOTHING`
+		tx_id, blockhash, memo, network, fee_lamports, settled_ns, id_lookup)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (payment_id) DO NOTHING`
+	qIssueAnswer = `INSERT INTO issued_answers (payment_id, seal_kid, sealed, expires_ns) VALUES (?, ?, ?, ?)`
+	qGetIssued   = `SELECT seal_kid, sealed, expires_ns FROM issued_answers WHERE payment_id = ?`
+	qClaimByID   = `SELECT ` + claimColumns + ` FROM payment_claims WHERE id_lookup = ?`
 	qSettleClaim = `UPDATE payment_claims SET state = ?, tx_id = ?, payer = ?, network = ?, fee_lamports = ?, house = ?, settled_ns = ?,
 		lease_until_ns = COALESCE(?, lease_until_ns)
 		WHERE payment_id = ? AND owner = ? AND state = ?`
@@ -251,7 +254,7 @@ const (
 // before any transaction holds SQLite's one connection.
 func (s *Store) prepare(ctx context.Context) error {
 	s.stmts = map[string]*sql.Stmt{}
-	for _, q := range []string{qAppendLine, qDeliverClaim, qAdmitFree, qFreeUse, qOpenClaim, qOpenSettled, qSettleClaim} {
+	for _, q := range []string{qAppendLine, qDeliverClaim, qAdmitFree, qFreeUse, qOpenClaim, qOpenSettled, qSettleClaim, qIssueAnswer} {
 		st, err := s.db.PrepareContext(ctx, s.q(q))
 		if err != nil {
 			return fmt.Errorf("store: prepare: %w", err)
@@ -260,7 +263,7 @@ func (s *Store) prepare(ctx context.Context) error {
 	}
 	// the hot reads, on the readers (kept until Close, never replaced)
 	s.reads = map[string]*sql.Stmt{}
-	for _, q := range []string{qGetClaim, qTxClaimed} {
+	for _, q := range []string{qGetClaim, qTxClaimed, qGetIssued, qClaimByID} {
 		st, err := s.rdb.PrepareContext(ctx, s.q(q))
 		if err != nil {
 			return fmt.Errorf("store: prepare: %w", err)

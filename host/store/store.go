@@ -420,7 +420,21 @@ func (s *Store) migrations() []string {
 	v9 := []string{`CREATE TABLE refund_reasons (
 			amendment_id BIGINT PRIMARY KEY REFERENCES ledger_amendments (id), reason TEXT NOT NULL)`}
 	v9 = append(v9, s.appendOnly("refund_reasons")...)
-	return []string{v1, v2, v3, strings.Join(v4, ";\n"), strings.Join(v5, ";\n"), strings.Join(v6, ";\n"), v7, v8, strings.Join(v9, ";\n")}
+	// v10: a paid report is issued before it is written (#41): its claim
+	// moves to issued (was: delivered, inferred from bytes written) with
+	// its ledger line and its answer, sealed for redelivery, in one
+	// transaction. A claim may carry the keyed lookup of the payer's x402
+	// payment-identifier id (one claim per id), and issued_answers keeps
+	// each sealed answer until its redelivery window ends (redelivery.go)
+	v10 := strings.Join([]string{
+		`UPDATE payment_claims SET state = 'issued' WHERE state = 'delivered'`,
+		`ALTER TABLE payment_claims ADD COLUMN id_lookup TEXT`,
+		`CREATE UNIQUE INDEX payment_claims_id_lookup ON payment_claims (id_lookup) WHERE id_lookup IS NOT NULL`,
+		`CREATE TABLE issued_answers (
+			payment_id TEXT PRIMARY KEY, seal_kid TEXT NOT NULL, sealed TEXT NOT NULL, expires_ns BIGINT NOT NULL)`,
+		`CREATE INDEX issued_answers_expiry ON issued_answers (expires_ns)`,
+	}, ";\n")
+	return []string{v1, v2, v3, strings.Join(v4, ";\n"), strings.Join(v5, ";\n"), strings.Join(v6, ";\n"), v7, v8, strings.Join(v9, ";\n"), v10}
 }
 
 // appendOnly are the statements that make the database refuse UPDATE and

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/assay-audit/assay/host/payment"
+	"github.com/assay-audit/assay/host/redelivery"
 	"github.com/assay-audit/assay/host/solana"
 	"github.com/assay-audit/assay/host/solanarpc"
 	"github.com/assay-audit/assay/host/store"
@@ -38,17 +39,30 @@ const (
 	CodeMarkerExpired = "marker_expired"
 	CodeMarkerSpent   = "marker_spent"
 	CodeInProgress    = "payment_in_progress"
+	// CodeConflict: the payment (or its payment identifier) was issued a
+	// report for another submission (the extension's "same id, another
+	// payload", 409).
+	CodeConflict = "payment_conflict"
+	// CodeIdentifierInvalid: a payment-identifier id not of the spec's
+	// shape (400).
+	CodeIdentifierInvalid = "payment_identifier_invalid"
+	// CodeIssuedElsewhere: the report was issued by a host whose
+	// redelivery secret this one does not share (503).
+	CodeIssuedElsewhere = "redelivery_unavailable"
 )
 
 var gateMessages = map[string]string{
-	CodeRequired:      "this route is paid: send the payment in PAYMENT-SIGNATURE (x402 v2)",
-	CodeInvalid:       "the payment was refused; nothing was charged",
-	CodeReplayed:      "that payment's transaction was already settled; nothing was delivered for it again",
-	CodeNotSettled:    "the payment could not be settled; nothing was charged",
-	CodeMarkerInvalid: "the delivery marker is not one this service issued for this route",
-	CodeMarkerExpired: "the delivery marker has expired",
-	CodeMarkerSpent:   "the delivery marker was already redeemed",
-	CodeInProgress:    "this payment was taken and another request is delivering its report; nothing more was charged; send it again after Retry-After",
+	CodeRequired:          "this route is paid: send the payment in PAYMENT-SIGNATURE (x402 v2)",
+	CodeInvalid:           "the payment was refused; nothing was charged",
+	CodeReplayed:          "that payment's transaction was already settled and its report's redelivery window has ended; nothing was delivered for it again",
+	CodeNotSettled:        "the payment could not be settled; nothing was charged",
+	CodeMarkerInvalid:     "the delivery marker is not one this service issued for this route",
+	CodeMarkerExpired:     "the delivery marker has expired",
+	CodeMarkerSpent:       "the delivery marker was already redeemed",
+	CodeInProgress:        "this payment was taken and another request is delivering its report; nothing more was charged; send it again after Retry-After",
+	CodeConflict:          "this payment was issued a report for another submission: send that submission to have its report again; nothing was charged by this request",
+	CodeIdentifierInvalid: "the payment-identifier id must be 16 to 128 letters, digits, hyphens or underscores; nothing was charged",
+	CodeIssuedElsewhere:   "this payment's report was issued by a host whose redelivery secret this host does not share; nothing was charged by this request; send it again",
 }
 
 // Config sets up a Gate.
@@ -81,7 +95,17 @@ type Config struct {
 		blockhashSource
 		TransactionFee(ctx context.Context, txID string) *int64
 	}
+	// Sealer keeps issued answers for redelivery (nil: one from a random
+	// secret, good for this run only).
+	Sealer *redelivery.Sealer
+	// Redelivery is how long an issued answer can be had again (default
+	// DefaultRedelivery).
+	Redelivery time.Duration
 }
+
+// DefaultRedelivery is how long an issued paid answer is kept for a
+// re-send of its payment (docs/payers.md, "Redelivery").
+const DefaultRedelivery = 24 * time.Hour
 
 // Gate is the x402 payment gate (payment.Gate).
 type Gate struct {
@@ -108,6 +132,19 @@ func NewGate(ctx context.Context, cfg Config) (*Gate, error) {
 	}
 	if cfg.Facilitator == nil || cfg.Store == nil || cfg.Network == "" || cfg.Asset == "" || cfg.PayTo == "" {
 		return nil, errors.New("x402: gate needs a facilitator, a store, a network, an asset and payTo")
+	}
+	if cfg.Redelivery == 0 {
+		cfg.Redelivery = DefaultRedelivery
+	}
+	if cfg.Sealer == nil {
+		secret := make([]byte, 32)
+		if _, err := rand.Read(secret); err != nil {
+			return nil, fmt.Errorf("x402: redelivery secret: %w", err)
+		}
+		var err error
+		if cfg.Sealer, err = redelivery.New(secret); err != nil {
+			return nil, err
+		}
 	}
 	k, err := cfg.Store.MarkerKey(ctx)
 	if err != nil {
@@ -205,6 +242,15 @@ type admitted struct {
 	// opened: this request opened the payment's claim settled (Withdraw
 	// deletes it when no report follows)
 	opened bool
+	// identifier is the payer's payment-identifier id ("" for none), held
+	// for this request only; lookup is its keyed form, the claim's
+	identifier, lookup string
+	// foreign: the claim admitted is the identifier's, not this payload's
+	// (the official client's retry builds a fresh payment): this payload
+	// is never verified nor settled
+	foreign bool
+	// issued is the answer kept for a payment whose report was issued
+	issued *store.Issued
 }
 
 func examined() map[string]any {
@@ -214,7 +260,7 @@ func examined() map[string]any {
 // demand402 is a 402 with a fresh PAYMENT-REQUIRED whose error says why.
 func (g *Gate) demand402(req payment.Request, code, reason string) *payment.Demand {
 	pr := PaymentRequired{X402Version: Version, Error: reason, Resource: g.resource(req),
-		Accepts: []Requirements{g.Requirements(req)}, Extensions: map[string]any{}}
+		Accepts: []Requirements{g.Requirements(req)}, Extensions: map[string]any{ExtensionIdentifier: DeclareIdentifier()}}
 	if b := bazaar(req.Input); b != nil {
 		pr.Extensions["bazaar"] = b
 	}
@@ -267,19 +313,18 @@ func (g *Gate) check(ctx context.Context, req payment.Request, p *PaymentPayload
 	// checks the transaction against the one the payer was given
 	memo, _ := p.Accepted.Extra["memo"].(string)
 	reqs = reqs.withMemo(memo)
-	st := &admitted{payload: p, header: h, reqs: reqs, id: id, marker: marker, token: token}
-	c, err := g.cfg.Store.GetClaim(ctx, id)
+	ident, err := p.Identifier()
+	if err != nil {
+		return nil, refuse(http.StatusBadRequest, CodeIdentifierInvalid), nil
+	}
+	st := &admitted{payload: p, header: h, reqs: reqs, id: id, marker: marker, token: token, identifier: ident}
+	if ident != "" {
+		st.lookup = g.identifierLookup(req.Service, req.Op, ident)
+	}
+	c, err := g.claimOf(ctx, st)
 	switch {
-	case err == nil && c.State == store.ClaimDelivered:
-		if marker != "" {
-			return nil, refuse(http.StatusBadRequest, CodeMarkerSpent), nil
-		}
-		return nil, g.demand402(req, CodeReplayed, "duplicate_settlement"), nil
-	case err == nil && (c.Service != req.Service || c.Op != req.Op):
-		return nil, g.demand402(req, CodeInvalid, "payment_claimed_for_another_route"), nil
 	case err == nil:
-		st.claim, st.payer, st.charged = &c, c.Payer, true
-		return &payment.Admission{Facts: examined(), State: st}, nil, nil
+		return g.admitClaim(ctx, req, st, c)
 	case !errors.Is(err, store.ErrNoClaim):
 		return nil, nil, err
 	}
@@ -313,6 +358,140 @@ func (g *Gate) check(ctx context.Context, req payment.Request, p *PaymentPayload
 	return &payment.Admission{Facts: examined(), State: st}, nil, nil
 }
 
+// identifierLookup is the store's key for a payment identifier on one
+// route: a MAC under the store's own key, the same on every host of a
+// fleet, so the store never holds the identifier (the payer's key to its
+// answer, never stored).
+func (g *Gate) identifierLookup(service, op, identifier string) string {
+	m := hmac.New(sha256.New, g.markerKey)
+	m.Write([]byte("assay-payment-identifier/1\x00" + service + "\x00" + op + "\x00" + identifier))
+	return "i1:" + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// claimOf is the claim a payment comes under: its identifier's, when the
+// payer sent one that a claim holds (whatever payment this request
+// carries: the official client builds a fresh one for a retry), else the
+// payment's own. ErrNoClaim for a new payment.
+func (g *Gate) claimOf(ctx context.Context, st *admitted) (store.Claim, error) {
+	if st.lookup != "" {
+		c, err := g.cfg.Store.ClaimByIdentifier(ctx, st.lookup)
+		if err == nil {
+			st.foreign = c.PaymentID != st.id
+			st.id = c.PaymentID
+			return c, nil
+		}
+		if !errors.Is(err, store.ErrNoClaim) {
+			return c, err
+		}
+	}
+	return g.cfg.Store.GetClaim(ctx, st.id)
+}
+
+// admitClaim admits a payment that has a claim: one whose report was
+// issued is answered again (Issued) while its answer is kept, and is a
+// replay once its window has ended; one settled or settling but not
+// issued (its host died, or the report failed after settlement) is
+// measured and issued without a second charge.
+func (g *Gate) admitClaim(ctx context.Context, req payment.Request, st *admitted, c store.Claim) (*payment.Admission, *payment.Demand, error) {
+	switch {
+	case c.Service != req.Service || c.Op != req.Op:
+		return nil, g.demand402(req, CodeInvalid, "payment_claimed_for_another_route"), nil
+	case c.IDLookup == "" && st.lookup != "":
+		// a claim opened without an identifier (the payment's first
+		// sending had none, or a host from before identifiers opened it):
+		// the payment alone names it, and its answer was kept without one
+		st.identifier, st.lookup = "", ""
+	case c.IDLookup != st.lookup:
+		// the payment was first sent with another identifier, or with one
+		// and now without: its answer opens only with it
+		return nil, conflict(), nil
+	}
+	if c.State == store.ClaimIssued {
+		a, err := g.cfg.Store.IssuedAnswer(ctx, c.PaymentID, g.cfg.Now())
+		if errors.Is(err, store.ErrNotIssued) {
+			if st.marker != "" {
+				return nil, refuse(http.StatusBadRequest, CodeMarkerSpent), nil
+			}
+			return nil, g.demand402(req, CodeReplayed, "duplicate_settlement"), nil
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		st.claim, st.payer, st.issued = &c, c.Payer, &a
+		return &payment.Admission{Facts: examined(), State: st, Issued: true}, nil, nil
+	}
+	st.claim, st.payer, st.charged = &c, c.Payer, true
+	return &payment.Admission{Facts: examined(), State: st}, nil, nil
+}
+
+// conflict is the 409 for a payment (or identifier) issued for another
+// submission: nothing was charged by this request.
+func conflict() *payment.Demand {
+	d := refuse(http.StatusConflict, CodeConflict)
+	d.Members["payment"] = map[string]any{"mode": "x402", "examined": true, "charged": false}
+	return d
+}
+
+// Seal implements payment.Redeliverer: the answer of a receipt with a
+// claim is kept, sealed for the payment, its identifier and the
+// submission's digest, until the redelivery window ends.
+func (g *Gate) Seal(a *payment.Admission, r *payment.Receipt, d redelivery.Digest, answer redelivery.Answer) (*store.Issued, error) {
+	st, ok := a.State.(*admitted)
+	if !ok || r == nil || r.Claim == nil {
+		return nil, nil
+	}
+	sealed, err := g.cfg.Sealer.Seal(r.Claim.PaymentID, st.identifier, d, answer)
+	if err != nil {
+		return nil, err
+	}
+	return &store.Issued{SealKID: g.cfg.Sealer.KID(), Sealed: sealed, Expires: g.cfg.Now().Add(g.cfg.Redelivery)}, nil
+}
+
+// Redeliver implements payment.Redeliverer: the kept answer opens only
+// for the submission it was issued for (and the identifier it was sent
+// with); any other is a conflict, and nothing is charged either way.
+func (g *Gate) Redeliver(_ context.Context, _ payment.Request, a *payment.Admission, d redelivery.Digest) (*redelivery.Answer, *payment.Demand, error) {
+	st, ok := a.State.(*admitted)
+	if !ok || st.issued == nil || st.claim == nil {
+		return nil, nil, errors.New("x402: redelivery of an admission with no issued answer")
+	}
+	if st.issued.SealKID != g.cfg.Sealer.KID() {
+		d := refuse(http.StatusServiceUnavailable, CodeIssuedElsewhere)
+		d.Members["payment"] = map[string]any{"mode": "x402", "examined": true, "charged": false}
+		d.Header = map[string]string{"Retry-After": "1"}
+		return nil, d, nil
+	}
+	ans, err := g.cfg.Sealer.Open(st.claim.PaymentID, st.identifier, d, st.issued.Sealed)
+	if errors.Is(err, redelivery.ErrMismatch) {
+		return nil, conflict(), nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return &ans, nil, nil
+}
+
+// SweepIssued deletes, every interval until ctx ends, the kept answers
+// whose redelivery window has ended. A host runs it; several on one
+// store each delete what has expired, none harmed by another's.
+func (g *Gate) SweepIssued(ctx context.Context, every time.Duration, onError func(error)) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		sctx, cancel := context.WithTimeout(ctx, time.Minute)
+		_, err := g.cfg.Store.SweepIssued(sctx, g.cfg.Now())
+		cancel()
+		if err != nil && ctx.Err() == nil && onError != nil {
+			onError(err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
 // AdmitsLocally implements payment.LocalAdmitter: without a chain the
 // embedded facilitator's check is the host's own work.
 func (g *Gate) AdmitsLocally() bool { return g.cfg.Facilitator.Offline() }
@@ -331,14 +510,18 @@ func (g *Gate) Settle(ctx context.Context, req payment.Request, a *payment.Admis
 	if st.claim == nil {
 		claim := store.Claim{PaymentID: st.id, Service: req.Service, Op: req.Op,
 			PriceUSDCUnits: req.Price.USDCUnits, Payer: st.payer, House: g.cfg.Facilitator.Offline(),
-			Owner: g.owner, LeaseUntil: until, Created: now, TxID: st.txID, Blockhash: st.blockhash, Memo: st.memo}
+			Owner: g.owner, LeaseUntil: until, Created: now, TxID: st.txID, Blockhash: st.blockhash, Memo: st.memo, IDLookup: st.lookup}
 		if st.settled != nil {
 			if r, d, done, err := g.openSettled(ctx, req, st, claim); done || err != nil {
 				return r, d, err
 			}
 		} else {
 			var err error
-			if opened, err = g.cfg.Store.OpenClaim(ctx, claim); err != nil {
+			opened, err = g.cfg.Store.OpenClaim(ctx, claim)
+			if errors.Is(err, store.ErrIdentifierClaimed) {
+				return nil, identifierBusy(), nil
+			}
+			if err != nil {
 				return nil, nil, err
 			}
 		}
@@ -357,6 +540,12 @@ func (g *Gate) Settle(ctx context.Context, req payment.Request, a *payment.Admis
 	c, err := g.cfg.Store.GetClaim(ctx, st.id)
 	if err != nil {
 		return nil, nil, err
+	}
+	if c.State == store.ClaimSettling && st.foreign {
+		// the identifier's own payment is still settling (or its host died
+		// settling it): only that payment can settle it, never this one
+		g.release(st.id)
+		return nil, identifierBusy(), nil
 	}
 	if c.State == store.ClaimSettling {
 		var d *payment.Demand
@@ -385,6 +574,8 @@ func (g *Gate) openSettled(ctx context.Context, req payment.Request, st *admitte
 	c.LeaseUntil = g.cfg.Now().Add(deliveryLease)
 	opened, err := g.cfg.Store.OpenSettledClaim(ctx, c, g.cfg.Now())
 	switch {
+	case errors.Is(err, store.ErrIdentifierClaimed):
+		return nil, identifierBusy(), true, nil
 	case errors.Is(err, store.ErrDuplicateTx):
 		return nil, g.settleFailure(req, CodeReplayed, "duplicate_settlement", c.Payer), true, nil
 	case err != nil:
@@ -507,8 +698,12 @@ func (g *Gate) busyClaim(ctx context.Context, req payment.Request, id string, no
 	if err != nil {
 		return nil, err
 	}
-	if c.State == store.ClaimDelivered {
-		return g.settleFailure(req, CodeReplayed, "duplicate_settlement", c.Payer), nil
+	if c.State == store.ClaimIssued {
+		// issued by another request since this one was admitted: a
+		// re-send is answered with it
+		d := refuse(http.StatusServiceUnavailable, CodeInProgress)
+		d.Header = map[string]string{"Retry-After": "1"}
+		return d, nil
 	}
 	wait := max(1, int((c.LeaseUntil.Sub(now)+time.Second-1)/time.Second))
 	d := refuse(http.StatusServiceUnavailable, CodeInProgress)
@@ -522,6 +717,16 @@ func (g *Gate) busyClaim(ctx context.Context, req payment.Request, id string, no
 	d.Members["payment"] = map[string]any{"mode": "x402", "examined": true, "charged": charged}
 	d.Header = map[string]string{"Retry-After": strconv.Itoa(wait)}
 	return d, nil
+}
+
+// identifierBusy answers a payment whose identifier another payment's
+// claim holds while that one is settling or being issued: this payment is
+// not taken; a re-send after the wait gets the identifier's report.
+func identifierBusy() *payment.Demand {
+	d := refuse(http.StatusServiceUnavailable, CodeInProgress)
+	d.Message = inProgressSettling
+	d.Header = map[string]string{"Retry-After": "1"}
+	return d
 }
 
 // release ends this run's lease on a claim, on a context of its own: the

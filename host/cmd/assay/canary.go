@@ -110,11 +110,6 @@ func canaryProof(ctx context.Context, services []server.Service, board *services
 	}
 	count(c.Send(ctx, served, []canaryproof.Request{{Method: "GET", Path: "/"}, {Method: "GET", Path: "/keys"}, {Method: "GET", Path: "/healthz"}, {Method: "GET", Path: "/readyz"},
 		{Method: "POST", Path: "/" + c.Value, Body: []byte(c.Value)}}))
-	// every line behind its answer committed before the rows are read
-	twin.Drain()
-	if d, ok := served.(interface{ Drain() }); ok {
-		d.Drain()
-	}
 	// the plugins' stderr reaches the host log asynchronously
 	time.Sleep(500 * time.Millisecond)
 

@@ -168,7 +168,7 @@ func TestTheEmbeddedFacilitatorSettlesOnAChain(t *testing.T) {
 	for series, want := range map[string]float64{
 		`assay_settlements_total{outcome="settled",service="stream-divergence"}`:                 n + 1,
 		`assay_settlement_duration_seconds_count{outcome="settled",service="stream-divergence"}`: n + 1,
-		`assay_payment_claims{state="delivered"}`:                                                n + 1,
+		`assay_payment_claims{state="issued"}`:                                                   n + 1,
 		`assay_payment_claims{state="settling"}`:                                                 0,
 		`assay_payment_claims{state="settled"}`:                                                  0,
 		`assay_fee_payer_lamports`:                                                               float64(lamports),
@@ -400,13 +400,13 @@ func (c *chainHost) undelivered(t *testing.T) string {
 		t.Fatalf("assay ledger report: %v\n%s", err, errs.String())
 	}
 	var r struct {
-		Undelivered []struct{ State string } `json:"undelivered_paid_claims"`
+		NotIssued []struct{ State string } `json:"paid_claims_not_issued"`
 	}
 	if err := json.Unmarshal([]byte(out.String()), &r); err != nil {
 		t.Fatalf("assay ledger report --json: %v\n%s", err, out.String())
 	}
-	states := make([]string, len(r.Undelivered))
-	for i, u := range r.Undelivered {
+	states := make([]string, len(r.NotIssued))
+	for i, u := range r.NotIssued {
 		states[i] = u.State
 	}
 	return strings.Join(states, ",")
@@ -480,11 +480,14 @@ func TestAHostKilledBetweenBroadcastAndDeliveryResolvesFromTheChain(t *testing.T
 	if s, err := c.chain.RPC.SignatureStatus(context.Background(), *lines[0].TxID); err != nil || !s.Succeeded() {
 		t.Errorf("the line's transaction on the chain: %+v %v", s, err)
 	}
-	// and once more: spent
-	err := run([]string{"call", "--payment", saved, "--out", filepath.Join(c.dir, "third.json"), h.url() + "/stream-divergence/compare", c.body}, &out, &out)
-	if err == nil || !strings.Contains(err.Error(), "payment_replayed") {
+	// and once more: the same report again, nothing more moved, no line
+	if err := run([]string{"call", "--payment", saved, "--out", filepath.Join(c.dir, "third.json"), h.url() + "/stream-divergence/compare", c.body}, &out, &out); err != nil {
 		t.Errorf("a third send: %v", err)
 	}
+	if got := c.chain.Tokens(t, address(c.payer)); got != 1_000_000-sdPrice {
+		t.Errorf("after a third send the payer holds %d", got)
+	}
+	c.lines(t, 1)
 	if said, err := c.reconcile(); err != nil || !strings.Contains(said, "1 paid lines checked, 1 transactions of the token account read: 0 lines not matching") {
 		t.Errorf("the books after the crash: %v\n%s", err, said)
 	}

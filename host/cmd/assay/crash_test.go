@@ -87,13 +87,12 @@ type outcome struct {
 }
 
 // Paid calls from four clients while the host is killed with SIGKILL at
-// random moments and started again, on both stores. Afterwards every
-// payment a client sent and did not get a report for, and every payment
-// whose claim is not delivered, is sent again once: each must deliver
-// exactly one report, and a further re-send is a replay. Then: no claim is
-// left undelivered, no payment has two transactions, every ledger line is
-// the transaction of a report a client received, and every such report has
-// exactly one line.
+// random moments and started again, on both stores. As the clients stop,
+// every report a client received has its line and its issued claim (the
+// line commits before the answer is written). Then every payment a client
+// got no report for is sent again: each delivers its report, and a
+// further re-send is the same answer. No claim is left unissued, no
+// payment has two transactions, and the lines are exactly the reports.
 func TestPaymentsSurviveHostKills(t *testing.T) {
 	bin := testhost.Binary(t, "host/cmd/assay", "assay")
 	plugin := testhost.Plugin(t, "plugins/stream-divergence")
@@ -247,33 +246,16 @@ func (p *paying) stop() []outcome {
 	return p.seen
 }
 
-// resendUndelivered sends again, once, every payment a client got no report for
-// and every one whose claim is not delivered: each must deliver exactly
-// one report, and a further re-send is a replay. Then no claim may be
-// left undelivered, no payment may have two transactions, every ledger
-// line must be the transaction of a report a client received, and every
-// such report must have exactly one line.
-// deliveredInItsLease waits, at most until the claim's lease ends, for
-// the claim of a report a client received to be delivered: the answer
-// goes out before its line commits, so a live host may still be
-// committing it as the clients stop (it holds the lease until then),
-// while a host that died before the line left the claim to be redeemed
-// once the lease ends (at once when the host was restarted).
-func deliveredInItsLease(t *testing.T, st *store.Store, id string, c store.Claim) bool {
-	t.Helper()
-	for bound := time.Now().Add(30 * time.Second); time.Now().Before(c.LeaseUntil) && time.Now().Before(bound); time.Sleep(20 * time.Millisecond) {
-		now, err := st.GetClaim(context.Background(), id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if now.State == store.ClaimDelivered {
-			return true
-		}
-		c = now
-	}
-	return false
-}
-
+// resendUndelivered checks the books as the clients stop, then sends
+// again every payment a client got no report for. A report is issued (its
+// line committed, its claim issued) before it is written, so every report
+// a client received already has its issued claim and exactly one line,
+// whatever the kills did: no waiting, no re-send needed for the books. A
+// payment with no report is sent again: each then has its report (issued
+// now, or the answer a killed host issued and never wrote), and a further
+// re-send is that same answer again, with no second line. At the end no
+// claim is left settling or settled, no payment has two transactions,
+// and the lines are exactly the reports.
 func resendUndelivered(t *testing.T, st *store.Store, url string, seen []outcome, logs func() string) (answered, unanswered, resent int) {
 	delivered := map[string]string{} // payment -> tx of a report a client holds
 	var resend []string
@@ -286,7 +268,13 @@ func resendUndelivered(t *testing.T, st *store.Store, url string, seen []outcome
 			delivered[o.payment] = o.tx
 		}
 	}
+	linesNow := lineCounts(t, st)
 	for _, o := range seen {
+		if o.tx == "" {
+			unanswered++
+			resend = append(resend, o.payment)
+			continue
+		}
 		pp, err := x402.DecodePayment(o.payment)
 		if err != nil {
 			t.Fatal(err)
@@ -295,16 +283,11 @@ func resendUndelivered(t *testing.T, st *store.Store, url string, seen []outcome
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := st.GetClaim(context.Background(), id)
-		_, gotReport := delivered[o.payment]
-		switch {
-		case !gotReport:
-			unanswered++
-			resend = append(resend, o.payment)
-		case err == nil && c.State != store.ClaimDelivered && !deliveredInItsLease(t, st, id, c):
-			// the report went out and the host died before its line
-			// committed: still redeemable, so redeemed here
-			resend = append(resend, o.payment)
+		if c, err := st.GetClaim(context.Background(), id); err != nil || c.State != store.ClaimIssued {
+			t.Errorf("a report a client holds has its claim %q (%v), want issued", c.State, err)
+		}
+		if linesNow[o.tx] != 1 {
+			t.Errorf("a report a client holds has %d ledger lines as the clients stop, want 1", linesNow[o.tx])
 		}
 	}
 	resender := &x402.Payer{MarkerRetries: 3, Client: &http.Client{Timeout: 20 * time.Second}}
@@ -318,8 +301,8 @@ func resendUndelivered(t *testing.T, st *store.Store, url string, seen []outcome
 		}
 		delivered[p] = res.Settlement.Transaction
 		again, err := resender.Resend(context.Background(), url, payBody, p)
-		if err != nil || again.Status != 402 {
-			t.Errorf("a redeemed payment sent again: %v %d", err, again.Status)
+		if err != nil || again.Status != 200 || !bytes.Equal(again.Body, res.Body) {
+			t.Errorf("an issued payment sent again is not its answer again: %v %+v", err, again)
 		}
 	}
 	for _, state := range []string{store.ClaimSettling, store.ClaimSettled} {
@@ -327,10 +310,7 @@ func resendUndelivered(t *testing.T, st *store.Store, url string, seen []outcome
 			t.Errorf("%d claims left %s after every payment was re-sent", len(left), state)
 		}
 	}
-	lines, err := st.Lines(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	lines := allLines(t, st)
 	reports := map[string]bool{}
 	for _, tx := range delivered {
 		reports[tx] = true
@@ -352,4 +332,24 @@ func resendUndelivered(t *testing.T, st *store.Store, url string, seen []outcome
 		t.Errorf("%d payments delivered under %d transactions", len(delivered), len(reports))
 	}
 	return answered, unanswered, len(resend)
+}
+
+func allLines(t *testing.T, st *store.Store) []store.Line {
+	t.Helper()
+	lines, err := st.Lines(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lines
+}
+
+// lineCounts is how many ledger lines each transaction has.
+func lineCounts(t *testing.T, st *store.Store) map[string]int {
+	out := map[string]int{}
+	for _, l := range allLines(t, st) {
+		if l.TxID != nil {
+			out[*l.TxID]++
+		}
+	}
+	return out
 }

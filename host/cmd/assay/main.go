@@ -72,7 +72,9 @@ func main() {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "assay:", err)
-		os.Exit(1)
+		// assay call's status says what was paid (callUsageText); every
+		// other command's failure is 1
+		os.Exit(exitStatus(err))
 	}
 }
 
@@ -261,7 +263,7 @@ func serve(args []string, stderr io.Writer) (err error) {
 	if g, ok := gate.(*x402.Gate); ok && g.Unspent > 0 {
 		// a crash (of this host or another on the store) left payments
 		// whose reports are owed: each is delivered when its payer re-sends
-		log.Warn("undelivered paid claims in the store; each is redeemable by re-sending its payment (assay ledger report lists them)", "count", g.Unspent)
+		log.Warn("paid claims whose report is not yet issued; a re-send of each payment issues it (assay ledger report lists them)", "count", g.Unspent)
 	}
 
 	ps, err := startPlugins(ctx, cfg, log, "")
@@ -291,6 +293,17 @@ func serve(args []string, stderr io.Writer) (err error) {
 		owned.Add(1)
 		go func() { defer owned.Done(); reloadKeys(boardCtx, keys, time.Second, log) }()
 	}
+	if g, ok := gate.(*x402.Gate); ok {
+		// answers kept for redelivery leave the store once their window ends
+		owned.Add(1)
+		sweepErrs := ratelog.New(log, time.Hour, nil)
+		go func() {
+			defer owned.Done()
+			g.SweepIssued(boardCtx, 10*time.Minute, func(err error) {
+				sweepErrs.Warn("expired redelivery answers not swept; they are tried again later", "error", err)
+			})
+		}()
+	}
 	defer func() { stopBoard(); owned.Wait() }()
 	// each family's corpus before the listener opens: one that fails is
 	// not served by this host
@@ -302,7 +315,8 @@ func serve(args []string, stderr io.Writer) (err error) {
 	go func() { defer owned.Done(); ready.Run(boardCtx) }()
 	handler := server.New(server.Config{Services: services, Keys: keys, Payments: gate, FreeTier: free,
 		Ledger: writer, Metrics: met, Logger: log, CallTimeout: timeout,
-		Admission: limits, States: board, StopOnSelfCheck: true, TrustedProxies: proxies, Readiness: ready, Adapters: ps.router})
+		Admission: limits, States: board, StopOnSelfCheck: true, TrustedProxies: proxies, Readiness: ready, Adapters: ps.router,
+		AfterIssue: pauseAfterIssue(os.Getenv(EnvPauseAfterIssue), log)})
 	if *proof {
 		if err := canaryProof(ctx, services, board, handler, keys, st, cfg.DataDir, capture, log); err != nil {
 			return err
@@ -343,7 +357,7 @@ func serve(args []string, stderr io.Writer) (err error) {
 			}
 		case <-ctx.Done():
 			log.Info("shutting down", "grace", shutdownGrace)
-			return stopServing(srv, handler, shutdownGrace, log)
+			return drain(srv, shutdownGrace, log)
 		}
 	}
 }
@@ -358,15 +372,6 @@ func hostLogger(cfg config.Config, out io.Writer) (hclog.Logger, error) {
 	}
 	opts.Name, opts.Output = "assay", out
 	return hclog.New(opts), nil
-}
-
-// stopServing stops srv (drain), then waits for the ledger lines still
-// committing behind answers already sent: no handler is left to start
-// one, and the store closes only once they are in.
-func stopServing(srv *http.Server, handler interface{ Drain() }, grace time.Duration, log hclog.Logger) error {
-	err := drain(srv, grace, log)
-	handler.Drain()
-	return err
 }
 
 // drain stops srv: no new connections, the requests in flight given
@@ -385,6 +390,25 @@ func drain(srv *http.Server, grace time.Duration, log hclog.Logger) error {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil
+}
+
+// EnvPauseAfterIssue names a file: when set, a paid request, once its
+// report is issued and before it is written, creates the file and waits
+// there for good. The fault tests kill the host in that window
+// (host/cmd/assay/killstage_test.go); no deployment sets it.
+const EnvPauseAfterIssue = "ASSAY_TEST_PAUSE_AFTER_ISSUE"
+
+// pauseAfterIssue is the AfterIssue hook EnvPauseAfterIssue asks for (nil
+// when it is unset).
+func pauseAfterIssue(path string, log hclog.Logger) func() {
+	if path == "" {
+		return nil
+	}
+	log.Warn("fault test hook set: paid answers are issued and never written", "env", EnvPauseAfterIssue)
+	return func() {
+		_ = os.WriteFile(path, nil, 0o600)
+		select {} // until the test kills the process
+	}
 }
 
 // The environment's names for the store and the key secret file.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
@@ -15,6 +16,7 @@ import (
 	"github.com/assay-audit/assay/host/config"
 	"github.com/assay-audit/assay/host/metrics"
 	"github.com/assay-audit/assay/host/payment"
+	"github.com/assay-audit/assay/host/redelivery"
 	"github.com/assay-audit/assay/host/solana"
 	"github.com/assay-audit/assay/host/solanarpc"
 	"github.com/assay-audit/assay/host/store"
@@ -77,11 +79,33 @@ func paymentGate(ctx context.Context, cfg config.Config, st *store.Store, id str
 		return nil, fmt.Errorf("payments %q: expected off, local or a facilitator URL", cfg.Payments)
 	}
 	log.Info("payments", "mode", cfg.Payments, "network", cfg.Network, "pay_to", payTo, "fee_payer", fac.FeePayer())
-	gc := x402.Config{Facilitator: fac, Store: st, Network: cfg.Network, Asset: asset, PayTo: payTo, PublicURL: cfg.PublicURL, HostID: id}
+	sealer, err := redeliverySealer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	gc := x402.Config{Facilitator: fac, Store: st, Network: cfg.Network, Asset: asset, PayTo: payTo, PublicURL: cfg.PublicURL, HostID: id, Sealer: sealer}
 	if lookup != nil {
 		gc.Chain = lookup
 	}
 	return x402.NewGate(ctx, gc)
+}
+
+// redeliverySealer keeps issued answers under the operator's key secret
+// when there is one (every host of a fleet then opens what another
+// issued), else under the data dir's own redelivery secret.
+func redeliverySealer(cfg config.Config) (*redelivery.Sealer, error) {
+	if cfg.KeysSecretFile == "" {
+		return redelivery.Open(cfg.DataDir)
+	}
+	secret, err := os.ReadFile(cfg.KeysSecretFile)
+	if err != nil {
+		return nil, fmt.Errorf("keys_secret_file: %w", err)
+	}
+	s, err := redelivery.New(bytes.TrimSpace(secret))
+	if err != nil {
+		return nil, fmt.Errorf("keys_secret_file: %w", err)
+	}
+	return s, nil
 }
 
 // seller is the network's USDC and the wallet paid: pay_to, or the seller

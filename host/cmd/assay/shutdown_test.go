@@ -13,13 +13,13 @@ import (
 	"github.com/assay-audit/assay/host/internal/testhost"
 )
 
-// A stopping host waits for the ledger lines still committing behind
-// answers it already sent (they commit behind the handler, so the HTTP
-// server's shutdown does not wait for them), and only then goes on to
-// close its store. The test holds SQLite's write lock, so the answered
-// request's line cannot commit: stopServing must not return while it is
-// held, and once it is let go the line is there.
-func TestAStoppingHostWaitsForTheLinesBehindItsAnswers(t *testing.T) {
+// A stopping host lets a paid request whose line is committing finish:
+// the line commits before the answer (#41), inside the handler, so the
+// HTTP server's shutdown waits for both, and the store closes only after.
+// The test holds SQLite's write lock, so the request's line cannot
+// commit: drain must not return while it is held; once it is let go the
+// request is answered and its line is there.
+func TestAStoppingHostWaitsForTheLineOfARequestInHand(t *testing.T) {
 	h := testhost.Start(t, testhost.Options{NoFreeTier: true}, "host/internal/testfamily")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -29,21 +29,23 @@ func TestAStoppingHostWaitsForTheLinesBehindItsAnswers(t *testing.T) {
 	go func() { _ = srv.Serve(ln) }()
 
 	unlock := h.HoldWriteLock(t)
-	resp, err := http.Post("http://"+ln.Addr().String()+"/test-family/measure", "application/json", strings.NewReader(`{"pad":"x"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("status %d", resp.StatusCode)
-	}
-
+	answered := make(chan int, 1)
+	go func() {
+		resp, err := http.Post("http://"+ln.Addr().String()+"/test-family/measure", "application/json", strings.NewReader(`{"pad":"x"}`))
+		if err != nil {
+			answered <- 0
+			return
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		answered <- resp.StatusCode
+	}()
+	time.Sleep(300 * time.Millisecond) // the request is in hand, its line waiting on the lock
 	stopped := make(chan error, 1)
-	go func() { stopped <- stopServing(srv, h.Server, 5*time.Second, hclog.NewNullLogger()) }()
+	go func() { stopped <- drain(srv, 5*time.Second, hclog.NewNullLogger()) }()
 	select {
 	case err := <-stopped:
-		t.Fatalf("the host stopped with its line still waiting to commit (%v)", err)
+		t.Fatalf("the host stopped with a request's line still waiting to commit (%v)", err)
 	case <-time.After(300 * time.Millisecond):
 	}
 	unlock()
@@ -53,7 +55,10 @@ func TestAStoppingHostWaitsForTheLinesBehindItsAnswers(t *testing.T) {
 			t.Fatal(err)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("the host did not stop once its line could commit")
+		t.Fatal("the host did not stop once the line could commit")
+	}
+	if status := <-answered; status != http.StatusOK {
+		t.Fatalf("the request in hand: status %d", status)
 	}
 	if n := h.LedgerRows(t); n != 1 {
 		t.Fatalf("%d lines, want the answer's", n)

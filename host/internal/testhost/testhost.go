@@ -250,7 +250,6 @@ func Start(tb testing.TB, opts Options, pkgs ...string) *Host {
 	h.Server = server.New(server.Config{Services: services, Keys: keys, Logger: log, CallTimeout: opts.CallTimeout,
 		FreeTier: free, Ledger: writer, Metrics: h.Metrics, Now: opts.Now, Payments: gate, Admission: opts.Admission,
 		States: h.Board, StopOnSelfCheck: opts.StopOnSelfCheck, Adapters: router})
-	tb.Cleanup(h.Server.Drain) // after the listener's close, before the store's
 	ts := httptest.NewServer(h.Server)
 	tb.Cleanup(ts.Close)
 	h.URL = ts.URL
