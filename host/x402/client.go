@@ -37,12 +37,19 @@ type Paid struct {
 	// payment the host took and did not answer for stays redeemable by
 	// sending it again with the same request (Payer.Resend).
 	Payment string
+	// Identifier is the x402 payment-identifier id Payment carries ("" when
+	// it carries none): the host answers a payment, or a later one with the
+	// same id, with the report it issued for it instead of charging again.
+	Identifier string
 }
 
 // Payer makes x402 v2 paid calls with a Solana wallet: POST, read the 402,
 // build and sign the exact-scheme transfer, retry once with
 // PAYMENT-SIGNATURE, and redeem a delivery marker when the host could not
-// deliver after checking the payment.
+// deliver after checking the payment. Every payment it builds carries an
+// x402 payment-identifier id (specs/extensions/payment_identifier.md), so
+// that a re-send of it, or a fresh payment built with the same id, is
+// answered with the one report it bought.
 type Payer struct {
 	Client *http.Client
 	Wallet ed25519.PrivateKey
@@ -53,6 +60,12 @@ type Payer struct {
 	// Chain, when set, is a Solana RPC node: it gives the blockhash a 402
 	// lacks, and the wallet's balance is checked before anything is signed.
 	Chain *solanarpc.Client
+	// Identifier is the payment-identifier id of the payments Call and Sign
+	// build: empty means a fresh one (NewIdentifier) for each. Set to an
+	// earlier payment's id (Paid.Identifier), it builds a fresh transaction
+	// the host treats as that payment's retry, as the official client does:
+	// answered with the report issued for the id, never settled itself.
+	Identifier string
 }
 
 // ErrShort is a wallet that does not hold what a call costs.
@@ -142,7 +155,11 @@ func (p *Payer) Call(ctx context.Context, url string, body []byte) (*Paid, error
 			return nil, err
 		}
 	}
-	sig, err := p.sign(*chosen, pr.Resource, blockhash)
+	id, err := p.identifier()
+	if err != nil {
+		return nil, err
+	}
+	sig, err := p.sign(*chosen, pr.Resource, blockhash, id)
 	if err != nil {
 		return nil, err
 	}
@@ -166,13 +183,39 @@ func (p *Payer) Resend(ctx context.Context, url string, body []byte, payment str
 	return withPayment(paid, payment), err
 }
 
-// withPayment names the payment a call sent, on its outcome or its error.
+// withPayment names the payment a call sent, and its id, on its outcome or
+// its error.
 func withPayment(paid *Paid, payment string) *Paid {
 	if paid == nil {
 		paid = &Paid{}
 	}
 	paid.Payment = payment
+	if pp, err := DecodePayment(payment); err == nil {
+		// a payment saved before ids were sent, or one of a wrong shape,
+		// is still re-sent as it is: the host decides what it buys
+		paid.Identifier, _ = pp.Identifier()
+	}
 	return paid
+}
+
+// errPayerIdentifier is a Payer.Identifier the payment-identifier extension
+// does not allow.
+var errPayerIdentifier = fmt.Errorf("x402: Payer.Identifier: %w", ErrIdentifier)
+
+// identifier is the id the next payment carries: the Payer's own, or a
+// fresh one, so no payment leaves without one.
+func (p *Payer) identifier() (string, error) {
+	if p.Identifier == "" {
+		id, err := NewIdentifier()
+		if err != nil {
+			return "", fmt.Errorf("x402: payment identifier: %w", err)
+		}
+		return id, nil
+	}
+	if !ValidIdentifier(p.Identifier) {
+		return "", errPayerIdentifier
+	}
+	return p.Identifier, nil
 }
 
 // Redeem sends a request with a delivery marker a 503 gave for it (the
@@ -192,18 +235,29 @@ func (p *Payer) Redeem(ctx context.Context, url string, body []byte, marker stri
 }
 
 // Sign builds and signs the transfer requirements ask for and returns the
-// PAYMENT-SIGNATURE header value. Each call makes a new transaction (a
+// PAYMENT-SIGNATURE header value, with the Payer's payment-identifier id (a
+// fresh one when Identifier is empty). Each call makes a new transaction (a
 // fresh memo nonce), so two payments never collide.
-func (p *Payer) Sign(r Requirements, res Resource) (string, error) { return p.sign(r, res, "") }
+func (p *Payer) Sign(r Requirements, res Resource) (string, error) {
+	id, err := p.identifier()
+	if err != nil {
+		return "", err
+	}
+	return p.sign(r, res, "", id)
+}
 
-// sign is Sign with blockhash ("" for the requirements' own).
-func (p *Payer) sign(r Requirements, res Resource, blockhash string) (string, error) {
+// sign is Sign with blockhash ("" for the requirements' own) and the id.
+// The id travels inside the header value, not beside it, so whoever keeps
+// the header for a re-send (Paid.Payment, assay call's saved payment)
+// keeps the id with it.
+func (p *Payer) sign(r Requirements, res Resource, blockhash, id string) (string, error) {
 	tx, err := p.build(r, blockhash)
 	if err != nil {
 		return "", err
 	}
 	return EncodeHeader(PaymentPayload{X402Version: Version, Resource: &res, Accepted: r,
-		Payload: SVMPayload{Transaction: base64.StdEncoding.EncodeToString(tx.Serialize())}})
+		Payload:    SVMPayload{Transaction: base64.StdEncoding.EncodeToString(tx.Serialize())},
+		Extensions: map[string]any{ExtensionIdentifier: WithIdentifier(id)}})
 }
 
 // finish decodes the answer and re-sends a paid request the host answered

@@ -4,9 +4,12 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
@@ -148,4 +151,147 @@ func TestRedeemKeepsOnlyARedeemableMarker(t *testing.T) {
 	if paid, err := p.Redeem(context.Background(), srv2.URL, []byte(`{}`), "m7"); err != nil || paid == nil || paid.Status != 400 || paid.Marker != "" {
 		t.Fatalf("spent: %v %+v", err, paid)
 	}
+}
+
+// identifierOf is the payment-identifier id a PAYMENT-SIGNATURE carries,
+// read as the spec lays the extension out (info.id beside its schema),
+// failing the test when the extension is missing or not the spec's shape.
+func identifierOf(t *testing.T, header string) string {
+	t.Helper()
+	raw, err := base64.StdEncoding.DecodeString(header)
+	if err != nil {
+		t.Fatalf("payment header: %v", err)
+	}
+	var p struct {
+		Extensions map[string]struct {
+			Info   map[string]any `json:"info"`
+			Schema map[string]any `json:"schema"`
+		} `json:"extensions"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		t.Fatalf("payment header: %v", err)
+	}
+	ext, ok := p.Extensions["payment-identifier"]
+	if !ok {
+		t.Fatalf("no payment-identifier extension in %s", raw)
+	}
+	id, _ := ext.Info["id"].(string)
+	if ext.Info["required"] != false || ext.Schema["type"] != "object" || !ValidIdentifier(id) ||
+		!strings.HasPrefix(id, "pay_") || len(id) != len("pay_")+32 {
+		t.Fatalf("payment-identifier extension: %+v", ext)
+	}
+	pp, err := DecodePayment(header)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := pp.Identifier(); err != nil || got != id {
+		t.Fatalf("PaymentPayload.Identifier: %q %v, the header holds %q", got, err, id)
+	}
+	return id
+}
+
+// Every payment a Payer builds carries a payment-identifier id, the same
+// on every re-send of it (in the call, or later with Resend), so a host
+// that already answered it answers again instead of charging; two calls
+// carry two ids.
+func TestPaymentsCarryAnIdentifier(t *testing.T) {
+	seller := &scripted{steps: []func(http.ResponseWriter){required(t), status(503, ""), status(200, "")}}
+	srv := httptest.NewServer(seller)
+	defer srv.Close()
+	p := payer(t)
+	paid, err := p.Call(context.Background(), srv.URL, []byte(`{}`))
+	if err != nil || paid.Status != 200 || len(seller.seen) != 3 {
+		t.Fatalf("%v: %+v after %d requests", err, paid, len(seller.seen))
+	}
+	id := identifierOf(t, seller.seen[1][HeaderSignature])
+	if again := identifierOf(t, seller.seen[2][HeaderSignature]); again != id {
+		t.Errorf("the re-send in the call carries %q, the payment %q", again, id)
+	}
+	if paid.Identifier != id || paid.Payment != seller.seen[1][HeaderSignature] {
+		t.Errorf("Paid names id %q and a payment other than the one sent (id %q)", paid.Identifier, id)
+	}
+
+	later := &scripted{steps: []func(http.ResponseWriter){status(200, "")}}
+	srv2 := httptest.NewServer(later)
+	defer srv2.Close()
+	resent, err := p.Resend(context.Background(), srv2.URL, []byte(`{}`), paid.Payment)
+	if err != nil || resent.Status != 200 {
+		t.Fatalf("resend: %v %+v", err, resent)
+	}
+	if got := identifierOf(t, later.seen[0][HeaderSignature]); got != id || resent.Identifier != id {
+		t.Errorf("the resend carries %q (Paid says %q), the payment %q", got, resent.Identifier, id)
+	}
+
+	next := &scripted{steps: []func(http.ResponseWriter){required(t), status(200, "")}}
+	srv3 := httptest.NewServer(next)
+	defer srv3.Close()
+	if _, err := p.Call(context.Background(), srv3.URL, []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if other := identifierOf(t, next.seen[1][HeaderSignature]); other == id {
+		t.Errorf("two calls carried the same id %q", id)
+	}
+	r, res := requirements(t)
+	a, errA := p.Sign(r, res)
+	b, errB := p.Sign(r, res)
+	if errA != nil || errB != nil || identifierOf(t, a) == identifierOf(t, b) {
+		t.Errorf("two payments Sign built share an id: %v %v", errA, errB)
+	}
+}
+
+// A Payer given an id builds fresh payments (new transactions) that all
+// carry it: the official client's retry, which the host answers with the
+// report issued for the id. An id the spec does not allow builds nothing.
+func TestPayerIdentifierIsKeptAcrossFreshPayments(t *testing.T) {
+	const id = "pay_0123456789abcdef0123456789abcdef"
+	seller := &scripted{steps: []func(http.ResponseWriter){required(t), status(200, "")}}
+	srv := httptest.NewServer(seller)
+	defer srv.Close()
+	p := payer(t)
+	p.Identifier = id
+	var sent []string
+	for i := 0; i < 2; i++ {
+		seller.mu.Lock()
+		seller.seen = nil
+		seller.mu.Unlock()
+		paid, err := p.Call(context.Background(), srv.URL, []byte(`{}`))
+		if err != nil || paid.Status != 200 || paid.Identifier != id {
+			t.Fatalf("call %d: %v %+v", i+1, err, paid)
+		}
+		if got := identifierOf(t, seller.seen[1][HeaderSignature]); got != id {
+			t.Fatalf("call %d carries %q", i+1, got)
+		}
+		pp, _ := DecodePayment(paid.Payment)
+		sent = append(sent, pp.Payload.Transaction)
+	}
+	if sent[0] == sent[1] {
+		t.Error("the second payment is the first transaction again, not a fresh one")
+	}
+	r, res := requirements(t)
+	if h, err := p.Sign(r, res); err != nil || identifierOf(t, h) != id {
+		t.Errorf("Sign: %v", err)
+	}
+
+	bad := &scripted{steps: []func(http.ResponseWriter){required(t), status(200, "")}}
+	srv2 := httptest.NewServer(bad)
+	defer srv2.Close()
+	p.Identifier = "pay_short"
+	if _, err := p.Call(context.Background(), srv2.URL, []byte(`{}`)); !errors.Is(err, ErrIdentifier) || len(bad.seen) != 1 {
+		t.Errorf("an id of the wrong shape: %v after %d requests", err, len(bad.seen))
+	}
+}
+
+// requirements are what required's 402 asks for.
+func requirements(t *testing.T) (Requirements, Resource) {
+	rec := httptest.NewRecorder()
+	required(t)(rec)
+	raw, err := base64.StdEncoding.DecodeString(rec.Header().Get(HeaderRequired))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pr PaymentRequired
+	if err := json.Unmarshal(raw, &pr); err != nil {
+		t.Fatal(err)
+	}
+	return pr.Accepts[0], pr.Resource
 }

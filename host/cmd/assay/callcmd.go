@@ -36,24 +36,110 @@ func walletNew(args []string, stdout io.Writer) error {
 	return err
 }
 
+// Exit statuses of `assay call`: a script calling it needs to know whether
+// it holds a report and whether it paid without one, so that retrying on
+// failure never pays twice.
+const (
+	callVerified   = 0 // the report is saved and its signature checked
+	callFailed     = 1 // anything else
+	callUsage      = 2 // the command line; or a new payment while one is owed
+	callUnverified = 3 // the report is saved, its signature not checked
+	callNotPaid    = 4 // nothing was charged
+	callOwed       = 5 // paid or possibly paid, no report yet: re-send it
+)
+
+// callUsageText is `assay call -h`: the exit statuses are the command's
+// contract with a script that runs it.
+const callUsageText = `usage: assay call --wallet FILE | --payment FILE | --marker TOKEN [--out FILE] [--keys JWKS-URL] [--solana-rpc URL] <url> <body.json|->
+
+Pays for one report: POST, read the 402, sign the USDC transfer it asks for,
+send the request again with it, save the signed answer in --out, check its
+signature against the host's keys. Every payment carries an x402
+payment-identifier id, and a payment sent again is never charged twice: the
+host answers it with the report it bought.
+
+exit status:
+  0  the report is saved in --out and its signature checked
+  3  the report is saved in --out, its signature not checked (the keys
+     unreachable, or it did not verify against them): run assay verify
+  4  not paid: nothing was charged (the host refused the body or the
+     payment, payment_conflict, the wallet short, the host unreachable
+     before any payment was sent)
+  5  paid or possibly paid, no report yet: the payment is saved in
+     <out>.payment (or the delivery marker printed); send it again, same URL
+     and body, with --payment <out>.payment (or --marker TOKEN): it is never
+     charged twice
+  2  usage; or --wallet while <out>.payment holds the payment of a call that
+     ended with 5 (send that one with --payment, or remove the file)
+  1  anything else (a wallet, body or payment file unreadable)
+A script that retries: 0 and 3 hold the report; after 5 retry with
+--payment <out>.payment, never with a new payment.
+
+flags:
+`
+
+// callError ends `assay call` with the exit status that says whether it
+// paid and whether it holds the report.
+type callError struct {
+	status int
+	err    error
+}
+
+func (e *callError) Error() string { return e.err.Error() }
+func (e *callError) Unwrap() error { return e.err }
+
+// callExit wraps err with status.
+func callExit(status int, err error) error { return &callError{status: status, err: err} }
+
+// exitStatus is the process exit status for a command's error: 0 for none
+// (or a request for the flags), a call's own status, else 1.
+func exitStatus(err error) int {
+	var ce *callError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ce):
+		return ce.status
+	}
+	return callFailed
+}
+
 // call performs one paid call, saves what it paid for, then checks it
-// against the host's published keys.
+// against the host's published keys; its error's exitStatus tells apart
+// the outcomes callUsageText lists.
 func call(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("call", flag.ContinueOnError)
 	walletPath := fs.String("wallet", "", "payer keypair file (assay wallet new)")
-	out := fs.String("out", "report.json", "where to save the signed answer")
+	out := fs.String("out", "report.json", "where to save the signed answer (and <out>.payment, a payment that got no answer)")
 	keysURL := fs.String("keys", "", "JWKS to check the answer against (default: the host's /keys)")
 	marker := fs.String("marker", "", "redeem this delivery marker (a 503 gave it) instead of paying")
 	paymentFile := fs.String("payment", "", "send again the payment saved in this file (an earlier call that got no answer wrote it)")
 	rpcURL := fs.String("solana-rpc", os.Getenv("SOLANA_RPC_URL"), "a Solana JSON-RPC node: a blockhash when the 402 has none, and the wallet's balance checked before signing (default: SOLANA_RPC_URL)")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), callUsageText)
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return callExit(callUsage, err)
 	}
 	if fs.NArg() != 2 || *walletPath == "" && *marker == "" && *paymentFile == "" {
-		return errors.New("call: --wallet FILE | --marker TOKEN | --payment FILE <url> <body.json|->")
+		return callExit(callUsage, errors.New("call: --wallet FILE | --marker TOKEN | --payment FILE <url> <body.json|-> (assay call -h)"))
+	}
+	target, err := url.Parse(fs.Arg(0))
+	if err != nil || target.Host == "" {
+		return callExit(callUsage, errors.New("call: the URL must be absolute"))
+	}
+	fresh := *marker == "" && *paymentFile == ""
+	owed := *out + ".payment"
+	if _, err := os.Lstat(owed); err == nil && fresh {
+		// a wrapper re-running a call that ended with 5 would otherwise pay
+		// a second time for the report the saved payment already bought
+		return callExit(callUsage, fmt.Errorf("call: %s holds a payment an earlier call sent and got no answer for: send it with: assay call --payment %s (same URL and body; never charged twice); once its report is saved, remove the file to pay anew", owed, owed))
 	}
 	var priv ed25519.PrivateKey
-	var err error
 	if *walletPath != "" {
 		if priv, err = wallet.Load(*walletPath); err != nil {
 			return err
@@ -67,10 +153,6 @@ func call(args []string, stdout io.Writer) error {
 	}
 	if err != nil {
 		return fmt.Errorf("call: read body: %w", err)
-	}
-	target, err := url.Parse(fs.Arg(0))
-	if err != nil || target.Host == "" {
-		return errors.New("call: the URL must be absolute")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -91,24 +173,40 @@ func call(args []string, stdout io.Writer) error {
 	default:
 		res, err = payer.Call(ctx, target.String(), body)
 	}
-	if err != nil || res.Status == http.StatusServiceUnavailable {
-		return unanswered(res, err, *out)
+	// a request that carried a payment or a marker may have been charged:
+	// only an answer the host gave to it says it was not
+	sentPayment := *marker != "" || res != nil && res.Payment != ""
+	if err != nil || res.Status == http.StatusServiceUnavailable || sentPayment && res.Status >= 500 {
+		return unanswered(res, err, *out, *marker)
 	}
 	if res.Status != http.StatusOK {
 		var a struct {
 			Error struct{ Code, Message string } `json:"error"`
 		}
 		_ = json.Unmarshal(res.Body, &a)
-		return fmt.Errorf("call: %d %s: %s", res.Status, a.Error.Code, a.Error.Message)
+		return callExit(callNotPaid, fmt.Errorf("call: %d %s: %s; this call charged nothing", res.Status, a.Error.Code, a.Error.Message))
 	}
 	// what was paid for is saved before anything else can fail
 	if err := os.WriteFile(*out, res.Body, 0o600); err != nil {
-		return fmt.Errorf("call: save the answer (%d bytes) to %s: %w", len(res.Body), *out, err)
+		err = fmt.Errorf("call: save the answer (%d bytes) to %s: %w", len(res.Body), *out, err)
+		if res.Payment == "" {
+			return err
+		}
+		// the report is lost with the write; a re-send of its payment is
+		// answered with it again
+		return owe(res, err.Error(), *out, "")
 	}
 	tx := ""
 	if res.Settlement != nil {
 		tx = res.Settlement.Transaction
-		fmt.Fprintf(stdout, "paid: transaction %s on %s by %s\n", tx, res.Settlement.Network, res.Settlement.Payer)
+		id := ""
+		if res.Identifier != "" {
+			id = " (payment id " + res.Identifier + ")"
+		}
+		fmt.Fprintf(stdout, "paid: transaction %s on %s by %s%s\n", tx, res.Settlement.Network, res.Settlement.Payer, id)
+	}
+	if *paymentFile != "" && *paymentFile == owed {
+		fmt.Fprintf(stdout, "%s bought this report: remove it before paying anew with --out %s\n", owed, *out)
 	}
 	if *keysURL == "" {
 		*keysURL = target.Scheme + "://" + target.Host + "/keys"
@@ -119,22 +217,46 @@ func call(args []string, stdout io.Writer) error {
 		kid, err = signing.Verify(res.Body, jwks)
 	}
 	if err != nil {
-		return fmt.Errorf("call: saved %s (transaction %q), but its signature is not checked: %w; check it later with: assay verify --keys URL %s", *out, tx, err, *out)
+		return callExit(callUnverified, fmt.Errorf("call: saved %s (transaction %q), but its signature is not checked: %w; check it later with: assay verify --keys URL %s", *out, tx, err, *out))
 	}
 	_, err = fmt.Fprintf(stdout, "saved %s (signature checked: key %s)\n", *out, kid)
 	return err
 }
 
-// unanswered explains a paid call that ended without a report: the marker
-// a 503 gave, or the payment itself (saved beside --out), redeems it later.
-func unanswered(res *x402.Paid, err error, out string) error {
+// unanswered explains a call that ended without a report: nothing was
+// charged when no payment or marker was sent; else the marker a 503 gave,
+// or the payment itself (saved beside --out), redeems it later.
+func unanswered(res *x402.Paid, err error, out, sentMarker string) error {
 	why := "no answer"
 	if err != nil {
 		why = err.Error()
 	}
 	if res != nil && res.Status != 0 {
 		var a struct {
-			Error   struct{ Code, Message string } `json:"error"`
+			Error struct{ Code, Message string } `json:"error"`
+		}
+		_ = json.Unmarshal(res.Body, &a)
+		why = fmt.Sprintf("%d %s: %s", res.Status, a.Error.Code, a.Error.Message)
+	}
+	if sentMarker == "" && (res == nil || res.Payment == "") {
+		return callExit(callNotPaid, fmt.Errorf("call: %s; this call charged nothing", why))
+	}
+	return owe(res, why, out, sentMarker)
+}
+
+// owe ends a call that sent a payment or a marker and holds no report: it
+// saves the payment beside out and says how to redeem it. The host may have
+// taken the payment and died before answering: sent again, on this host or
+// another on its store, it delivers the report and is never charged twice.
+func owe(res *x402.Paid, why, out, sentMarker string) error {
+	marker, payment, id := sentMarker, "", ""
+	until := ""
+	if res != nil {
+		if res.Marker != "" {
+			marker = res.Marker
+		}
+		payment, id = res.Payment, res.Identifier
+		var a struct {
 			Payment struct {
 				Marker struct {
 					ExpiresAt string `json:"expires_at"`
@@ -142,24 +264,27 @@ func unanswered(res *x402.Paid, err error, out string) error {
 			} `json:"payment"`
 		}
 		_ = json.Unmarshal(res.Body, &a)
-		why = fmt.Sprintf("%d %s: %s", res.Status, a.Error.Code, a.Error.Message)
-		if res.Marker != "" {
-			until := ""
-			if a.Payment.Marker.ExpiresAt != "" {
-				until = ", until " + a.Payment.Marker.ExpiresAt
-			}
-			return fmt.Errorf("call: %s; redeem later with: assay call --marker %s (same URL and body%s)", why, res.Marker, until)
+		if a.Payment.Marker.ExpiresAt != "" && res.Marker != "" {
+			until = ", until " + a.Payment.Marker.ExpiresAt
 		}
 	}
-	if res == nil || res.Payment == "" {
-		return fmt.Errorf("call: %s", why)
+	redeem := ""
+	if marker != "" {
+		redeem = fmt.Sprintf("; redeem later with: assay call --marker %s (same URL and body%s)", marker, until)
 	}
-	// the host may have taken the payment and died before answering: sent
-	// again, on this host or another on its store, it delivers the report
-	// once and is never charged twice
+	if payment == "" {
+		return callExit(callOwed, fmt.Errorf("call: %s%s", why, redeem))
+	}
+	if id != "" {
+		id = ", payment id " + id
+	}
 	path := out + ".payment"
-	if werr := os.WriteFile(path, []byte(res.Payment+"\n"), 0o600); werr != nil {
-		return fmt.Errorf("call: %s; the payment could not be saved: %w", why, werr)
+	if werr := os.WriteFile(path, []byte(payment+"\n"), 0o600); werr != nil {
+		// the only copy left is this message: without it the payment is lost
+		return callExit(callOwed, fmt.Errorf("call: %s%s; the payment may have been taken and could not be saved (%w): save this line to a file and send it with assay call --payment FILE (same URL and body%s): %s", why, redeem, werr, id, payment))
 	}
-	return fmt.Errorf("call: %s; the payment may have been taken: send it again with: assay call --payment %s (same URL and body)", why, path)
+	if marker != "" {
+		return callExit(callOwed, fmt.Errorf("call: %s%s, or send the payment again with: assay call --payment %s (same URL and body%s; never charged twice)", why, redeem, path, id))
+	}
+	return callExit(callOwed, fmt.Errorf("call: %s; the payment may have been taken: send it again with: assay call --payment %s (same URL and body%s; never charged twice)", why, path, id))
 }
