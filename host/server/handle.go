@@ -52,11 +52,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 		pc = s.newPaidCall(ctx, q)
 		defer pc.end()
 		early = pc.early
-		if err := pc.digestBody(body, shared); err != nil {
-			s.cfg.Logger.Error("request body could not be read back", "service", sv.Desc.GetService())
-			s.hostRefusal(q, http.StatusInternalServerError, codeInternal, nil)
-			return
-		}
+		pc.digestBody(body, shared)
 	}
 	sess, v, err := s.validate(ctx, sv, start, shared, early)
 	body, start.Body = nil, nil

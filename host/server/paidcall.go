@@ -32,8 +32,12 @@ type paidCall struct {
 	settling *settlement
 	decided  bool
 	// digest is the submission's, held for this request only: the key
-	// to its answer kept for redelivery (payment.Redeliverer)
-	digest redelivery.Digest
+	// to its answer kept for redelivery (payment.Redeliverer); a shared
+	// body is digested only when an answer is sealed or opened (shared
+	// stays open until the handler returns)
+	digest   redelivery.Digest
+	shared   *sharedbody.Body
+	digested bool
 }
 
 // settlement is one Settle call's outcome, filled by its goroutine
@@ -77,20 +81,34 @@ func (s *Server) newPaidCall(ctx context.Context, q *request) *paidCall {
 	return pc
 }
 
-// digestBody digests the submission when the gate keeps answers for
-// redelivery: the key an issued answer is sealed and opened with. The
-// digest lives in this request's memory only, like the body.
-func (pc *paidCall) digestBody(body []byte, shared *sharedbody.Body) error {
+// digestBody digests an in-memory submission when the gate keeps
+// answers for redelivery (the key an issued answer is sealed and opened
+// with), before the handler lets the body go; a shared one is kept to be
+// digested when needed (bodyDigest), so a large body refused at
+// validation is never read twice. The digest lives in this request's
+// memory only, like the body.
+func (pc *paidCall) digestBody(body []byte, shared *sharedbody.Body) {
 	if _, ok := pc.s.cfg.Payments.(payment.Redeliverer); !ok {
-		return nil
+		return
 	}
-	if shared == nil {
-		pc.digest = redelivery.DigestOf(body)
-		return nil
+	if shared != nil {
+		pc.shared = shared
+		return
 	}
-	d, err := redelivery.DigestReader(io.NewSectionReader(shared, 0, shared.Len()))
-	pc.digest = d
-	return err
+	pc.digest, pc.digested = redelivery.DigestOf(body), true
+}
+
+// bodyDigest is the submission's digest.
+func (pc *paidCall) bodyDigest() (redelivery.Digest, error) {
+	if pc.digested || pc.shared == nil {
+		return pc.digest, nil
+	}
+	d, err := redelivery.DigestReader(io.NewSectionReader(pc.shared, 0, pc.shared.Len()))
+	if err != nil {
+		return d, err
+	}
+	pc.digest, pc.digested = d, true
+	return d, nil
 }
 
 // admit asks the gate; an admitted request goes before pre-checks until
@@ -264,7 +282,12 @@ func (s *Server) redeliver(q *request, pc *paidCall) {
 		s.hostRefusal(q, http.StatusInternalServerError, codeInternal, nil)
 		return
 	}
-	ans, d, err := rd.Redeliver(pc.ctx, pc.req, pc.paid.adm, pc.digest)
+	digest, err := pc.bodyDigest()
+	var ans *redelivery.Answer
+	var d *payment.Demand
+	if err == nil {
+		ans, d, err = rd.Redeliver(pc.ctx, pc.req, pc.paid.adm, digest)
+	}
 	switch {
 	case err != nil:
 		s.limited.Warn("payment gate unavailable", "service", q.sv.Desc.GetService(), "error", err)
@@ -293,7 +316,11 @@ func (s *Server) sealFor(pc *paidCall, r *payment.Receipt, signed []byte) (*stor
 	if !ok || r.Claim == nil {
 		return nil, nil
 	}
-	return rd.Seal(pc.paid.adm, r, pc.digest, redelivery.Answer{Header: r.Header, Body: signed})
+	digest, err := pc.bodyDigest()
+	if err != nil {
+		return nil, err
+	}
+	return rd.Seal(pc.paid.adm, r, digest, redelivery.Answer{Header: r.Header, Body: signed})
 }
 
 // settled is the payment's settlement, or the answer when there is none:
