@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Interop client: pays an x402 v2 "exact" route on Solana using ONLY the
 // official x402 JavaScript client packages (@x402/fetch, @x402/svm,
-// @x402/core 2.27.0) plus @solana/kit 5.x for the signer.
+// @x402/core, @x402/extensions 2.27.0) plus @solana/kit 5.x for the signer.
 //
 // Setup (Node >= 20.18; @solana/kit 5.5.1 requires it):
 //   cd host/x402/interop && npm ci
@@ -9,6 +9,7 @@
 //   node pay.mjs --url <paid endpoint URL> --body <json file> \
 //                --wallet <keypair file> --rpc <JSON-RPC http url> \
 //                [--no-spend-controls] [--save-payment <file>]
+//                [--payment-id <id>]
 //
 // --wallet is a Solana CLI keypair file: a JSON array of 64 numbers
 // (32-byte Ed25519 seed followed by the 32-byte public key).
@@ -17,7 +18,16 @@
 // extra.recentBlockhash, getLatestBlockhash.
 // --save-payment writes the PAYMENT-SIGNATURE header value the client
 // sent on its paid retry (nothing when it never paid), so a test can send
-// the very same payment again.
+// the very same payment again. It is written also when the client threw
+// after sending it (e.g. the connection dropped before the answer came).
+// --payment-id is an x402 `payment-identifier` id (16-128 of
+// [A-Za-z0-9_-], e.g. "pay_" + 32 hex digits): every payment the client
+// builds carries it, through the official client hook
+// (appendPaymentIdentifierToExtensions from
+// @x402/extensions/payment-identifier in onBeforePaymentCreation). As in
+// the official package, it is added only when the 402 declares the
+// extension (a note on stderr otherwise); rerun with the same id after a
+// lost answer to have the server recognise the retry.
 //
 // stdout: exactly one line of JSON
 //   {"status": <number>, "body": <parsed JSON body or null>,
@@ -31,6 +41,11 @@ import { parseArgs } from "node:util";
 
 import { createKeyPairSignerFromBytes } from "@solana/kit";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
+import {
+  appendPaymentIdentifierToExtensions,
+  isValidPaymentId,
+  PAYMENT_IDENTIFIER,
+} from "@x402/extensions/payment-identifier";
 import {
   decodePaymentResponseHeader,
   wrapFetchWithPayment,
@@ -52,6 +67,7 @@ try {
       rpc: { type: "string" },
       "no-spend-controls": { type: "boolean", default: false },
       "save-payment": { type: "string" },
+      "payment-id": { type: "string" },
     },
     strict: true,
   }));
@@ -60,6 +76,10 @@ try {
 }
 for (const k of ["url", "body", "wallet", "rpc"]) {
   if (!args[k]) fail(2, `missing --${k}`);
+}
+const paymentId = args["payment-id"];
+if (paymentId !== undefined && !isValidPaymentId(paymentId)) {
+  fail(2, `--payment-id: ${JSON.stringify(paymentId)} is not 16-128 letters, digits, hyphens or underscores`);
 }
 
 let bodyText;
@@ -87,6 +107,12 @@ function headerJSON(res, name) {
   }
 }
 
+// the PAYMENT-SIGNATURE the client sent on its paid retry, for --save-payment
+let sentPayment = null;
+async function savePayment() {
+  if (args["save-payment"] && sentPayment !== null) await writeFile(args["save-payment"], sentPayment, { mode: 0o600 });
+}
+
 let out;
 try {
   // Rejects a keypair whose last 32 bytes are not the seed's public key.
@@ -106,9 +132,22 @@ try {
   // rejected by spendControls". Pass --no-spend-controls for that case.
   if (args["no-spend-controls"]) client.setSpendControls(false);
 
+  // The payment-identifier extension, as the official client sets it:
+  // the hook runs before every payment payload is built (a retry builds a
+  // fresh one) and writes the id into the 402's declared extension, which
+  // the client then echoes in the payload's extensions.
+  if (paymentId !== undefined) {
+    client.onBeforePaymentCreation(async ({ paymentRequired }) => {
+      if (paymentRequired.extensions?.[PAYMENT_IDENTIFIER]) {
+        appendPaymentIdentifierToExtensions(paymentRequired.extensions, paymentId);
+      } else {
+        process.stderr.write(`pay.mjs: the 402 does not declare ${PAYMENT_IDENTIFIER}: the payment carries no id\n`);
+      }
+    });
+  }
+
   // the wrapper hands its fetch a Request; the paid retry is the one
   // carrying PAYMENT-SIGNATURE
-  let sentPayment = null;
   const seeingFetch = (input, init) => {
     const headers = input instanceof Request ? input.headers : new Headers(init?.headers);
     sentPayment = headers.get("PAYMENT-SIGNATURE") ?? sentPayment;
@@ -138,10 +177,15 @@ try {
     const reason = paymentResponse?.errorReason ?? pr?.error ?? "(no reason given)";
     process.stderr.write(`pay.mjs: payment not accepted: HTTP 402: ${reason}\n`);
   }
-  if (args["save-payment"] && sentPayment !== null) await writeFile(args["save-payment"], sentPayment, { mode: 0o600 });
+  await savePayment();
   out = { status: res.status, body, paymentResponse };
 } catch (err) {
   const cause = err?.cause ? ` (cause: ${err.cause.message ?? err.cause})` : "";
+  try {
+    await savePayment();
+  } catch (saveErr) {
+    process.stderr.write(`pay.mjs: cannot save the payment: ${saveErr.message}\n`);
+  }
   fail(1, `${err?.message ?? err}${cause}`);
 }
 
