@@ -18,8 +18,8 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -66,8 +66,63 @@ func DigestReader(r io.Reader) (Digest, error) {
 
 // Answer is an issued answer as it was written: its headers and body.
 type Answer struct {
-	Header map[string]string `json:"h,omitempty"`
-	Body   []byte            `json:"b"`
+	Header map[string]string
+	Body   []byte
+}
+
+// frame is an answer's plaintext: each header as two length-prefixed
+// strings, a zero-length name to end them, then the body (the rest).
+// JSON would spend as much again encoding the body as the cipher does.
+func (a Answer) frame() []byte {
+	n := len(a.Body) + 4
+	for k, v := range a.Header {
+		n += len(k) + len(v) + 8
+	}
+	out := make([]byte, 0, n)
+	for k, v := range a.Header {
+		if k == "" {
+			continue
+		}
+		out = binary.BigEndian.AppendUint32(out, uint32(len(k)))
+		out = append(out, k...)
+		out = binary.BigEndian.AppendUint32(out, uint32(len(v)))
+		out = append(out, v...)
+	}
+	out = binary.BigEndian.AppendUint32(out, 0)
+	return append(out, a.Body...)
+}
+
+// unframe reads a frame back; false when it is not one.
+func unframe(p []byte) (Answer, bool) {
+	a := Answer{Header: map[string]string{}}
+	next := func() (string, bool) {
+		if len(p) < 4 {
+			return "", false
+		}
+		n := binary.BigEndian.Uint32(p)
+		p = p[4:]
+		if uint64(n) > uint64(len(p)) {
+			return "", false
+		}
+		v := string(p[:n])
+		p = p[n:]
+		return v, true
+	}
+	for {
+		k, ok := next()
+		if !ok {
+			return a, false
+		}
+		if k == "" {
+			a.Body = p
+			return a, true
+		}
+		v, ok := next()
+		if !ok {
+			return a, false
+		}
+		a.Header[k] = v
+	}
 }
 
 // Sealer seals and opens answers under one redelivery secret.
@@ -151,10 +206,7 @@ func (s *Sealer) aead(paymentID, identifier string, d Digest) (cipher.AEAD, erro
 // Seal seals an answer for the payment, identifier ("" for none) and
 // submission digest it was issued for.
 func (s *Sealer) Seal(paymentID, identifier string, d Digest, a Answer) (string, error) {
-	plain, err := json.Marshal(a)
-	if err != nil {
-		return "", fmt.Errorf("redelivery: seal: %w", err)
-	}
+	plain := a.frame()
 	g, err := s.aead(paymentID, identifier, d)
 	if err != nil {
 		return "", err
@@ -185,7 +237,8 @@ func (s *Sealer) Open(paymentID, identifier string, d Digest, sealed string) (An
 	if err != nil {
 		return a, ErrMismatch
 	}
-	if err := json.Unmarshal(plain, &a); err != nil {
+	a, ok := unframe(plain)
+	if !ok {
 		return a, ErrMismatch
 	}
 	return a, nil
