@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assay-audit/assay/host/internal/chaintest"
 	"github.com/assay-audit/assay/host/internal/storetest"
 	"github.com/assay-audit/assay/host/internal/testhost"
 	"github.com/assay-audit/assay/host/pluginhost"
@@ -30,15 +31,17 @@ import (
 type killable struct {
 	t                          *testing.T
 	bin, cfg, dir, store, addr string
-	mu                         sync.Mutex
-	cmd                        *exec.Cmd
-	logs                       bytes.Buffer
+	// extra are more serve flags (a chain to settle on)
+	extra []string
+	mu    sync.Mutex
+	cmd   *exec.Cmd
+	logs  bytes.Buffer
 }
 
 func (k *killable) start() {
 	k.t.Helper()
 	k.mu.Lock()
-	cmd := exec.Command(k.bin, "serve", "--config", k.cfg, "--listen", k.addr, "--data-dir", k.dir, "--store", k.store, "--payments", "local")
+	cmd := exec.Command(k.bin, append([]string{"serve", "--config", k.cfg, "--listen", k.addr, "--data-dir", k.dir, "--store", k.store, "--payments", "local"}, k.extra...)...)
 	cmd.Stderr = &lockedWriter{mu: &k.mu, w: &k.logs}
 	k.cmd = cmd
 	k.mu.Unlock()
@@ -110,11 +113,53 @@ func TestPaymentsSurviveHostKills(t *testing.T) {
 			k := &killable{t: t, bin: bin, cfg: cfg, dir: dataDir, store: spec, addr: freePort(t)}
 			k.start()
 			t.Cleanup(k.kill)
-			commits, writes := crashLoad(t, k, dataDir, spec)
+			commits, writes := crashLoad(t, k, dataDir, spec, nil)
 			// on SQLite the kills landed while writes shared commits (the
 			// group commit), so the exactness above holds for grouped writes
 			if kind == "sqlite" && writes <= commits {
 				t.Errorf("no group commit held more than one write (%v commits, %v writes): the kills never met the grouped path", commits, writes)
+			}
+		})
+	}
+}
+
+// The same kills with every payment settled on a chain (the embedded
+// facilitator broadcasting to a LiteSVM runtime), on both stores: after
+// the re-sends, the ledger's lines are exactly the reports the clients
+// hold, and the seller received exactly one price per line.
+func TestPaymentsSurviveHostKillsOnTheChain(t *testing.T) {
+	bin := testhost.Binary(t, "host/cmd/assay", "assay")
+	plugin := testhost.Plugin(t, "plugins/stream-divergence")
+	sum, err := pluginhost.PinOf(plugin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range storetest.Kinds {
+		t.Run(kind, func(t *testing.T) {
+			chain := chaintest.Start(t)
+			chain.Mint(t, x402.USDCDevnet)
+			dir := t.TempDir()
+			fee, _ := wallet.New(filepath.Join(dir, "fee-payer.json"))
+			chain.Airdrop(t, address(fee), 50_000_000_000)
+			seller, _ := wallet.New(filepath.Join(dir, "seller.json"))
+			chain.TokenAccount(t, address(seller), 0)
+			cfg := filepath.Join(dir, "assay.hcl")
+			_ = os.WriteFile(cfg, []byte(fmt.Sprintf("plugin_dir = %q\nplugin \"stream-divergence\" {\n  path = %q\n  sha256 = %q\n}\n",
+				filepath.Dir(plugin), filepath.Base(plugin), sum)), 0o600)
+			spec, dataDir := storetest.Spec(t, kind)
+			k := &killable{t: t, bin: bin, cfg: cfg, dir: dataDir, store: spec, addr: freePort(t),
+				extra: []string{"--solana-rpc", chain.URL, "--pay-to", address(seller), "--fee-payer-key", filepath.Join(dir, "fee-payer.json")}}
+			k.start()
+			t.Cleanup(k.kill)
+			crashLoad(t, k, dataDir, spec, func(addr string) { chain.TokenAccount(t, addr, 200*sdPrice) })
+			st, err := store.Open(context.Background(), spec, dataDir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			lines := allLines(t, st)
+			if got := chain.Tokens(t, address(seller)); got != uint64(len(lines))*sdPrice {
+				t.Errorf("the seller received %d, the ledger has %d lines of %d", got, len(lines), sdPrice)
 			}
 		})
 	}
@@ -146,12 +191,14 @@ func groupFigures(addr string) (commits, writes float64) {
 
 // crashLoad runs the paying load through kills and checks the books; it
 // returns the group-commit counters the hosts showed just before each kill.
-func crashLoad(t *testing.T, k *killable, dataDir, spec string) (commits, writes float64) {
+// With a chain, the payers' wallets are funded there (fund) and the books
+// are checked against it too.
+func crashLoad(t *testing.T, k *killable, dataDir, spec string, fund func(addr string)) (commits, writes float64) {
 	url := "http://" + k.addr + "/stream-divergence/compare"
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 7))
-	load := startPaying(t, url, 4, -1)
+	load := startPaying(t, url, 4, -1, fund)
 	// kill at random moments for a bounded time
 	const kills = 12
 	for i := 0; i < kills; i++ {
@@ -191,13 +238,17 @@ type paying struct {
 }
 
 // startPaying starts n clients paying at url (retries: the clients'
-// MarkerRetries: -1 none, 0 the default three).
-func startPaying(t *testing.T, url string, n, retries int) *paying {
+// MarkerRetries: -1 none, 0 the default three); fund, when set, gives
+// each client's wallet its tokens on a chain.
+func startPaying(t *testing.T, url string, n, retries int, fund func(addr string)) *paying {
 	p := &paying{done: make(chan struct{})}
 	for c := 0; c < n; c++ {
 		priv, err := wallet.New(filepath.Join(t.TempDir(), "payer.json"))
 		if err != nil {
 			t.Fatal(err)
+		}
+		if fund != nil {
+			fund(address(priv))
 		}
 		payer := &x402.Payer{Wallet: priv, MarkerRetries: retries, Client: &http.Client{Timeout: 20 * time.Second}}
 		p.clients.Add(1)

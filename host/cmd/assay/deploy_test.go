@@ -138,7 +138,7 @@ func TestFleetBehindAProxy(t *testing.T) {
 	}
 
 	url := proxy.URL + "/stream-divergence/compare"
-	load := startPaying(t, url, 4, 0)
+	load := startPaying(t, url, 4, 0, nil)
 	waitDelivered := func(n int) {
 		for deadline := time.Now().Add(30 * time.Second); load.delivered() < n; {
 			if time.Now().After(deadline) {
