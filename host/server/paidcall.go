@@ -140,9 +140,27 @@ func (pc *paidCall) settleEarly() {
 	go func() {
 		defer close(st.done)
 		began := time.Now()
-		st.receipt, st.demand, st.err = pc.s.cfg.Payments.Settle(pc.ctx, pc.req, adm)
+		ctx, cancel := pc.settleContext()
+		defer cancel()
+		st.receipt, st.demand, st.err = pc.s.cfg.Payments.Settle(ctx, pc.req, adm)
 		st.took = time.Since(began)
 	}()
+}
+
+// settleBound is the longest a settlement may run once begun: the
+// remote facilitator's lease (40 s) with room.
+const settleBound = time.Minute
+
+// settleContext is a settlement's context: it keeps the request's values
+// but not its cancellation. Once the host decides to settle, a client
+// that goes away must not cut the settlement short: the money may have
+// moved (on a chain, it has once the transfer confirms), and the report
+// is issued and kept for the payer's re-send all the same. Before, the
+// claim's settled write ran on the request's context and a client leaving
+// at that moment left a transfer on the chain with its claim still
+// settling and no line until the payer came back.
+func (pc *paidCall) settleContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(pc.ctx), settleBound)
 }
 
 // settle is the settlement once the report is ready to issue: the one
@@ -154,7 +172,9 @@ func (pc *paidCall) settle() *settlement {
 	}
 	began := time.Now()
 	st := &settlement{}
-	st.receipt, st.demand, st.err = pc.s.cfg.Payments.Settle(pc.ctx, pc.req, pc.paid.adm)
+	ctx, cancel := pc.settleContext()
+	defer cancel()
+	st.receipt, st.demand, st.err = pc.s.cfg.Payments.Settle(ctx, pc.req, pc.paid.adm)
 	st.took = time.Since(began)
 	return st
 }
