@@ -6,7 +6,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/assay-audit/assay/host/internal/testhost"
 	"github.com/assay-audit/assay/host/x402"
 )
 
@@ -77,5 +79,28 @@ func TestAFreshPaymentWithAnIssuedIdentifierIsNeverSettled(t *testing.T) {
 	}
 	if err := h.Store.DB().QueryRow(`SELECT COUNT(*) FROM payment_claims`).Scan(&claims); err != nil || claims != 1 {
 		t.Fatalf("%d claims after the conflict, want 1", claims)
+	}
+}
+
+// A client that goes away while the family measures is logged as that,
+// not as the plugin's fault: the plugin only saw its request end.
+func TestAClientGoneWhileMeasuringIsNotThePluginsFault(t *testing.T) {
+	h := testhost.Start(t, testhost.Options{NoFreeTier: true}, testPkg)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", h.URL+"/test-family/measure", strings.NewReader(`{"sleep_ms":3000}`))
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatalf("answered %d before the client went away", resp.StatusCode)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(h.Log.String(), "the client went away before its answer") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no line saying the client went away:\n%s", h.Log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if strings.Contains(h.Log.String(), "plugin unavailable during request") {
+		t.Errorf("the plugin was blamed for the client leaving:\n%s", h.Log.String())
 	}
 }

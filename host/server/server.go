@@ -725,6 +725,11 @@ func (s *Server) boundaryFailureWith(q *request, err error, paymentFacts map[str
 		s.cfg.Logger.Warn("plugin call deadline exceeded", "service", q.sv.Desc.GetService(), "op", q.opName(),
 			"ms", time.Since(q.began).Milliseconds())
 		s.hostRefusalWith(q, http.StatusServiceUnavailable, codeDeadline, nil, paymentFacts, header)
+	case q.r.Context().Err() != nil && (errors.Is(err, pluginhost.ErrUnavailable) || errors.Is(err, pluginhost.ErrClosed)):
+		// the client went away and its request's end reached the plugin:
+		// no fault of the plugin's, and nobody reads this answer
+		s.cfg.Logger.Info("the client went away before its answer", "service", q.sv.Desc.GetService(), "op", q.opName())
+		s.hostRefusalWith(q, http.StatusServiceUnavailable, codeUnavailable, nil, paymentFacts, header)
 	case errors.Is(err, pluginhost.ErrUnavailable), errors.Is(err, pluginhost.ErrClosed):
 		s.cfg.Logger.Warn("plugin unavailable during request", "service", q.sv.Desc.GetService(), "op", q.opName())
 		s.hostRefusalWith(q, http.StatusServiceUnavailable, codeUnavailable, nil, paymentFacts, header)
