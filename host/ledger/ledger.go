@@ -240,6 +240,13 @@ func (w *Writer) Issue(ctx context.Context, e Entry, paymentID, owner string, an
 	return w.Store.IssueClaim(ctx, paymentID, owner, w.line(e), answer, e.At)
 }
 
+// OpenAndIssue writes a claim not yet written (payment.Claim.Pending)
+// already issued, with the line and the kept answer, in one transaction
+// (store.OpenAndIssueClaim).
+func (w *Writer) OpenAndIssue(ctx context.Context, e Entry, c store.Claim, answer *store.Issued) (int64, error) {
+	return w.Store.OpenAndIssueClaim(ctx, c, w.line(e), answer, e.At)
+}
+
 func (w *Writer) line(e Entry) store.Line {
 	l := store.Line{
 		Service:          e.Desc.GetService(),

@@ -83,6 +83,10 @@ type Receipt struct {
 type Claim struct {
 	PaymentID string
 	Owner     string
+	// Pending, when set, is a claim not yet written: a settlement that
+	// never left the host (the embedded facilitator without a chain) is
+	// recorded with its report's issue, in the same transaction.
+	Pending *store.Claim
 }
 
 // Gate takes payment for paid routes.
@@ -118,10 +122,10 @@ type LocalAdmitter interface {
 }
 
 // EarlySettler is a Gate whose settlement, too, never leaves the host
-// (the embedded facilitator without a chain: settling is writing the
-// claim): the server then settles while the family measures, so the
-// claim's commit overlaps the round trip, and withdraws the settlement
-// when no report is issued after all.
+// (the embedded facilitator without a chain): the server then settles
+// while the family measures, and withdraws the settlement when no report
+// is issued after all. A new payment's claim is then written with the
+// report's issue (Claim.Pending), one commit for the paid request.
 type EarlySettler interface {
 	SettlesLocally() bool
 	// Withdraw undoes a settlement whose report was not issued (refused,

@@ -19,9 +19,12 @@ func freshPayment(t *testing.T, url string, body []byte) string {
 }
 
 // settleOnly is a host that checks and settles a payment and dies before
-// it writes the answer: what a SIGKILL between settlement and delivery
-// leaves in the store.
-func settleOnly(t *testing.T, g *x402.Gate, url, sig string) *payment.Receipt {
+// it issues the report: what a SIGKILL between settlement and issue
+// leaves in the store where settling moved money (a chain, a remote
+// facilitator: the claim is written settled before the report). The
+// embedded facilitator offline writes nothing until the issue, so its
+// pending claim is written here as such a host would have.
+func settleOnly(t *testing.T, st *store.Store, g *x402.Gate, url, sig string) *payment.Receipt {
 	r := httptest.NewRequest("POST", url, strings.NewReader("{}"))
 	r.Header.Set("PAYMENT-SIGNATURE", sig)
 	req := payment.Request{HTTP: r, Service: "stream-divergence", Op: "compare", Price: payment.Price{USDCUnits: 50000, Label: "$0.05"}}
@@ -32,6 +35,11 @@ func settleOnly(t *testing.T, g *x402.Gate, url, sig string) *payment.Receipt {
 	rc, d, err := g.Settle(context.Background(), req, adm)
 	if err != nil || d != nil || rc.TransactionID == "" || rc.Claim == nil {
 		t.Fatalf("settle: %v %+v %+v", err, d, rc)
+	}
+	if p := rc.Claim.Pending; p != nil {
+		if opened, err := st.OpenSettledClaim(context.Background(), *p, p.Created); err != nil || !opened {
+			t.Fatalf("the settled claim: %v %v", opened, err)
+		}
 	}
 	return rc
 }
@@ -46,7 +54,7 @@ func TestASettledUndeliveredPaymentIsRedeemedOnAnotherHost(t *testing.T) {
 	url := h.URL + "/stream-divergence/compare"
 	body := sdBody([]string{"ab"}, []string{"ab"})
 	sig := freshPayment(t, url, body)
-	crashed := settleOnly(t, h.gate(t, "hostb"), url, sig)
+	crashed := settleOnly(t, h.Store, h.gate(t, "hostb"), url, sig)
 	if lines, _ := h.Store.Lines(context.Background()); len(lines) != 0 {
 		t.Fatal("a settlement without delivery wrote a ledger line")
 	}
@@ -86,7 +94,7 @@ func TestARestartedHostReleasesItsLeases(t *testing.T) {
 	url := h.URL + "/stream-divergence/compare"
 	body := sdBody([]string{"a"}, []string{"b"})
 	sig := freshPayment(t, url, body)
-	settleOnly(t, h.gate(t, "hostb"), url, sig)
+	settleOnly(t, h.Store, h.gate(t, "hostb"), url, sig)
 	if g := h.gate(t, "hostb"); g.Unspent != 1 {
 		t.Errorf("the restarted host found %d undelivered claims, want 1", g.Unspent)
 	}
@@ -105,7 +113,7 @@ func TestAClaimedPaymentIsNotRedeemedOnAnotherRoute(t *testing.T) {
 	url := h.URL + "/stream-divergence/compare"
 	body := sdBody([]string{"a"}, []string{"a"})
 	sig := freshPayment(t, url, body)
-	settleOnly(t, h.gate(t, "hostb"), url, sig)
+	settleOnly(t, h.Store, h.gate(t, "hostb"), url, sig)
 	h.clock.Add(11 * time.Second)
 	r := do(t, "POST", h.URL+"/test-family/measure", []byte(`{}`), map[string]string{"PAYMENT-SIGNATURE": sig})
 	if r.status != 402 || (errorCode(r) != "payment_invalid" && errorCode(r) != "payment_replayed") {
@@ -158,7 +166,7 @@ func TestPaymentInProgressSaysOneThingPerClaimState(t *testing.T) {
 
 	// the same payment settled by a host that died before delivering
 	sig2 := freshPayment(t, url, body)
-	settleOnly(t, h.gate(t, "hostb"), url, sig2)
+	settleOnly(t, h.Store, h.gate(t, "hostb"), url, sig2)
 	r := do(t, "POST", url, body, map[string]string{"PAYMENT-SIGNATURE": sig2})
 	e, _ := r.json["error"].(map[string]any)
 	pay, _ := r.json["payment"].(map[string]any)

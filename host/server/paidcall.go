@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"time"
@@ -271,7 +272,14 @@ func (s *Server) deliver(q *request, pc *paidCall, sess Session, release func())
 	// kept for redelivery, one transaction) before it is written: a host
 	// killed at any moment leaves either nothing charged or a charge with
 	// its line, whose report a re-send of the payment has again
-	if !s.issue(q, pc, receipt, fields, signed) {
+	if err := s.issue(q, pc, receipt, fields, signed); errors.Is(err, errIssuedElsewhere) {
+		// nothing of this request was written: the re-send the client is
+		// told to make is answered with the report the other one issued
+		q.paidAs(payInProgress)
+		s.hostRefusalWith(q, http.StatusServiceUnavailable, codeIssuedMeanwhile, nil,
+			map[string]any{"mode": "x402", "examined": true, "charged": false}, map[string]string{"Retry-After": "1"})
+		return
+	} else if err != nil {
 		s.cfg.Payments.Release(context.Background(), receipt)
 		facts, header := s.cfg.Payments.Undelivered(context.Background(), pc.req, pc.paid.adm)
 		q.paidAs(payUndelivered)

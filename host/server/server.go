@@ -408,25 +408,29 @@ const (
 	// codeLedgerDown: the report could not be issued (its ledger line not
 	// committed), so it was not written; the payment stays redeemable
 	codeLedgerDown = "ledger_unavailable"
+	// codeIssuedMeanwhile: another request with the same payment issued
+	// its report first (the gate's payment_in_progress, seen at issue)
+	codeIssuedMeanwhile = "payment_in_progress"
 )
 
 var hostMessages = map[string]string{
-	codeBodyCap:      "request body exceeds the published cap",
-	codeUnavailable:  "the service stopped while handling this request; nothing was charged; send it again",
-	codeDeadline:     "the check did not finish within the host's deadline; nothing was charged",
-	codeInternal:     "the service failed to handle this request; nothing was charged",
-	codeSelfCheck:    "the answer failed the host's pre-signing checks and was not issued; nothing was charged",
-	codeCaller:       "caller must be a Solana address (base58, 32 bytes)",
-	codeInterval:     "free pre-checks from one caller must be at least the published interval apart",
-	codeSpent:        "the caller's free pre-checks for this UTC day are spent",
-	codeFreeDown:     "the free tier's store is unavailable; try again",
-	codePaymentDown:  "the payment could not be completed; nothing was charged; try again",
-	codeBusy:         "the service is at capacity; nothing was charged; send it again after Retry-After",
-	codeStopped:      "this service is stopped under its criteria version (stop-serving); nothing was read or charged; the reason is the operator's or the host's",
-	codeBodyTimeout:  "the request body did not arrive within the host's read timeout; nothing was read as a request",
-	codeBodyBroken:   "the request body ended before its declared length or its stream broke; nothing was read as a request",
-	codeLedgerDown:   "the report could not be recorded, so it was not issued; the payment was taken once and a re-send of the same request delivers it with no second charge",
-	codeAdapterFault: "the format adapter for this record's format failed on it; nothing was charged; sending it again will not help (the host's operator is told which adapter and why)",
+	codeBodyCap:         "request body exceeds the published cap",
+	codeUnavailable:     "the service stopped while handling this request; nothing was charged; send it again",
+	codeDeadline:        "the check did not finish within the host's deadline; nothing was charged",
+	codeInternal:        "the service failed to handle this request; nothing was charged",
+	codeSelfCheck:       "the answer failed the host's pre-signing checks and was not issued; nothing was charged",
+	codeCaller:          "caller must be a Solana address (base58, 32 bytes)",
+	codeInterval:        "free pre-checks from one caller must be at least the published interval apart",
+	codeSpent:           "the caller's free pre-checks for this UTC day are spent",
+	codeFreeDown:        "the free tier's store is unavailable; try again",
+	codePaymentDown:     "the payment could not be completed; nothing was charged; try again",
+	codeBusy:            "the service is at capacity; nothing was charged; send it again after Retry-After",
+	codeStopped:         "this service is stopped under its criteria version (stop-serving); nothing was read or charged; the reason is the operator's or the host's",
+	codeBodyTimeout:     "the request body did not arrive within the host's read timeout; nothing was read as a request",
+	codeBodyBroken:      "the request body ended before its declared length or its stream broke; nothing was read as a request",
+	codeIssuedMeanwhile: "another request with this payment issued its report first; nothing more was charged; send it again after Retry-After to have that report",
+	codeLedgerDown:      "the report could not be recorded, so it was not issued; the payment was taken once and a re-send of the same request delivers it with no second charge",
+	codeAdapterFault:    "the format adapter for this record's format failed on it; nothing was charged; sending it again will not help (the host's operator is told which adapter and why)",
 }
 
 // readBody reads at most limit+1 bytes of the body (one more than the cap,

@@ -307,31 +307,77 @@ func (s *Store) IssueClaim(ctx context.Context, paymentID, owner string, l Line,
 	var id int64
 	err := s.inGroup(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var err error
-		if id, err = appendLine(ctx, s, tx, l); err != nil {
-			return err
-		}
-		st, err := s.stmt(ctx, tx, qDeliverClaim)
+		id, err = issueIn(ctx, s, tx, paymentID, owner, l, answer, now)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return id, nil
+}
+
+// issueIn is IssueClaim's writes, in tx.
+func issueIn(ctx context.Context, s *Store, tx *sql.Tx, paymentID, owner string, l Line, answer *Issued, now time.Time) (int64, error) {
+	id, err := appendLine(ctx, s, tx, l)
+	if err != nil {
+		return 0, err
+	}
+	st, err := s.stmt(ctx, tx, qDeliverClaim)
+	if err != nil {
+		return 0, err
+	}
+	res, err := st.ExecContext(ctx, ClaimIssued, now.UnixNano(), id, paymentID, owner, ClaimSettled)
+	if err != nil {
+		return 0, fmt.Errorf("store: issue claim: %w", err)
+	}
+	if ok, err := affectedOne(res, "issue claim"); err != nil || !ok {
+		// the savepoint rolls the line back with it
+		return 0, errors.Join(ErrLeaseLost, err)
+	}
+	if answer == nil {
+		return id, nil
+	}
+	if st, err = s.stmt(ctx, tx, qIssueAnswer); err != nil {
+		return 0, err
+	}
+	if _, err := st.ExecContext(ctx, paymentID, answer.SealKID, answer.Sealed, answer.Expires.UnixNano()); err != nil {
+		return 0, fmt.Errorf("store: issue answer: %w", err)
+	}
+	return id, nil
+}
+
+// ErrClaimTaken: the payment already has a claim (another request's).
+var ErrClaimTaken = errors.New("store: the payment already has a claim")
+
+// OpenAndIssueClaim writes a new claim, settled and issued at once, with
+// its ledger line and kept answer, in one transaction: for a settlement
+// with no effect outside the host (the embedded facilitator without a
+// chain), where a claim written earlier would guard nothing a commit is
+// worth, the report's issue is the payment's only write. ErrClaimTaken,
+// ErrDuplicateTx or ErrIdentifierClaimed (nothing written) when another
+// request got there first.
+func (s *Store) OpenAndIssueClaim(ctx context.Context, c Claim, l Line, answer *Issued, now time.Time) (int64, error) {
+	var id int64
+	err := s.inGroup(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		st, err := s.stmt(ctx, tx, qOpenSettled)
 		if err != nil {
 			return err
 		}
-		res, err := st.ExecContext(ctx, ClaimIssued, now.UnixNano(), id, paymentID, owner, ClaimSettled)
-		if err != nil {
-			return fmt.Errorf("store: issue claim: %w", err)
+		res, err := st.ExecContext(ctx, c.PaymentID, c.Service, c.Op, c.PriceUSDCUnits, orNull(c.Payer), ClaimSettled, c.House, c.Owner,
+			c.LeaseUntil.UnixNano(), c.Created.UnixNano(), c.TxID, orNull(c.Blockhash), orNull(c.Memo), c.Network, c.FeeLamports, now.UnixNano(), orNull(c.IDLookup))
+		switch {
+		case err != nil && uniqueOn(err, "id_lookup"):
+			return ErrIdentifierClaimed
+		case err != nil && isUniqueViolation(err):
+			return ErrDuplicateTx
+		case err != nil:
+			return fmt.Errorf("store: open claim: %w", err)
 		}
-		if ok, err := affectedOne(res, "issue claim"); err != nil || !ok {
-			// the savepoint rolls the line back with it
-			return errors.Join(ErrLeaseLost, err)
+		if ok, err := affectedOne(res, "open claim"); err != nil || !ok {
+			return errors.Join(ErrClaimTaken, err)
 		}
-		if answer == nil {
-			return nil
-		}
-		if st, err = s.stmt(ctx, tx, qIssueAnswer); err != nil {
-			return err
-		}
-		if _, err := st.ExecContext(ctx, paymentID, answer.SealKID, answer.Sealed, answer.Expires.UnixNano()); err != nil {
-			return fmt.Errorf("store: issue answer: %w", err)
-		}
-		return nil
+		id, err = issueIn(ctx, s, tx, c.PaymentID, c.Owner, l, answer, now)
+		return err
 	})
 	if err != nil {
 		return 0, err

@@ -135,3 +135,42 @@ func TestDeliveredClaimsMigrateToIssued(t *testing.T) {
 		}
 	})
 }
+
+// A claim opened with its report's issue (the embedded facilitator
+// offline) is one transaction: the claim issued, its line, its kept
+// answer; a second request with the same payment, transaction or
+// identifier writes nothing and says which.
+func TestAClaimOpenedAndIssuedAtOnce(t *testing.T) {
+	each(t, func(t *testing.T, kind string) {
+		s := storetest.Open(t, kind)
+		now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+		c := store.Claim{PaymentID: "pA", Service: "svc", Op: "op", PriceUSDCUnits: 50000, Owner: "h/1", LeaseUntil: now.Add(time.Minute),
+			Created: now, TxID: "txA", Network: "n", House: true, IDLookup: "i1:a"}
+		kept := &store.Issued{SealKID: "k", Sealed: "c2VhbGVk", Expires: now.Add(time.Hour)}
+		if _, err := s.OpenAndIssueClaim(ctx, c, claimLine("txA", now), kept, now); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.GetClaim(ctx, "pA"); err != nil || got.State != store.ClaimIssued || got.IDLookup != "i1:a" {
+			t.Fatalf("the claim: %+v %v", got, err)
+		}
+		if _, err := s.IssuedAnswer(ctx, "pA", now); err != nil {
+			t.Fatalf("its kept answer: %v", err)
+		}
+		for name, tc := range map[string]struct {
+			c    store.Claim
+			want error
+		}{
+			"the same payment":     {store.Claim{PaymentID: "pA", TxID: "txB", IDLookup: "i1:b"}, store.ErrClaimTaken},
+			"the same transaction": {store.Claim{PaymentID: "pC", TxID: "txA", IDLookup: "i1:c"}, store.ErrDuplicateTx},
+			"the same identifier":  {store.Claim{PaymentID: "pD", TxID: "txD", IDLookup: "i1:a"}, store.ErrIdentifierClaimed},
+		} {
+			tc.c.Service, tc.c.Op, tc.c.Owner, tc.c.Network, tc.c.Created, tc.c.LeaseUntil = "svc", "op", "h/2", "n", now, now
+			if _, err := s.OpenAndIssueClaim(ctx, tc.c, claimLine(tc.c.TxID, now), kept, now); !errors.Is(err, tc.want) {
+				t.Errorf("%s: %v, want %v", name, err, tc.want)
+			}
+		}
+		if ls, _ := s.Lines(ctx); len(ls) != 1 {
+			t.Fatalf("%d lines, want the first request's alone", len(ls))
+		}
+	})
+}

@@ -572,6 +572,15 @@ func (g *Gate) openSettled(ctx context.Context, req payment.Request, st *admitte
 		c.Network = g.cfg.Network
 	}
 	c.LeaseUntil = g.cfg.Now().Add(deliveryLease)
+	if g.cfg.Facilitator.Offline() {
+		// nothing left the host: the claim is written with the report's
+		// issue, in its transaction (one commit a paid request, not two);
+		// another request with the same payment meets it there
+		c.State = store.ClaimSettled
+		r := g.receipt(req, st, c)
+		r.Claim.Pending = &c
+		return r, nil, true, nil
+	}
 	opened, err := g.cfg.Store.OpenSettledClaim(ctx, c, g.cfg.Now())
 	switch {
 	case errors.Is(err, store.ErrIdentifierClaimed):
@@ -589,7 +598,8 @@ func (g *Gate) openSettled(ctx context.Context, req payment.Request, st *admitte
 }
 
 // SettlesLocally implements payment.EarlySettler: without a chain the
-// settlement is the claim's write, nothing leaves the host.
+// settlement leaves nothing outside the host, and its claim is written
+// with the report's issue (payment.Claim.Pending).
 func (g *Gate) SettlesLocally() bool { return g.cfg.Facilitator.Offline() }
 
 // Withdraw implements payment.EarlySettler: a claim this request opened
@@ -598,8 +608,8 @@ func (g *Gate) SettlesLocally() bool { return g.cfg.Facilitator.Offline() }
 // redeemable.
 func (g *Gate) Withdraw(_ context.Context, a *payment.Admission, r *payment.Receipt) {
 	st, ok := a.State.(*admitted)
-	if !ok || r == nil || r.Claim == nil {
-		return
+	if !ok || r == nil || r.Claim == nil || r.Claim.Pending != nil {
+		return // nothing was written
 	}
 	if !st.opened {
 		g.release(r.Claim.PaymentID)
@@ -739,7 +749,7 @@ func (g *Gate) release(id string) {
 
 // Release implements payment.Gate.
 func (g *Gate) Release(_ context.Context, r *payment.Receipt) {
-	if r != nil && r.Claim != nil {
+	if r != nil && r.Claim != nil && r.Claim.Pending == nil {
 		g.release(r.Claim.PaymentID)
 	}
 }
