@@ -104,3 +104,35 @@ func TestAClientGoneWhileMeasuringIsNotThePluginsFault(t *testing.T) {
 		t.Errorf("the plugin was blamed for the client leaving:\n%s", h.Log.String())
 	}
 }
+
+// Two requests with one payment at once, the embedded facilitator
+// offline (nothing written until the issue): both measure, the first to
+// issue wins, the other is told payment_in_progress, and its re-send is
+// the winner's report. One claim, one line.
+func TestTwoRequestsWithOnePaymentIssueOnce(t *testing.T) {
+	h := startPaid(t, testPkg)
+	url := h.URL + "/test-family/measure"
+	body := []byte(`{"sleep_ms":400}`)
+	sig := freshPayment(t, url, body)
+	replies := make(chan reply, 2)
+	for range 2 {
+		go func() { replies <- do(t, "POST", url, body, map[string]string{"PAYMENT-SIGNATURE": sig}) }()
+	}
+	a, b := <-replies, <-replies
+	if a.status != 200 {
+		a, b = b, a
+	}
+	if a.status != 200 || b.status != 503 || errorCode(b) != "payment_in_progress" || b.header.Get("Retry-After") == "" {
+		t.Fatalf("two at once: %d %s / %d %s", a.status, a.raw, b.status, b.raw)
+	}
+	if p, _ := b.json["payment"].(map[string]any); p["charged"] != false {
+		t.Errorf("the later one's payment member %v", p)
+	}
+	again := do(t, "POST", url, body, map[string]string{"PAYMENT-SIGNATURE": sig})
+	if again.status != 200 || !bytes.Equal(again.raw, a.raw) {
+		t.Fatalf("the later one's re-send: %d %.300s", again.status, again.raw)
+	}
+	if lines := h.Lines(t, 1); len(lines) != 1 {
+		t.Fatalf("%d lines, want 1", len(lines))
+	}
+}
