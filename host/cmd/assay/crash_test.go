@@ -97,23 +97,11 @@ type outcome struct {
 // further re-send is the same answer. No claim is left unissued, no
 // payment has two transactions, and the lines are exactly the reports.
 func TestPaymentsSurviveHostKills(t *testing.T) {
-	bin := testhost.Binary(t, "host/cmd/assay", "assay")
-	plugin := testhost.Plugin(t, "plugins/stream-divergence")
-	sum, err := pluginhost.PinOf(plugin)
-	if err != nil {
-		t.Fatal(err)
-	}
+	serve := killableServe(t)
 	for _, kind := range storetest.Kinds {
 		t.Run(kind, func(t *testing.T) {
-			dir := t.TempDir()
-			cfg := filepath.Join(dir, "assay.hcl")
-			_ = os.WriteFile(cfg, []byte(fmt.Sprintf("plugin_dir = %q\nplugin \"stream-divergence\" {\n  path = %q\n  sha256 = %q\n}\n",
-				filepath.Dir(plugin), filepath.Base(plugin), sum)), 0o600)
-			spec, dataDir := storetest.Spec(t, kind)
-			k := &killable{t: t, bin: bin, cfg: cfg, dir: dataDir, store: spec, addr: freePort(t)}
-			k.start()
-			t.Cleanup(k.kill)
-			commits, writes := crashLoad(t, k, dataDir, spec, nil)
+			k := serve(t, kind, nil)
+			commits, writes := crashLoad(t, k, k.dir, k.store, nil)
 			// on SQLite the kills landed while writes shared commits (the
 			// group commit), so the exactness above holds for grouped writes
 			if kind == "sqlite" && writes <= commits {
@@ -128,12 +116,7 @@ func TestPaymentsSurviveHostKills(t *testing.T) {
 // the re-sends, the ledger's lines are exactly the reports the clients
 // hold, and the seller received exactly one price per line.
 func TestPaymentsSurviveHostKillsOnTheChain(t *testing.T) {
-	bin := testhost.Binary(t, "host/cmd/assay", "assay")
-	plugin := testhost.Plugin(t, "plugins/stream-divergence")
-	sum, err := pluginhost.PinOf(plugin)
-	if err != nil {
-		t.Fatal(err)
-	}
+	serve := killableServe(t)
 	for _, kind := range storetest.Kinds {
 		t.Run(kind, func(t *testing.T) {
 			chain := chaintest.Start(t)
@@ -143,16 +126,9 @@ func TestPaymentsSurviveHostKillsOnTheChain(t *testing.T) {
 			chain.Airdrop(t, address(fee), 50_000_000_000)
 			seller, _ := wallet.New(filepath.Join(dir, "seller.json"))
 			chain.TokenAccount(t, address(seller), 0)
-			cfg := filepath.Join(dir, "assay.hcl")
-			_ = os.WriteFile(cfg, []byte(fmt.Sprintf("plugin_dir = %q\nplugin \"stream-divergence\" {\n  path = %q\n  sha256 = %q\n}\n",
-				filepath.Dir(plugin), filepath.Base(plugin), sum)), 0o600)
-			spec, dataDir := storetest.Spec(t, kind)
-			k := &killable{t: t, bin: bin, cfg: cfg, dir: dataDir, store: spec, addr: freePort(t),
-				extra: []string{"--solana-rpc", chain.URL, "--pay-to", address(seller), "--fee-payer-key", filepath.Join(dir, "fee-payer.json")}}
-			k.start()
-			t.Cleanup(k.kill)
-			crashLoad(t, k, dataDir, spec, func(addr string) { chain.TokenAccount(t, addr, 200*sdPrice) })
-			st, err := store.Open(context.Background(), spec, dataDir)
+			k := serve(t, kind, []string{"--solana-rpc", chain.URL, "--pay-to", address(seller), "--fee-payer-key", filepath.Join(dir, "fee-payer.json")})
+			crashLoad(t, k, k.dir, k.store, func(addr string) { chain.TokenAccount(t, addr, 200*sdPrice) })
+			st, err := store.Open(context.Background(), k.store, k.dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -162,6 +138,28 @@ func TestPaymentsSurviveHostKillsOnTheChain(t *testing.T) {
 				t.Errorf("the seller received %d, the ledger has %d lines of %d", got, len(lines), sdPrice)
 			}
 		})
+	}
+}
+
+// killableServe builds the host and the stream-divergence plugin once;
+// what it returns starts a killable `assay serve` of them on a store of
+// the kind, with extra serve flags.
+func killableServe(t *testing.T) func(t *testing.T, kind string, extra []string) *killable {
+	bin := testhost.Binary(t, "host/cmd/assay", "assay")
+	plugin := testhost.Plugin(t, "plugins/stream-divergence")
+	sum, err := pluginhost.PinOf(plugin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(t *testing.T, kind string, extra []string) *killable {
+		cfg := filepath.Join(t.TempDir(), "assay.hcl")
+		_ = os.WriteFile(cfg, []byte(fmt.Sprintf("plugin_dir = %q\nplugin \"stream-divergence\" {\n  path = %q\n  sha256 = %q\n}\n",
+			filepath.Dir(plugin), filepath.Base(plugin), sum)), 0o600)
+		spec, dataDir := storetest.Spec(t, kind)
+		k := &killable{t: t, bin: bin, cfg: cfg, dir: dataDir, store: spec, addr: freePort(t), extra: extra}
+		k.start()
+		t.Cleanup(k.kill)
+		return k
 	}
 }
 
