@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -145,14 +146,27 @@ type Router struct {
 // NewRouter returns an empty router.
 func NewRouter() *Router { return &Router{byFormat: map[string]*Adapter{}} }
 
-// Add registers an adapter for the format it describes; two adapters for
-// one format is a configuration error.
+// DuplicateFormatError is a second adapter for a format another one
+// already serves: the host keeps the first (by pin order) and leaves this
+// one out, naming both.
+type DuplicateFormatError struct {
+	Format string
+	// Kept and KeptBinary name the adapter that serves the format.
+	Kept, KeptBinary string
+}
+
+func (e *DuplicateFormatError) Error() string {
+	return fmt.Sprintf("format %q is already served by adapter %s (%s), the first by pin order", e.Format, e.Kept, e.KeptBinary)
+}
+
+// Add registers an adapter for the format it describes; a second adapter
+// for one format is a *DuplicateFormatError, and the first stays.
 func (r *Router) Add(a *Adapter) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	id := a.desc.GetFormatId()
-	if _, dup := r.byFormat[id]; dup {
-		return fmt.Errorf("two adapters for format %q", id)
+	if first, dup := r.byFormat[id]; dup {
+		return &DuplicateFormatError{Format: id, Kept: first.spec.Name, KeptBinary: filepath.Base(first.spec.Path)}
 	}
 	r.byFormat[id] = a
 	return nil

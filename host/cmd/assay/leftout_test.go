@@ -12,9 +12,11 @@ import (
 	"github.com/assay-audit/assay/host/pluginhost"
 )
 
-// A plugin that cannot start (here one whose main exits at once) takes out
-// that plugin, not the host: the host logs which and why and serves the
-// rest; with --strict-plugins it refuses to start, as before.
+// A plugin that cannot start (here one whose main exits at once), or one
+// that cannot be placed (a second plugin for one service, a second
+// adapter for one format), takes out that plugin, not the host: the host
+// logs which and why (for a duplicate, both) and serves the rest; with
+// --strict-plugins it refuses to start, as before.
 func TestAPluginThatCannotStartIsLeftOut(t *testing.T) {
 	bin := testhost.Binary(t, "host/cmd/assay", "assay")
 	good := testhost.Plugin(t, "plugins/stream-divergence")
@@ -42,7 +44,9 @@ func TestAPluginThatCannotStartIsLeftOut(t *testing.T) {
 		// a second plugin serving a service already loaded
 		{"stream-divergence-again", "family", "assay-stream-divergence"},
 		// an adapter whose criteria (context-composition) are not loaded here
-		{"anthropic-messages", "adapter", "assay-adapter-anthropic-messages"}} {
+		{"anthropic-messages", "adapter", "assay-adapter-anthropic-messages"},
+		// a second adapter for the same format: left out, the first kept
+		{"anthropic-messages-again", "adapter", "assay-adapter-anthropic-messages"}} {
 		sum, err := pluginhost.PinOf(filepath.Join(dir, p.file))
 		if err != nil {
 			t.Fatal(err)
@@ -70,6 +74,10 @@ func TestAPluginThatCannotStartIsLeftOut(t *testing.T) {
 	}
 	if l := h.log(); !strings.Contains(l, "adapter names a family whose criteria are not loaded; no request will reach it: format=anthropic-messages") {
 		t.Errorf("the log does not name the idle adapter:\n%s", l)
+	}
+	if l := h.log(); !strings.Contains(l, "plugin=anthropic-messages-again") ||
+		!strings.Contains(l, `format \"anthropic-messages\" is already served by adapter anthropic-messages (assay-adapter-anthropic-messages), the first by pin order`) {
+		t.Errorf("the log does not name both adapters of one format:\n%s", l)
 	}
 	var cat struct {
 		Adapters []struct {

@@ -62,7 +62,12 @@ func startPlugins(ctx context.Context, cfg config.Config, log hclog.Logger, only
 		}
 		p.closers = append(p.closers, a.Close)
 		if err := router.Add(a); err != nil {
-			return p, err
+			// a second adapter for one format is this plugin's problem, not
+			// the host's: the first stays, this one is left out and named
+			if err := p.leaveOut(cfg, log, pl, err); err != nil {
+				return p, err
+			}
+			continue
 		}
 		log.Info("adapter loaded", "plugin", pl.Name, "format", a.Description().GetFormatId())
 	}
@@ -108,11 +113,17 @@ func warnIdleAdapters(log hclog.Logger, router *pluginhost.Router, services []se
 			accepted = accepted || slices.Contains(svc.Desc.GetFormats(), a.Format)
 			known = known || svc.Desc.GetCriteriaId() == a.Family
 		}
+		// routing is by format id: whether requests reach an adapter is
+		// whether a loaded family accepts its format, whatever family it
+		// names (the catalog's accepted_by_loaded_criteria says the same)
 		switch {
-		case !known:
+		case !accepted && !known:
 			log.Warn("adapter names a family whose criteria are not loaded; no request will reach it", "format", a.Format, "family", a.Family)
 		case !accepted:
 			log.Warn("adapter's format is not one the loaded criteria accept (a new format needs a criteria revision); no request will reach it",
+				"format", a.Format, "family", a.Family)
+		case !known:
+			log.Warn("adapter names a family whose criteria are not loaded, but loaded criteria accept its format: requests of that format reach it",
 				"format", a.Format, "family", a.Family)
 		}
 	}
