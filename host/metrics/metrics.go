@@ -51,7 +51,7 @@ func New() *Metrics {
 	m.freeRefuse = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "assay_free_tier_refusals_total",
 		Help: "Pre-checks the free tier refused: interval (429) or exhausted (402)."}, []string{"service", "reason"})
 	m.selfCheck = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "assay_self_check_failures_total",
-		Help: "Answers withheld by the pre-signing self-check."}, []string{"service"})
+		Help: "Answers withheld by the pre-signing self-check, by the rule that fired (an alarm for the operator: the service keeps serving)."}, []string{"service", "rule"})
 	m.ledgerFail = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "assay_ledger_write_failures_total",
 		Help: "Ledger lines the store failed to write."}, []string{"service"})
 	m.ledgerRef = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "assay_ledger_refused_lines_total",
@@ -157,8 +157,11 @@ func (m *Metrics) FreeRefused(service, reason string) {
 	m.freeRefuse.WithLabelValues(service, reason).Inc()
 }
 
-// SelfCheckFailed counts a withheld answer.
-func (m *Metrics) SelfCheckFailed(service string) { m.selfCheck.WithLabelValues(service).Inc() }
+// SelfCheckFailed counts a withheld answer by the rule that fired (a
+// rule id: static words and numbers, never a value of the answer).
+func (m *Metrics) SelfCheckFailed(service, rule string) {
+	m.selfCheck.WithLabelValues(service, code(rule)).Inc()
+}
 
 // LedgerWriteFailed counts a line the store did not take.
 func (m *Metrics) LedgerWriteFailed(service string) { m.ledgerFail.WithLabelValues(service).Inc() }

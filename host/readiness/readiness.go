@@ -59,6 +59,32 @@ type Host struct {
 	// relaunching: services whose corpus runs again, with the resume row
 	// that asked for it
 	relaunching map[servicestate.Key]int64
+	// withheld: answers the self-check withheld on this host, by service
+	withheld map[string]*Withheld
+}
+
+// Withheld is what a service's answers withheld by the pre-signing
+// self-check look like on this host since it started: an alarm for the
+// operator, not unreadiness (the service serves on; stopping it is the
+// operator's act, operators.md).
+type Withheld struct {
+	Count    int    `json:"count"`
+	LastRule string `json:"last_rule"`
+	Last     string `json:"last"`
+}
+
+// Withhold records an answer of service withheld by rule (a rule id:
+// static words, never a value of the answer).
+func (h *Host) Withhold(service, rule string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	w := h.withheld[service]
+	if w == nil {
+		w = &Withheld{}
+		h.withheld[service] = w
+	}
+	w.Count++
+	w.LastRule, w.Last = rule, h.cfg.Now().UTC().Format(time.RFC3339)
 }
 
 // New builds a host's readiness.
@@ -69,7 +95,7 @@ func New(cfg Config) *Host {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Host{cfg: cfg, started: cfg.Now(), errs: ratelog.New(cfg.Log, time.Minute, cfg.Now), relaunching: map[servicestate.Key]int64{}}
+	return &Host{cfg: cfg, started: cfg.Now(), errs: ratelog.New(cfg.Log, time.Minute, cfg.Now), relaunching: map[servicestate.Key]int64{}, withheld: map[string]*Withheld{}}
 }
 
 // Check is one part of a readiness report.
@@ -86,6 +112,8 @@ type ServiceCheck struct {
 	// Ready: served, or stopped for the whole fleet by an operator (this
 	// host does as it should); not ready: stopped on this host alone.
 	Ready bool `json:"ready"`
+	// Withheld: answers the self-check withheld here (nil: none).
+	Withheld *Withheld `json:"withheld,omitempty"`
 }
 
 // Report is the body of GET /readyz.
@@ -119,6 +147,12 @@ func (h *Host) Report() Report {
 		if st.Stopped {
 			c.State, c.Reason, c.Local = "stopped", st.Reason, st.Local
 		}
+		h.mu.Lock()
+		if w := h.withheld[k.Service]; w != nil {
+			copied := *w
+			c.Withheld = &copied
+		}
+		h.mu.Unlock()
 		r.Ready = r.Ready && c.Ready
 		r.Services = append(r.Services, c)
 	}

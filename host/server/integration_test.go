@@ -429,7 +429,7 @@ func TestLedgerLineBreakingTheClosedListIsNeverWritten(t *testing.T) {
 	}
 	m := metricsWith(t, h.URL+"/test-family/metrics",
 		`assay_ledger_refused_lines_total{service="test-family"} 1`,
-		`assay_self_check_failures_total{service="test-family"} 1`,
+		`assay_self_check_failures_total{rule="ledger_line_undeclared_key",service="test-family"} 1`,
 		`assay_calls_total{service="test-family",tier="paid"} 1`)
 	if strings.Contains(string(m), "stream-divergence") {
 		t.Error("a service's metrics carry another service's samples")

@@ -126,9 +126,6 @@ type Config struct {
 	Now func() time.Time
 	// States says which services are stopped (nil: every one is served).
 	States *servicestate.Board
-	// StopOnSelfCheck stops a service (for every host on the store) the
-	// first time one of its answers fails the pre-signing self-check.
-	StopOnSelfCheck bool
 	// AfterIssue, when set, runs after a paid report is issued (its line
 	// committed) and before it is written: the fault tests' window for a
 	// host killed between the two (EnvPauseAfterIssue in assay serve).
@@ -743,24 +740,59 @@ func (s *Server) boundaryFailureWith(q *request, err error, paymentFacts map[str
 	}
 }
 
+// selfCheckFailure withholds an answer the pre-signing self-check
+// refused: the caller gets 500 self_check_failed (nothing charged), and
+// the operator an alarm: the count by rule (/metrics), the log line, and
+// /readyz's service entry. The service keeps serving. A withheld answer
+// reached no surface, and whether one is withheld can depend on what a
+// caller sent (a string a family prints), so stopping the service here
+// would let one caller stop it for everyone; stopping stays the
+// operator's act (assay service stop).
 func (s *Server) selfCheckFailure(q *request, err error) {
-	s.cfg.Metrics.SelfCheckFailed(q.sv.Desc.GetService())
+	rule := ruleID(err)
+	s.cfg.Metrics.SelfCheckFailed(q.sv.Desc.GetService(), rule)
+	if s.cfg.Readiness != nil {
+		s.cfg.Readiness.Withhold(q.sv.Desc.GetService(), rule)
+	}
 	// err names the rule only (selfcheck never quotes a value)
-	s.cfg.Logger.Error("answer withheld by self-check", "service", q.sv.Desc.GetService(), "op", q.opName(), "rule", err.Error())
+	s.cfg.Logger.Error("answer withheld by self-check; the service keeps serving (assay service stop stops it)",
+		"service", q.sv.Desc.GetService(), "op", q.opName(), "rule", err.Error())
 	s.hostRefusal(q, http.StatusInternalServerError, codeSelfCheck, nil)
-	if s.cfg.StopOnSelfCheck && s.cfg.States != nil {
-		// a tripwire-grade defect: the criteria's kill line says stop
-		// serving, and only a corpus that passes whole resumes it
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		reason := []rune("self-check: " + err.Error())
-		reason = reason[:min(len(reason), 300)]
-		if serr := s.cfg.States.Stop(ctx, q.sv.key(), string(reason), "self-check"); serr != nil {
-			s.cfg.Logger.Error("service not stopped after a self-check failure", "service", q.sv.Desc.GetService(), "error", serr)
-		} else {
-			s.cfg.Logger.Error("service stopped by the self-check", "service", q.sv.Desc.GetService(), "criteria", q.sv.Desc.GetCriteriaId(), "rule", err.Error())
+}
+
+// ruleID is a withheld answer's rule as a label: the check's static words
+// and numbers, lower case, joined by underscores (at most 64 bytes).
+func ruleID(err error) string {
+	msg := err.Error()
+	for _, prefix := range []string{selfcheck.ErrTripped.Error() + ": ", ledger.ErrRefusedLine.Error() + ": "} {
+		if rest, ok := strings.CutPrefix(msg, prefix); ok {
+			if prefix != selfcheck.ErrTripped.Error()+": " {
+				rest = "ledger_line " + rest
+			}
+			msg = rest
+			break
 		}
 	}
+	var b strings.Builder
+	gap := false
+	for _, r := range strings.ToLower(msg) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			if gap && b.Len() > 0 {
+				b.WriteByte('_')
+			}
+			b.WriteRune(r)
+			gap = false
+		} else {
+			gap = true
+		}
+		if b.Len() >= 64 {
+			break
+		}
+	}
+	if b.Len() == 0 {
+		return "other"
+	}
+	return b.String()[:min(b.Len(), 64)]
 }
 
 func (s *Server) send(q *request, status int, answer map[string]any) {

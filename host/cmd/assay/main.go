@@ -315,7 +315,7 @@ func serve(args []string, stderr io.Writer) (err error) {
 	go func() { defer owned.Done(); ready.Run(boardCtx) }()
 	handler := server.New(server.Config{Services: services, Keys: keys, Payments: gate, FreeTier: free,
 		Ledger: writer, Metrics: met, Logger: log, CallTimeout: timeout,
-		Admission: limits, States: board, StopOnSelfCheck: true, TrustedProxies: proxies, Readiness: ready, Adapters: ps.router,
+		Admission: limits, States: board, TrustedProxies: proxies, Readiness: ready, Adapters: ps.router,
 		AfterIssue: pauseAfterIssue(os.Getenv(EnvPauseAfterIssue), log)})
 	if *proof {
 		if err := canaryProof(ctx, services, board, handler, keys, st, cfg.DataDir, capture, log); err != nil {

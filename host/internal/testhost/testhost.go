@@ -166,9 +166,8 @@ type Options struct {
 	Gate func(tb testing.TB, st *store.Store) payment.Gate
 	// Admission bounds each service's concurrent work (zero: no bound).
 	Admission admission.Limits
-	// Board gives the host a stop-serving board over its store (Host.Board);
-	// StopOnSelfCheck stops a service at its first self-check failure.
-	Board, StopOnSelfCheck bool
+	// Board gives the host a stop-serving board over its store (Host.Board).
+	Board bool
 }
 
 // memory opens the store, free tier and ledger writer for a test host.
@@ -249,7 +248,7 @@ func Start(tb testing.TB, opts Options, pkgs ...string) *Host {
 	}
 	h.Server = server.New(server.Config{Services: services, Keys: keys, Logger: log, CallTimeout: opts.CallTimeout,
 		FreeTier: free, Ledger: writer, Metrics: h.Metrics, Now: opts.Now, Payments: gate, Admission: opts.Admission,
-		States: h.Board, StopOnSelfCheck: opts.StopOnSelfCheck, Adapters: router})
+		States: h.Board, Adapters: router})
 	ts := httptest.NewServer(h.Server)
 	tb.Cleanup(ts.Close)
 	h.URL = ts.URL
