@@ -64,10 +64,13 @@ func Run(t TB, a sdk.Adapter, c Cases) {
 		return a.Adapt(ctx, &pb.AdaptRequest{FormatId: d.GetFormatId(), Record: rec, JsonStringSpans: true})
 	}
 	for i, rec := range c.Valid {
-		r := adapt(rec)
+		r, ok := answered(t, "valid record", i, func() *pb.AdaptResponse { return adapt(rec) })
+		if !ok {
+			continue
+		}
 		sr := r.GetRecord()
 		if sr == nil {
-			t.Errorf("valid record %d refused: %v", i, r.GetRefusal().GetCode())
+			t.Errorf("valid record %d refused: code %q, message %q", i, r.GetRefusal().GetCode(), r.GetRefusal().GetMessage())
 			continue
 		}
 		if again := adapt(rec); !proto.Equal(r, again) {
@@ -94,7 +97,10 @@ func Run(t TB, a sdk.Adapter, c Cases) {
 	}
 	distinct := map[string]bool{}
 	for i, rec := range c.Invalid {
-		r := adapt(rec)
+		r, ok := answered(t, "invalid record", i, func() *pb.AdaptResponse { return adapt(rec) })
+		if !ok {
+			continue
+		}
 		distinct[r.GetRefusal().GetMessage()] = true
 		checkRefusal(t, "invalid record", i, rec, r, true)
 	}
@@ -143,6 +149,27 @@ func sameEitherWay(a sdk.Adapter, rec []byte, r *pb.AdaptResponse) string {
 		return "the record differs with json_string_spans and without"
 	}
 	return ""
+}
+
+// answered calls adapt for case i of what, as the host would see it: a
+// panic is the adapter's failure on that case (reported, the run goes on
+// with the next case, where a panic would otherwise end the whole test
+// binary), and an answer that is neither a record nor a refusal says so.
+// ok is false when there is no answer to check further.
+func answered(t TB, what string, i int, adapt func() *pb.AdaptResponse) (r *pb.AdaptResponse, ok bool) {
+	t.Helper()
+	defer func() {
+		if p := recover(); p != nil {
+			t.Errorf("%s %d: the adapter panicked: %v", what, i, p)
+			r, ok = nil, false
+		}
+	}()
+	r = adapt()
+	if r.GetRecord() == nil && r.GetRefusal() == nil {
+		t.Errorf("%s %d: the answer is empty: neither a record nor a refusal (set one: the host counts an empty answer as the adapter's fault)", what, i)
+		return r, false
+	}
+	return r, true
 }
 
 func checkRefusal(t TB, what string, i int, rec []byte, r *pb.AdaptResponse, mustRefuse bool) {
