@@ -206,7 +206,14 @@ func call(args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "paid: transaction %s on %s by %s%s\n", tx, res.Settlement.Network, res.Settlement.Payer, id)
 	}
 	if *paymentFile != "" && *paymentFile == owed {
-		fmt.Fprintf(stdout, "%s bought this report: remove it before paying anew with --out %s\n", owed, *out)
+		// the report it bought is saved: the file would only refuse the
+		// next new payment with this --out (a re-send within 24 h would
+		// still be answered with the same report)
+		if err := os.Remove(owed); err == nil {
+			fmt.Fprintf(stdout, "removed %s: it bought the report saved in %s\n", owed, *out)
+		} else {
+			fmt.Fprintf(stdout, "%s bought this report: remove it before paying anew with --out %s\n", owed, *out)
+		}
 	}
 	if *keysURL == "" {
 		*keysURL = target.Scheme + "://" + target.Host + "/keys"

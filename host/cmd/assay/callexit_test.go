@@ -202,8 +202,12 @@ func TestCallExitStatusOfAPaymentWithNoAnswer(t *testing.T) {
 	}
 
 	status, msg, said := assayCall("--payment", saved, "--out", report, h.URL+"/test-family/measure", body)
-	if status != callVerified || !strings.Contains(said, "payment id "+id) || !strings.Contains(said, saved+" bought this report") {
+	if status != callVerified || !strings.Contains(said, "payment id "+id) || !strings.Contains(said, "removed "+saved) {
 		t.Fatalf("the saved payment sent again: status %d, %s\n%s", status, msg, said)
+	}
+	// the file that bought the report is gone: the same command pays anew
+	if _, err := os.Stat(saved); !os.IsNotExist(err) {
+		t.Errorf("the payment file is still there once its report was saved: %v", err)
 	}
 	var answer map[string]any
 	if raw, _ := os.ReadFile(report); json.Unmarshal(raw, &answer) != nil || answer["kind"] != "report" {

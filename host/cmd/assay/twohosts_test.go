@@ -355,14 +355,21 @@ func TestAssayCallSavesWhatItPaidFor(t *testing.T) {
 		t.Fatalf("a paid request lost in transit: %v", err)
 	}
 	out.Reset()
+	saved, _ := os.ReadFile(report2 + ".payment")
 	if err := run([]string{"call", "--payment", report2 + ".payment", "--out", report2, host + "/stream-divergence/compare", bodyPath}, &out, &out); err != nil {
 		t.Fatalf("the saved payment sent again: %v", err)
 	}
+	// the file that bought the report is gone: a new call with the same
+	// --out pays anew instead of being refused
+	if _, err := os.Stat(report2 + ".payment"); !os.IsNotExist(err) {
+		t.Errorf("the payment file is still there once its report was saved: %v", err)
+	}
+	_ = os.WriteFile(report2+".payment.kept", saved, 0o600)
 	if !strings.Contains(out.String(), "signature checked") {
 		t.Errorf("call said %s", out.String())
 	}
 	// sent a third time: the same report again, nothing more charged
-	if err := run([]string{"call", "--payment", report2 + ".payment", "--out", report2 + ".again", host + "/stream-divergence/compare", bodyPath}, &out, &out); err != nil {
+	if err := run([]string{"call", "--payment", report2 + ".payment.kept", "--out", report2 + ".again", host + "/stream-divergence/compare", bodyPath}, &out, &out); err != nil {
 		t.Errorf("the payment sent a third time: %v", err)
 	}
 	first, _ := os.ReadFile(report2)
