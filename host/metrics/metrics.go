@@ -169,10 +169,11 @@ func (m *Metrics) LedgerWriteFailed(service string) { m.ledgerFail.WithLabelValu
 // LedgerLineRefused counts a line refused for its fields.
 func (m *Metrics) LedgerLineRefused(service string) { m.ledgerRef.WithLabelValues(service).Inc() }
 
-// PluginRestarts exposes a plugin's restart count.
-func (m *Metrics) PluginRestarts(service string, count func() int) {
+// PluginRestarts exposes a plugin's restart count: kind is "family" (name
+// its service) or "adapter" (name its format id).
+func (m *Metrics) PluginRestarts(kind, name string, count func() int) {
 	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "assay_plugin_restarts_total",
-		Help: "Plugin process restarts after a crash.", ConstLabels: prometheus.Labels{"service": service}},
+		Help: "Plugin process restarts after its process ended.", ConstLabels: prometheus.Labels{"kind": kind, "name": name}},
 		func() float64 { return float64(count()) }))
 }
 

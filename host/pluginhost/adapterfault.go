@@ -6,27 +6,32 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/assay-audit/assay/sdk"
 )
 
-// ErrAdapterFault is an adapter that answered a record wrongly (or
-// failed on it, or is out of service on this host): the request is the
-// adapter's to fail, and sending it again would not help. It never
-// stops a service; the family never sees the answer.
+// ErrAdapterFault is an adapter that answered a record wrongly, failed on
+// it, crashed or hung while holding it, or is restarting: the request is
+// the adapter's to fail. It never stops a service; the family never sees
+// the answer.
 var ErrAdapterFault = errors.New("format adapter fault")
 
 // Fault causes: a closed set, for log lines and metric labels (the
 // answer's own are sdk.CheckAnswer's, which authors run in their tests).
 const (
-	FaultFailed    = "failed" // the call failed in the adapter (a panic, an error of its own)
+	FaultFailed    = "failed"  // the call failed in the adapter (a panic, an error of its own)
+	FaultCrashed   = "crashed" // the adapter's process ended while it held the record
+	FaultDeadline  = "deadline"
 	FaultEmpty     = sdk.FaultEmpty
 	FaultUndecoded = sdk.FaultUndecoded
 	FaultLevel     = sdk.FaultLevel
 	FaultSpan      = sdk.FaultSpan
 	FaultCount     = sdk.FaultCount
 	FaultRefusal   = sdk.FaultRefusal
-	FaultOut       = "taken_out" // out of service on this host after repeated faults
+	// CauseRestarting is no fault of the record's: the adapter's process
+	// is being restarted and the request was not sent to it.
+	CauseRestarting = "restarting"
 )
 
 // checkAnswer is the SDK's check of an answer: the host applies exactly
@@ -43,7 +48,13 @@ type AdapterFault struct {
 	Cause                           string
 	// Detail is static text and numbers.
 	Detail string
+	// RetryAfter, for CauseRestarting, is when the adapter should be back.
+	RetryAfter time.Duration
 }
+
+// Restarting says the request never reached the adapter: it was being
+// restarted, and the same request sent after RetryAfter is served.
+func (f AdapterFault) Restarting() bool { return f.Cause == CauseRestarting }
 
 // FaultError carries an AdapterFault out of a session.
 type FaultError struct{ Fault AdapterFault }
@@ -59,45 +70,95 @@ func (e *FaultError) Unwrap() error { return ErrAdapterFault }
 // request's adapter calls, for the request's session to report.
 type faultSlot = atomic.Pointer[AdapterFault]
 
-// TakeOutAfter is how many faults in a row take an adapter out of service
-// on this host: each request for its format is then refused at once as
-// the adapter's fault, until the host restarts.
-const TakeOutAfter = 5
+// An adapter's answers are counted over the last FaultWindow, in
+// windowBuckets buckets. With FaultingAt faults or more in the window,
+// and more faults than good answers, the adapter is shown "faulting"
+// (in the catalog and /readyz) until good answers outnumber its faults
+// or the faults leave the window. Faulting is a state shown, never one
+// that refuses: a fault is the record's that caused it, so no caller's
+// records change how another's are served (docs/operators.md).
+const (
+	FaultWindow   = time.Minute
+	FaultingAt    = 5
+	windowBuckets = 6
+)
 
-// health counts an adapter's faults in a row.
+// health counts an adapter's answers and faults over the window.
 type health struct {
-	mu     sync.Mutex
-	inARow int
-	out    bool
+	mu        sync.Mutex
+	buckets   [windowBuckets]bucket
+	lastCause string
 }
 
-// record counts one answer; out says the adapter was just taken out.
-func (h *health) record(fault bool) (justOut bool) {
+type bucket struct {
+	slot          int64 // which FaultWindow/windowBuckets interval since the epoch
+	good, faulted int
+}
+
+const bucketSpan = FaultWindow / windowBuckets
+
+// record counts one answer at now; cause is empty for a good one.
+func (h *health) record(now time.Time, cause string) {
+	slot := now.UnixNano() / int64(bucketSpan)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if !fault {
-		h.inARow = 0
-		return false
+	b := &h.buckets[slot%windowBuckets]
+	if b.slot != slot {
+		*b = bucket{slot: slot}
 	}
-	h.inARow++
-	if !h.out && h.inARow >= TakeOutAfter {
-		h.out = true
-		return true
+	if cause == "" {
+		b.good++
+		return
 	}
-	return false
+	b.faulted++
+	h.lastCause = cause
 }
 
-func (h *health) isOut() bool {
+// counts is the window's good answers and faults at now, and the last
+// fault's cause.
+func (h *health) counts(now time.Time) (good, faulted int, lastCause string) {
+	slot := now.UnixNano() / int64(bucketSpan)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.out
+	for _, b := range h.buckets {
+		if slot-b.slot < windowBuckets {
+			good += b.good
+			faulted += b.faulted
+		}
+	}
+	return good, faulted, h.lastCause
 }
-
-// Out reports whether the adapter is out of service on this host.
-func (a *Adapter) Out() bool { return a.health.isOut() }
 
 // fault names this adapter in a fault of cause.
 func (a *Adapter) fault(cause, detail string) AdapterFault {
 	return AdapterFault{Format: a.desc.GetFormatId(), Plugin: a.spec.Name, Binary: filepath.Base(a.spec.Path),
 		Version: a.desc.GetAdapterVersion(), Cause: cause, Detail: detail}
+}
+
+// faulted counts a fault against the adapter and returns it as an error.
+func (a *Adapter) faulted(f AdapterFault) error {
+	a.health.record(time.Now(), f.Cause)
+	return &FaultError{f}
+}
+
+// Adapter states, as the catalog and /readyz show them.
+const (
+	StateServing    = "serving"
+	StateFaulting   = "faulting"
+	StateRestarting = "restarting"
+)
+
+// State is the adapter's state now: restarting (its process is down and
+// requests for its format are answered at once, 503 with Retry-After),
+// faulting (serving, with mostly faults in the last FaultWindow), or
+// serving.
+func (a *Adapter) State() string {
+	if _, err := a.live(); err != nil {
+		return StateRestarting
+	}
+	good, faulted, _ := a.health.counts(time.Now())
+	if faulted >= FaultingAt && faulted > good {
+		return StateFaulting
+	}
+	return StateServing
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -75,10 +76,13 @@ func (a *Adapter) AdaptFrame(ctx context.Context, req *pb.AdaptRequest) (sdk.Fra
 // shared body: passed as the file to an adapter that reads shared bodies,
 // read out for one that does not.
 func (a *Adapter) adaptFrame(ctx context.Context, req *pb.AdaptRequest, rec *heldRange) (sdk.Frame, error) {
-	if a.health.isOut() {
-		return nil, &FaultError{a.fault(FaultOut, fmt.Sprintf("out of service on this host after %d faults in a row", TakeOutAfter))}
+	c, err := a.live()
+	var re *RestartingError
+	if errors.As(err, &re) {
+		f := a.fault(CauseRestarting, "the adapter's process is restarting; the record was not sent to it")
+		f.RetryAfter = re.RetryAfter
+		return nil, &FaultError{f}
 	}
-	c, err := a.current(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -102,39 +106,83 @@ func (a *Adapter) adaptFrame(ctx context.Context, req *pb.AdaptRequest, rec *hel
 	}
 	var f sdk.Frame
 	began := time.Now()
-	if err := c.handle.(*sdk.AdapterConn).Conn.Invoke(ctx, pb.Adapter_Adapt_FullMethodName, req, &f,
+	actx, cancel := callContext(ctx)
+	defer cancel()
+	if err := c.handle.(*sdk.AdapterConn).Conn.Invoke(actx, pb.Adapter_Adapt_FullMethodName, req, &f,
 		grpc.ForceCodecV2(sdk.FrameCodec{})); err != nil {
-		err = classify(ctx, c.exited, err)
-		// the family hears only "unavailable": which adapter failed, and
-		// after how long, is the host's to say
-		kind := boundaryKind(err)
-		if errors.Is(ctx.Err(), context.Canceled) {
-			kind = "canceled" // the family gave up first (its deadline is the same, noticed there)
-		}
-		a.log.Warn("adapter call failed", "kind", kind, "shared", req.SharedRecord != nil,
-			"ms", time.Since(began).Milliseconds())
-		if kind == "failed" {
-			// the adapter's own failure (a panic, an error it chose): the
-			// same record fails the same way again
-			return nil, a.faulted(a.fault(FaultFailed, "the adapter's call failed (a panic or an error of its own; its log says which)"))
-		}
-		return nil, err
+		return nil, a.callFailed(ctx, actx, c, err, began, req.SharedRecord != nil)
 	}
 	if cause, detail := checkAnswer(f, recordLen); cause != "" {
 		return nil, a.faulted(a.fault(cause, detail))
 	}
-	a.health.record(false)
+	a.health.record(time.Now(), "")
+	a.served.Store(true)
 	return f, nil
 }
 
-// faulted counts a fault against the adapter (taking it out of service
-// on this host after TakeOutAfter in a row) and returns it as an error.
-func (a *Adapter) faulted(f AdapterFault) error {
-	if a.health.record(true) {
-		a.log.Error("adapter taken out of service on this host: it answered wrongly too many times in a row; restart the host once it is fixed",
-			"format", f.Format, "binary", f.Binary, "version", f.Version, "in_a_row", TakeOutAfter, "last_cause", f.Cause)
+// callContext is the adapter call's context: the request's deadline less a
+// margin (a tenth of the time left, at most adapterMargin), so that an
+// adapter that hangs is noticed at the host first, named to the caller as
+// the adapter's, before the request's own deadline ends it as nobody's.
+func callContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return context.WithCancel(ctx)
 	}
-	return &FaultError{f}
+	margin := min(adapterMargin, time.Until(dl)/10)
+	return context.WithDeadline(ctx, dl.Add(-margin))
+}
+
+// adapterMargin bounds how much earlier than its request an adapter call
+// ends.
+const adapterMargin = 2 * time.Second
+
+// exitWait is how long a call that broke waits to learn whether the
+// process ended: the connection can break an instant before the process
+// is seen to exit.
+const exitWait = 2 * time.Second
+
+// callFailed says why an adapter call failed: the request's caller gave
+// up (no fault), the adapter hung past its deadline, its process ended
+// while it held the record, or it failed the call itself. The last three
+// are the adapter's faults, counted against it and reported for the
+// request; a crashed or hung call is never sent again.
+func (a *Adapter) callFailed(ctx, actx context.Context, c conn, err error, began time.Time, shared bool) error {
+	ms := time.Since(began).Milliseconds()
+	code := status.Code(err)
+	kind := "failed"
+	switch {
+	case ctx.Err() != nil:
+		// the family gave up first, or the request's own deadline passed
+		kind = "canceled"
+	case errors.Is(actx.Err(), context.DeadlineExceeded) || code == codes.DeadlineExceeded:
+		kind = FaultDeadline
+	case code == codes.Unavailable || code == codes.Canceled:
+		kind = "unavailable"
+		t := time.NewTimer(exitWait)
+		select {
+		case <-c.exited:
+			kind = FaultCrashed
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	a.log.Warn("adapter call failed", "kind", kind, "shared", shared, "ms", ms)
+	switch kind {
+	case "canceled":
+		return classify(ctx, c.exited, err)
+	case FaultDeadline:
+		return a.faulted(a.fault(FaultDeadline, fmt.Sprintf("no answer within %d ms", ms)))
+	case FaultCrashed:
+		a.log.Error("adapter process ended while it held a record; it is restarted, and the request is not sent to it again",
+			"format", a.desc.GetFormatId(), "binary", filepath.Base(a.spec.Path), "version", a.desc.GetAdapterVersion())
+		return a.faulted(a.fault(FaultCrashed, "the adapter's process ended while it held this record"))
+	case "unavailable":
+		return fmt.Errorf("%w: %s", ErrUnavailable, code)
+	}
+	// the adapter's own failure (a panic, an error it chose): the same
+	// record fails the same way again
+	return a.faulted(a.fault(FaultFailed, "the adapter's call failed (a panic or an error of its own; its log says which)"))
 }
 
 // Router sends each format's records to the adapter registered for it.
@@ -177,9 +225,15 @@ type AdapterStatus struct {
 	Format  string `json:"format"`
 	Family  string `json:"family"`
 	Version string `json:"adapter_version"`
-	// State is "serving", or "out" (taken out of service on this host
-	// after TakeOutAfter faults in a row, until the host restarts).
+	// State is StateServing, StateFaulting or StateRestarting.
 	State string `json:"state"`
+	// Answers and Faults are its good answers and faults in the last
+	// FaultWindow; LastFaultCause the cause of its last fault since start.
+	Answers        int    `json:"answers_last_minute"`
+	Faults         int    `json:"faults_last_minute"`
+	LastFaultCause string `json:"last_fault_cause,omitempty"`
+	// Restarts counts its process's restarts since the host started.
+	Restarts int `json:"restarts"`
 	// Accepted says a loaded family's criteria accept the format (false:
 	// no request reaches the adapter); the server fills it in.
 	Accepted bool `json:"accepted_by_loaded_criteria"`
@@ -189,15 +243,25 @@ type AdapterStatus struct {
 func (r *Router) Status() []AdapterStatus {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
+	now := time.Now()
 	out := make([]AdapterStatus, 0, len(r.byFormat))
 	for id, a := range r.byFormat {
-		st := AdapterStatus{Format: id, Family: a.desc.GetFamily(), Version: a.desc.GetAdapterVersion(), State: "serving"}
-		if a.Out() {
-			st.State = "out"
-		}
-		out = append(out, st)
+		good, faulted, last := a.health.counts(now)
+		out = append(out, AdapterStatus{Format: id, Family: a.desc.GetFamily(), Version: a.desc.GetAdapterVersion(), State: a.State(),
+			Answers: good, Faults: faulted, LastFaultCause: last, Restarts: a.Restarts()})
 	}
 	slices.SortFunc(out, func(a, b AdapterStatus) int { return strings.Compare(a.Format, b.Format) })
+	return out
+}
+
+// Adapters lists the loaded adapters by format id, for their metrics.
+func (r *Router) Adapters() []*Adapter {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]*Adapter, 0, len(r.byFormat))
+	for _, id := range slices.Sorted(maps.Keys(r.byFormat)) {
+		out = append(out, r.byFormat[id])
+	}
 	return out
 }
 

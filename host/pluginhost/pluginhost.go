@@ -115,6 +115,11 @@ type proc struct {
 	ready    chan struct{} // closed when conn is usable
 	restarts int
 	closed   bool
+	// restartAt is when the supervisor next launches the process (zero
+	// while it runs)
+	restartAt time.Time
+	// served: the running process answered a call well since it launched
+	served atomic.Bool
 
 	stop chan struct{}
 	done chan struct{}
@@ -262,9 +267,13 @@ func (p *proc) launch() (*plugin.Client, conn, error) {
 	return client, c, nil
 }
 
-// supervise restarts the plugin whenever its process exits, with
-// exponential backoff reset after a stable minute. It is the only restarter,
-// so however many requests notice a crash there is one restart.
+// supervise restarts the plugin whenever its process exits. A process
+// that had answered well since its launch was ended by something it was
+// sent (or by the machine): it is launched again after MinBackoff. One
+// that ends before answering anything is broken, and waits twice as long
+// each time, up to MaxBackoff (reset after a stable minute). It is the
+// only restarter, so however many requests notice a crash there is one
+// restart.
 func (p *proc) supervise() {
 	defer close(p.done)
 	backoff := p.opts.MinBackoff
@@ -277,14 +286,15 @@ func (p *proc) supervise() {
 			return
 		case <-exited:
 		}
+		if p.served.Swap(false) || time.Since(since) > time.Minute {
+			backoff = p.opts.MinBackoff
+		}
 		p.mu.Lock()
 		p.ready = make(chan struct{})
+		p.restartAt = time.Now().Add(backoff)
 		p.client.Kill()
 		p.conn.close()
 		p.mu.Unlock()
-		if time.Since(since) > time.Minute {
-			backoff = p.opts.MinBackoff
-		}
 		p.log.Warn("plugin exited; restarting", "backoff_ms", backoff.Milliseconds())
 		for {
 			select {
@@ -295,7 +305,10 @@ func (p *proc) supervise() {
 			backoff = min(2*backoff, p.opts.MaxBackoff)
 			client, c, err := p.launch()
 			if err != nil {
-				p.log.Error("plugin restart failed", "error", err)
+				p.log.Error("plugin restart failed", "error", err, "next_ms", backoff.Milliseconds())
+				p.mu.Lock()
+				p.restartAt = time.Now().Add(backoff)
+				p.mu.Unlock()
 				continue
 			}
 			if p.onLaunch != nil {
@@ -304,11 +317,51 @@ func (p *proc) supervise() {
 			p.mu.Lock()
 			p.client, p.conn = client, c
 			p.restarts++
+			p.restartAt = time.Time{}
 			close(p.ready)
 			p.mu.Unlock()
 			break
 		}
 	}
+}
+
+// RestartingError is a plugin whose process is down: the request was not
+// sent, and the plugin should be back after RetryAfter.
+type RestartingError struct{ RetryAfter time.Duration }
+
+func (e *RestartingError) Error() string {
+	return fmt.Sprintf("%s: restarting, back in about %d ms", ErrUnavailable, e.RetryAfter.Milliseconds())
+}
+
+// Unwrap makes a RestartingError an ErrUnavailable.
+func (e *RestartingError) Unwrap() error { return ErrUnavailable }
+
+// launchAllowance is what a launch is counted to take in a RetryAfter:
+// starting a Go plugin binary, its handshake and the describe call.
+const launchAllowance = 500 * time.Millisecond
+
+// live is the running process's connection without waiting: a process
+// that is down is a *RestartingError at once, so a request never waits
+// out a restart's backoff (an adapter's requests are answered 503 with
+// Retry-After instead).
+func (p *proc) live() (conn, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return conn{}, ErrClosed
+	}
+	select {
+	case <-p.ready:
+	default:
+		return conn{}, &RestartingError{RetryAfter: max(time.Until(p.restartAt), 0) + launchAllowance}
+	}
+	select {
+	case <-p.conn.exited:
+		// gone, and the supervisor has not noticed yet
+		return conn{}, &RestartingError{RetryAfter: p.opts.MinBackoff + launchAllowance}
+	default:
+	}
+	return p.conn, nil
 }
 
 // current waits until the plugin is usable or ctx ends.
@@ -539,6 +592,7 @@ type Session struct {
 	early     bool
 	proceedIf func() bool
 	fault     faultSlot // the request's first adapter fault
+	served    *atomic.Bool
 	ctx       context.Context
 	cancel    context.CancelFunc
 	stream    pb.Family_RunClient
@@ -560,7 +614,7 @@ func (f *Family) Open(ctx context.Context) (*Session, error) {
 		cancel()
 		return nil, classify(ctx, fc.Exited, err)
 	}
-	s := &Session{conn: fc, hostID: hostID, bodies: f.bodies, measuring: f.measuring, ctx: ctx, cancel: cancel, stream: stream}
+	s := &Session{conn: fc, hostID: hostID, bodies: f.bodies, measuring: f.measuring, served: &f.served, ctx: ctx, cancel: cancel, stream: stream}
 	if f.desc.GetReadsSharedBodies() {
 		s.share = c.share
 	}
@@ -700,6 +754,7 @@ func (s *Session) Proceed() (*pb.Report, error) {
 	if r == nil {
 		return nil, fmt.Errorf("%w: expected report", ErrFailed)
 	}
+	s.served.Store(true)
 	return r, nil
 }
 

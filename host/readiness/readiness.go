@@ -15,6 +15,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/assay-audit/assay/host/pluginhost"
 	"github.com/assay-audit/assay/host/ratelog"
 	"github.com/assay-audit/assay/host/servicestate"
 	"github.com/assay-audit/assay/host/signing"
@@ -43,8 +44,10 @@ type Config struct {
 	// HostID and Label name the host in its row.
 	HostID, Label string
 	Relaunch      Relaunch
-	Log           hclog.Logger
-	Now           func() time.Time
+	// Adapters lists the format adapters' states (nil: none loaded).
+	Adapters func() []pluginhost.AdapterStatus
+	Log      hclog.Logger
+	Now      func() time.Time
 }
 
 // Host tracks one host's readiness.
@@ -122,6 +125,10 @@ type Report struct {
 	Store    Check          `json:"store"`
 	Keys     Check          `json:"keys"`
 	Services []ServiceCheck `json:"services"`
+	// Adapters: a restarting or faulting adapter leaves the host ready
+	// (its other formats and services serve; a restart ends by itself),
+	// and shows here for the operator.
+	Adapters []pluginhost.AdapterStatus `json:"adapters"`
 }
 
 // Report is the host's readiness now.
@@ -140,6 +147,10 @@ func (h *Host) Report() Report {
 		r.Keys = Check{Reason: "no signing key loaded"}
 	}
 	r.Ready = r.Store.OK && r.Keys.OK
+	r.Adapters = []pluginhost.AdapterStatus{}
+	if h.cfg.Adapters != nil {
+		r.Adapters = h.cfg.Adapters()
+	}
 	for _, k := range h.cfg.Services {
 		st := h.cfg.Board.State(k)
 		c := ServiceCheck{HostService: store.HostService{Service: k.Service, CriteriaID: k.CriteriaID, CriteriaRevision: k.CriteriaRevision,

@@ -173,7 +173,7 @@ var catalogPages = template.Must(template.New("service").Parse(`{{define "servic
 <h1>Assay</h1>
 <p>Signed, criteria-bound audit services. Every answer is signed (Ed25519 over RFC 8785 JSON); public keys at <a href="{{.Keys}}"><code>{{.Keys}}</code></a>; every route in <a href="{{.OpenAPI}}"><code>{{.OpenAPI}}</code></a>. To read a report, drop it on the <a href="{{.Viewer}}">report viewer</a>: it checks the signature in your browser and draws the report, and the report never leaves the browser. Replace HOST with this host's address.</p>
 {{range .Services}}{{template "service" .}}{{end}}
-{{if .Adapters}}<h2>Format adapters</h2><ul>{{range .Adapters}}<li><code>{{.Format}}</code> for {{.Family}}, adapter {{.Version}}: {{if eq .State "out"}}out of service on this host (it answered wrongly too many times in a row){{else}}serving{{end}}{{if not .Accepted}}; no loaded criteria accept its format, so no request reaches it{{end}}</li>{{end}}</ul>{{end}}
+{{if .Adapters}}<h2>Format adapters</h2><ul>{{range .Adapters}}<li><code>{{.Format}}</code> for {{.Family}}, adapter {{.Version}}: {{if eq .State "restarting"}}restarting (its requests are answered at once, 503 with Retry-After){{else if eq .State "faulting"}}serving, with {{.Faults}} faults and {{.Answers}} good answers in the last minute (a fault fails only the request that caused it){{else}}serving{{end}}{{if not .Accepted}}; no loaded criteria accept its format, so no request reaches it{{end}}</li>{{end}}</ul>{{end}}
 </body></html>{{end}}
 {{define "one"}}` + pageHead + `
 <p><a href="/">All services</a> · <a href="/view">report viewer</a></p>

@@ -379,7 +379,7 @@ func TestPluginKilledWhileRequestsAreInFlight(t *testing.T) {
 	if n := fam.Restarts(); n != 1 {
 		t.Errorf("restarts = %d, want 1", n)
 	}
-	if m := do(t, "GET", h.URL+"/metrics", nil, nil); !strings.Contains(string(m.raw), `assay_plugin_restarts_total{service="test-family"} 1`) ||
+	if m := do(t, "GET", h.URL+"/metrics", nil, nil); !strings.Contains(string(m.raw), `assay_plugin_restarts_total{kind="family",name="test-family"} 1`) ||
 		!strings.Contains(string(m.raw), `assay_refusals_total{code="plugin_unavailable",service="test-family"} 4`) {
 		t.Error("the restart and the four 503s are not in /metrics")
 	}

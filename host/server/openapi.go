@@ -129,7 +129,8 @@ func serviceOperations(d *pb.FamilyDescription, prefix string, paths object) {
 			"422": answer("the signed could-not-measure answer (kind could_not_measure)"),
 			"429": refusal("free_interval: inside the minimum interval; retry_after_ms and Retry-After say when", "Retry-After"),
 			"500": refusal("internal_error or self_check_failed: nothing issued"),
-			"503": refusal("service_stopped, service_busy, plugin_unavailable, adapter_failed, deadline_exceeded, free_tier_unavailable", "Retry-After"),
+			"502": refusal("adapter_failed: the record's format adapter failed on it (error.format, error.cause: crashed, deadline, failed, or how its answer was wrong); sending it again fails again"),
+			"503": refusal("service_stopped, service_busy, plugin_unavailable, adapter_restarting (error.format), deadline_exceeded, free_tier_unavailable", "Retry-After"),
 		}}}
 	for _, op := range d.GetOps() {
 		paths[prefix+"/"+op.GetName()] = object{"post": object{"operationId": op.GetName() + suffix, "tags": tag,
@@ -152,7 +153,8 @@ func serviceOperations(d *pb.FamilyDescription, prefix string, paths object) {
 				"413": refusal("body_bytes_cap: the body is over the published cap (" + itoa(d.GetBodyBytes()) + " bytes)"),
 				"422": answer("the signed could-not-measure answer, delivered unpaid"),
 				"500": refusal("internal_error or self_check_failed: nothing charged"),
-				"503": refusal("service_stopped, service_busy, payment_in_progress, payment_unavailable, ledger_unavailable, redelivery_unavailable, plugin_unavailable, adapter_failed, deadline_exceeded; after a payment was checked, payment.delivery_marker and ASSAY-DELIVERY-MARKER", "Retry-After", "ASSAY-DELIVERY-MARKER"),
+				"502": refusal("adapter_failed: the record's format adapter failed on it (error.format, error.cause: crashed, deadline, failed, or how its answer was wrong); nothing charged; sending it again fails again"),
+				"503": refusal("service_stopped, service_busy, payment_in_progress, payment_unavailable, ledger_unavailable, redelivery_unavailable, plugin_unavailable, adapter_restarting (error.format), deadline_exceeded; after a payment was checked, payment.delivery_marker and ASSAY-DELIVERY-MARKER", "Retry-After", "ASSAY-DELIVERY-MARKER"),
 			}}}
 	}
 }

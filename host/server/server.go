@@ -247,7 +247,11 @@ func New(cfg Config) *Server {
 		for _, svc := range cfg.Services {
 			keys = append(keys, servicestate.Key{Service: svc.Desc.GetService(), CriteriaID: svc.Desc.GetCriteriaId(), CriteriaRevision: svc.Desc.GetCriteriaRevision()})
 		}
-		cfg.Readiness = readiness.New(readiness.Config{Board: cfg.States, Keys: cfg.Keys, Services: keys})
+		var adapters func() []pluginhost.AdapterStatus
+		if cfg.Adapters != nil {
+			adapters = cfg.Adapters.Status
+		}
+		cfg.Readiness = readiness.New(readiness.Config{Board: cfg.States, Keys: cfg.Keys, Services: keys, Adapters: adapters})
 	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux(), services: map[string]*service{}, limited: ratelog.New(cfg.Logger, time.Minute, cfg.Now),
 		// while paid traffic is recent, one pre-check at work per core: a
@@ -402,6 +406,10 @@ const (
 	// codeAdapterFault: the record's format adapter answered it wrongly or
 	// failed on it; the same record fails the same way again
 	codeAdapterFault = "adapter_failed"
+	// codeAdapterRestarting: the record's format adapter is restarting and
+	// the request never reached it; the same request after Retry-After is
+	// served
+	codeAdapterRestarting = "adapter_restarting"
 	// codeLedgerDown: the report could not be issued (its ledger line not
 	// committed), so it was not written; the payment stays redeemable
 	codeLedgerDown = "ledger_unavailable"
@@ -411,23 +419,24 @@ const (
 )
 
 var hostMessages = map[string]string{
-	codeBodyCap:         "request body exceeds the published cap",
-	codeUnavailable:     "the service stopped while handling this request; nothing was charged; send it again",
-	codeDeadline:        "the check did not finish within the host's deadline; nothing was charged",
-	codeInternal:        "the service failed to handle this request; nothing was charged",
-	codeSelfCheck:       "the answer failed the host's pre-signing checks and was not issued; nothing was charged",
-	codeCaller:          "caller must be a Solana address (base58, 32 bytes)",
-	codeInterval:        "free pre-checks from one caller must be at least the published interval apart",
-	codeSpent:           "the caller's free pre-checks for this UTC day are spent",
-	codeFreeDown:        "the free tier's store is unavailable; try again",
-	codePaymentDown:     "the payment could not be completed; nothing was charged; try again",
-	codeBusy:            "the service is at capacity; nothing was charged; send it again after Retry-After",
-	codeStopped:         "this service is stopped under its criteria version (stop-serving); nothing was read or charged; the reason is the operator's or the host's",
-	codeBodyTimeout:     "the request body did not arrive within the host's read timeout; nothing was read as a request",
-	codeBodyBroken:      "the request body ended before its declared length or its stream broke; nothing was read as a request",
-	codeIssuedMeanwhile: "another request with this payment issued its report first; nothing more was charged; send it again after Retry-After to have that report",
-	codeLedgerDown:      "the report could not be recorded, so it was not issued; the payment was taken once and a re-send of the same request delivers it with no second charge",
-	codeAdapterFault:    "the format adapter for this record's format failed on it; nothing was charged; sending it again will not help (the host's operator is told which adapter and why)",
+	codeBodyCap:           "request body exceeds the published cap",
+	codeUnavailable:       "the service stopped while handling this request; nothing was charged; send it again",
+	codeDeadline:          "the check did not finish within the host's deadline; nothing was charged",
+	codeInternal:          "the service failed to handle this request; nothing was charged",
+	codeSelfCheck:         "the answer failed the host's pre-signing checks and was not issued; nothing was charged",
+	codeCaller:            "caller must be a Solana address (base58, 32 bytes)",
+	codeInterval:          "free pre-checks from one caller must be at least the published interval apart",
+	codeSpent:             "the caller's free pre-checks for this UTC day are spent",
+	codeFreeDown:          "the free tier's store is unavailable; try again",
+	codePaymentDown:       "the payment could not be completed; nothing was charged; try again",
+	codeBusy:              "the service is at capacity; nothing was charged; send it again after Retry-After",
+	codeStopped:           "this service is stopped under its criteria version (stop-serving); nothing was read or charged; the reason is the operator's or the host's",
+	codeBodyTimeout:       "the request body did not arrive within the host's read timeout; nothing was read as a request",
+	codeBodyBroken:        "the request body ended before its declared length or its stream broke; nothing was read as a request",
+	codeIssuedMeanwhile:   "another request with this payment issued its report first; nothing more was charged; send it again after Retry-After to have that report",
+	codeLedgerDown:        "the report could not be recorded, so it was not issued; the payment was taken once and a re-send of the same request delivers it with no second charge",
+	codeAdapterFault:      "the format adapter for this record's format failed on it (cause says how); nothing was charged; the host's operator is told which adapter and why",
+	codeAdapterRestarting: "the format adapter for this record's format is restarting and the record was not sent to it; nothing was charged; send it again after Retry-After",
 }
 
 // readBody reads at most limit+1 bytes of the body (one more than the cap,
@@ -714,14 +723,25 @@ func (s *Server) boundaryFailure(q *request, err error) { s.boundaryFailureWith(
 func (s *Server) boundaryFailureWith(q *request, err error, paymentFacts map[string]any, header map[string]string) {
 	var fe *pluginhost.FaultError
 	switch {
+	case errors.As(err, &fe) && fe.Fault.Restarting():
+		// the request never reached the adapter: a re-send after the
+		// restart is served
+		f := fe.Fault
+		s.cfg.Logger.Warn("format adapter restarting: the request was answered at once", "service", q.sv.Desc.GetService(), "op", q.opName(),
+			"format", f.Format, "adapter", f.Plugin, "retry_after_ms", f.RetryAfter.Milliseconds())
+		after := strconv.Itoa(max(1, int((f.RetryAfter+time.Second-1)/time.Second)))
+		s.hostRefusalWith(q, http.StatusServiceUnavailable, codeAdapterRestarting, map[string]any{"format": f.Format}, paymentFacts,
+			withHeader(header, "Retry-After", after))
 	case errors.As(err, &fe):
 		// the adapter's defect, never the family's nor the criteria's: no
-		// stop-serving, no retry
+		// stop-serving, no retry, and no Retry-After (a record that
+		// crashed or hung its adapter, or that it answered wrongly, does
+		// so again): 502, the answer of a gateway whose upstream failed
 		f := fe.Fault
 		s.cfg.Metrics.AdapterFault(f.Format, f.Cause)
 		s.cfg.Logger.Error("format adapter fault: the request failed", "service", q.sv.Desc.GetService(), "op", q.opName(),
 			"format", f.Format, "adapter", f.Plugin, "binary", f.Binary, "version", f.Version, "cause", f.Cause, "detail", f.Detail)
-		s.hostRefusalWith(q, http.StatusServiceUnavailable, codeAdapterFault, map[string]any{"format": f.Format, "cause": f.Cause}, paymentFacts, header)
+		s.hostRefusalWith(q, http.StatusBadGateway, codeAdapterFault, map[string]any{"format": f.Format, "cause": f.Cause}, paymentFacts, header)
 	case errors.Is(err, pluginhost.ErrDeadline):
 		s.cfg.Logger.Warn("plugin call deadline exceeded", "service", q.sv.Desc.GetService(), "op", q.opName(),
 			"ms", time.Since(q.began).Milliseconds())
@@ -738,6 +758,15 @@ func (s *Server) boundaryFailureWith(q *request, err error, paymentFacts map[str
 		s.cfg.Logger.Error("plugin failed a request", "service", q.sv.Desc.GetService(), "op", q.opName())
 		s.hostRefusalWith(q, http.StatusInternalServerError, codeInternal, nil, paymentFacts, header)
 	}
+}
+
+// withHeader is header with one more member (header is left as it was).
+func withHeader(header map[string]string, k, v string) map[string]string {
+	out := map[string]string{k: v}
+	for hk, hv := range header {
+		out[hk] = hv
+	}
+	return out
 }
 
 // selfCheckFailure withholds an answer the pre-signing self-check

@@ -17,15 +17,23 @@ import (
 // each problem fails t. Requests are answered by a real host: StartHost.
 func StartFamily(t testing.TB, binary string) *pb.FamilyDescription {
 	t.Helper()
+	d := describeFamily(t, binary)
+	for _, p := range DescriptionProblems(d) {
+		t.Errorf("plugintest: %s: %s", binary, p)
+	}
+	return d
+}
+
+// describeFamily starts binary as a family and returns its description;
+// one that does not start or is not a family fails t.
+func describeFamily(t testing.TB, binary string) *pb.FamilyDescription {
+	t.Helper()
 	disp, _ := launch(t, binary, sdk.FamilyPluginName, plugin.PluginSet{sdk.FamilyPluginName: &sdk.FamilyPlugin{}}, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	d, err := disp.(*sdk.FamilyConn).Client.Describe(ctx, &pb.DescribeRequest{})
 	if err != nil {
 		t.Fatalf("plugintest: %s does not describe itself as a family (an adapter's binary?): %v", binary, err)
-	}
-	for _, p := range DescriptionProblems(d) {
-		t.Errorf("plugintest: %s: %s", binary, p)
 	}
 	return d
 }

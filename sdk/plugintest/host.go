@@ -3,6 +3,7 @@ package plugintest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,6 +20,7 @@ import (
 	"time"
 
 	"github.com/assay-audit/assay/sdk"
+	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 )
 
 // HostOptions say which host to stand up.
@@ -63,20 +66,27 @@ func (l *lockedBuffer) String() string {
 
 // StartHost pins the plugins (assay plugins pin), starts the host and
 // waits until it is ready: every family's corpus ran at launch, so a
-// family that does not pass its own corpus whole is reported here, with
-// the host's log. It builds nothing.
+// family that does not pass its own corpus whole is reported here, as
+// soon as the host stops it, with the launch message and the host's log.
+//
+// A family's corpus sends records of every format its criteria accept,
+// so each needs its adapter: one not among Plugins is looked for beside
+// them (assay-adapter-<format> in the folder of any plugin given, where
+// a build writes them all) and loaded; one found nowhere is named in the
+// failure. It builds nothing.
 func StartHost(t testing.TB, opts HostOptions) *Host {
 	t.Helper()
 	assay, err := findAssay(opts.Assay)
 	if err != nil {
 		t.Fatalf("plugintest: %v", err)
 	}
+	plugins, missing := withAdapters(t, opts.Plugins)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bin")
 	if err := os.Mkdir(bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range opts.Plugins {
+	for _, p := range plugins {
 		if !strings.HasPrefix(filepath.Base(p), "assay-") {
 			t.Fatalf("plugintest: %s: a plugin binary's name starts with assay- (assay-<service>, assay-adapter-<format>)", p)
 		}
@@ -109,9 +119,48 @@ func StartHost(t testing.TB, opts HostOptions) *Host {
 	go func() { _ = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() { stop(cmd, exited) })
 	if err := h.waitReady(exited); err != nil {
+		if len(missing) > 0 {
+			err = fmt.Errorf("%w; no adapter was found for %s: add each assay-adapter-<format> to HostOptions.Plugins", err, strings.Join(missing, ", "))
+		}
 		t.Fatalf("plugintest: %v\nthe host's log:\n%s", err, h.log.String())
 	}
 	return h
+}
+
+// withAdapters is plugins with the adapters the families among them need
+// and are not given, found beside the plugins given; missing names each
+// format found nowhere, with its family.
+func withAdapters(t testing.TB, plugins []string) (all, missing []string) {
+	t.Helper()
+	all = slices.Clone(plugins)
+	adapted := map[string]bool{}
+	var families []*pb.FamilyDescription
+	for _, p := range plugins {
+		if strings.HasPrefix(filepath.Base(p), "assay-adapter-") {
+			adapted[StartAdapter(t, p).Describe().GetFormatId()] = true
+		} else {
+			families = append(families, describeFamily(t, p))
+		}
+	}
+	for _, d := range families {
+		for _, format := range d.GetFormats() {
+			if adapted[format] {
+				continue
+			}
+			for _, p := range plugins {
+				beside := filepath.Join(filepath.Dir(p), "assay-adapter-"+format)
+				if _, err := os.Stat(beside); err == nil {
+					all = append(all, beside)
+					adapted[format] = true
+					break
+				}
+			}
+			if !adapted[format] {
+				missing = append(missing, fmt.Sprintf("format %s (accepted by %s)", format, d.GetService()))
+			}
+		}
+	}
+	return all, missing
 }
 
 func findAssay(path string) (string, error) {
@@ -156,8 +205,20 @@ func stop(cmd *exec.Cmd, exited <-chan struct{}) {
 	}
 }
 
+// readyz is the part of GET /readyz's body waitReady reads.
+type readyz struct {
+	Services []struct {
+		Service string `json:"service"`
+		State   string `json:"state"`
+		Reason  string `json:"reason"`
+		Local   bool   `json:"local"`
+	} `json:"services"`
+}
+
 // waitReady polls /readyz for up to 60 s: 200 once the store answers, the
-// keys are loaded and every service passed its launch self-test.
+// keys are loaded and every service passed its launch self-test. A
+// service the host stopped (its launch self-test failed) ends the wait at
+// once, with the host's reason.
 func (h *Host) waitReady(exited <-chan struct{}) error {
 	deadline := time.Now().Add(60 * time.Second)
 	last := ""
@@ -170,6 +231,14 @@ func (h *Host) waitReady(exited <-chan struct{}) error {
 		status, body, err := h.do(http.MethodGet, "/readyz", nil)
 		if err == nil && status == http.StatusOK {
 			return nil
+		}
+		var r readyz
+		if err == nil && json.Unmarshal(body, &r) == nil {
+			for _, s := range r.Services {
+				if s.State == "stopped" && s.Local {
+					return fmt.Errorf("the host stopped service %s: %s", s.Service, s.Reason)
+				}
+			}
 		}
 		if err == nil {
 			last = fmt.Sprintf("%d %s", status, body)

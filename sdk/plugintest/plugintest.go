@@ -130,11 +130,11 @@ func (a *Adapter) Adapt(ctx context.Context, req *pb.AdaptRequest) *pb.AdaptResp
 	}
 	var f sdk.Frame
 	if err := a.conn.Conn.Invoke(ctx, pb.Adapter_Adapt_FullMethodName, req, &f, grpc.ForceCodecV2(sdk.FrameCodec{})); err != nil {
-		a.t.Errorf("plugintest: the adapter's call failed (a host answers 503 adapter_failed, cause failed): %v", err)
+		a.t.Errorf("plugintest: the adapter's call failed (a host answers 502 adapter_failed, cause failed): %v", err)
 		return &pb.AdaptResponse{}
 	}
 	if cause, detail := sdk.CheckAnswer(f, recordLen); cause != "" {
-		a.t.Errorf("plugintest: a host refuses this answer (503 adapter_failed, cause %s): %s", cause, detail)
+		a.t.Errorf("plugintest: a host refuses this answer (502 adapter_failed, cause %s): %s", cause, detail)
 		return &pb.AdaptResponse{}
 	}
 	resp := &pb.AdaptResponse{}

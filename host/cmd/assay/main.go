@@ -276,7 +276,10 @@ func serve(args []string, stderr io.Writer) (err error) {
 		return errors.New("no family plugin configured: run `make build` (it writes bin/assay.hcl) or pass --config")
 	}
 	for i, f := range ps.families {
-		met.PluginRestarts(services[i].Desc.GetService(), f.Restarts)
+		met.PluginRestarts("family", services[i].Desc.GetService(), f.Restarts)
+	}
+	for _, a := range ps.router.Adapters() {
+		met.PluginRestarts("adapter", a.Description().GetFormatId(), a.Restarts)
 	}
 	// stop-serving and resume live in the store: every host on it reads
 	// them each second
@@ -309,7 +312,7 @@ func serve(args []string, stderr io.Writer) (err error) {
 	// not served by this host
 	launchSelfTests(ctx, services, keys, board, log)
 	ready := readiness.New(readiness.Config{Store: st, Board: board, Keys: keys, Services: serviceKeys(services),
-		HostID: id, Label: hostLabel(cfg.Listen), Log: log,
+		HostID: id, Label: hostLabel(cfg.Listen), Log: log, Adapters: ps.router.Status,
 		Relaunch: func(ctx context.Context, k servicestate.Key) (bool, string) { return relaunch(ctx, services, keys, k) }})
 	owned.Add(1)
 	go func() { defer owned.Done(); ready.Run(boardCtx) }()

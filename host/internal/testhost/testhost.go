@@ -4,6 +4,7 @@ package testhost
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"net/http/httptest"
@@ -156,6 +157,9 @@ type Options struct {
 	NoFreeTier bool
 	// Adapters are adapter plugin packages to load and route formats to.
 	Adapters []string
+	// AdapterBackoff is the adapters' first restart delay (default 20 ms):
+	// long enough, a test sees a restarting adapter.
+	AdapterBackoff time.Duration
 	// InlineFamilies and InlineAdapters send those plugins every body on
 	// the gRPC stream (pluginhost.Options.InlineBodies).
 	InlineFamilies, InlineAdapters bool
@@ -209,7 +213,7 @@ func Start(tb testing.TB, opts Options, pkgs ...string) *Host {
 			tb.Fatal(err)
 		}
 		a, err := pluginhost.StartAdapter(context.Background(), pluginhost.Spec{Name: filepath.Base(pkg), Path: path, SHA256: sum},
-			pluginhost.Options{Logger: log, Env: []string{"PATH=" + os.Getenv("PATH")}, MinBackoff: 20 * time.Millisecond, InlineBodies: opts.InlineAdapters})
+			pluginhost.Options{Logger: log, Env: []string{"PATH=" + os.Getenv("PATH")}, MinBackoff: cmp.Or(opts.AdapterBackoff, 20*time.Millisecond), InlineBodies: opts.InlineAdapters})
 		if err != nil {
 			tb.Fatalf("start adapter %s: %v", pkg, err)
 		}
@@ -237,7 +241,10 @@ func Start(tb testing.TB, opts Options, pkgs ...string) *Host {
 	}
 	free, writer := h.memory(tb, opts)
 	for name, f := range h.Families {
-		h.Metrics.PluginRestarts(name, f.Restarts)
+		h.Metrics.PluginRestarts("family", name, f.Restarts)
+	}
+	for _, a := range h.Adapters {
+		h.Metrics.PluginRestarts("adapter", a.Description().GetFormatId(), a.Restarts)
 	}
 	var gate payment.Gate
 	if opts.Gate != nil {
