@@ -136,3 +136,18 @@ func TestACrashingAdapterIsNamedAndNeverRetried(t *testing.T) {
 		t.Errorf("the host's log names no crash, or quotes the record:\n%s", log)
 	}
 }
+
+// An adapter naming a family whose criteria are not loaded, for a format
+// loaded criteria accept, is routed (routing is by format id) and the
+// catalog says so: accepted_by_loaded_criteria, with the family it names.
+func TestAnAdapterNamingAnotherFamilyIsServedAndSaidSo(t *testing.T) {
+	h := testhost.Start(t, testhost.Options{Adapters: []string{adapterPkg}, NoFreeTier: true,
+		Env: []string{"ASSAY_TESTADAPTER_FAMILY=elsewhere/v1"}}, testPkg)
+	if r := post(t, h.URL+"/test-family/measure", []byte(`{"adapt":"test-format","record":"hello"}`)); r.status != 200 || r.json["adapted_level"] != "L0" {
+		t.Fatalf("a record of its format: %d %s", r.status, r.raw)
+	}
+	cat, _ := adapterState(t, h, "test-format")
+	if cat["family"] != "elsewhere/v1" || cat["accepted_by_loaded_criteria"] != true || cat["state"] != "serving" {
+		t.Errorf("the catalog's entry: %v", cat)
+	}
+}

@@ -98,7 +98,7 @@ func startPlugins(ctx context.Context, cfg config.Config, log hclog.Logger, only
 		log.Info("family loaded", "plugin", pl.Name, "service", d.GetService(), "criteria", d.GetCriteriaId())
 	}
 	if only == "" {
-		warnIdleAdapters(log, router, p.services)
+		warnIdleAdapters(log, router.Status(), p.services)
 	}
 	return p, nil
 }
@@ -106,8 +106,8 @@ func startPlugins(ctx context.Context, cfg config.Config, log hclog.Logger, only
 // warnIdleAdapters names each adapter no loaded criteria will ever call:
 // its format is in no loaded family's accepted formats, or the family it
 // names is not loaded. It is served by nobody, silently, otherwise.
-func warnIdleAdapters(log hclog.Logger, router *pluginhost.Router, services []server.Service) {
-	for _, a := range router.Status() {
+func warnIdleAdapters(log hclog.Logger, adapters []pluginhost.AdapterStatus, services []server.Service) {
+	for _, a := range adapters {
 		accepted, known := false, false
 		for _, svc := range services {
 			accepted = accepted || slices.Contains(svc.Desc.GetFormats(), a.Format)

@@ -9,7 +9,8 @@
 // saying whether the request did. Records that answer wrongly, for the
 // host's boundary checks: "panic" panics, "level9" answers level L9,
 // "empty" answers nothing, "span-out" a text span past the record's end,
-// "negative" a disclosure with a negative count.
+// "negative" a disclosure with a negative count. ASSAY_TESTADAPTER_FAMILY
+// in its environment names another family in its description.
 package main
 
 import (
@@ -27,7 +28,11 @@ import (
 type adapter struct{}
 
 func (adapter) Describe() *pb.AdapterDescription {
-	return &pb.AdapterDescription{Family: "test-family/v1", FormatId: "test-format", FormatVersions: []string{"1"}, AdapterVersion: "0.0.1"}
+	family := "test-family/v1"
+	if f := os.Getenv("ASSAY_TESTADAPTER_FAMILY"); f != "" {
+		family = f
+	}
+	return &pb.AdapterDescription{Family: family, FormatId: "test-format", FormatVersions: []string{"1"}, AdapterVersion: "0.0.1"}
 }
 
 func (adapter) Adapt(ctx context.Context, req *pb.AdaptRequest) *pb.AdaptResponse {

@@ -213,7 +213,7 @@ func Start(tb testing.TB, opts Options, pkgs ...string) *Host {
 			tb.Fatal(err)
 		}
 		a, err := pluginhost.StartAdapter(context.Background(), pluginhost.Spec{Name: filepath.Base(pkg), Path: path, SHA256: sum},
-			pluginhost.Options{Logger: log, Env: []string{"PATH=" + os.Getenv("PATH")}, MinBackoff: cmp.Or(opts.AdapterBackoff, 20*time.Millisecond), InlineBodies: opts.InlineAdapters})
+			pluginhost.Options{Logger: log, Env: append([]string{"PATH=" + os.Getenv("PATH")}, opts.Env...), MinBackoff: cmp.Or(opts.AdapterBackoff, 20*time.Millisecond), InlineBodies: opts.InlineAdapters})
 		if err != nil {
 			tb.Fatalf("start adapter %s: %v", pkg, err)
 		}
