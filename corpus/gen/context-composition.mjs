@@ -3,12 +3,13 @@
 // Written from criteria/context-composition/criteria.json, the family's
 // ANNEX.md (C-1 to C-14), docs/context-audit-formats.md (facts about the real
 // Letta files) and the three public Letta fixtures alone. This module
-// implements on its own: the envelope rules and their order (ANNEX C-2), the
-// three adapters (C-8, including letta's API view and the generic stated
-// figures), entries = blocks and the entry caps, EM-1 (C-3), axis C (C-4,
-// C-5), axis P with its conflicts (C-9), the pre-check answer (C-6, C-10)
-// and, on the paid route, the signed report member by member (C-12, C-13):
-// header facts M01, M02, M13, factors F-1 to F-12 and the measurement line.
+// implements on its own: the envelope rules and their order (ANNEX C-2), an
+// adapter for each format the criteria accept (C-8, including letta's API
+// view and the generic stated figures; see ADAPTERS), entries = blocks and
+// the entry caps, EM-1 (C-3), axis C (C-4, C-5), axis P with its conflicts
+// (C-9), the pre-check answer (C-6, C-10) and, on the paid route, the
+// signed report member by member (C-12, C-13): header facts M01, M02, M13,
+// factors F-1 to F-12 and the measurement line.
 // It never calls the Go engine.
 //
 // A case that would need a rule neither the criteria nor the ANNEX decide
@@ -52,6 +53,10 @@ const RULES = [
   ['nothing_assessable', 422, 'no entry carries a textual payload'],
 ];
 const RULE = Object.fromEntries(RULES.map(([code, status, message]) => [code, { status, message }]));
+
+// The unknown format of the corpus: a name no format will ever be given, so
+// that a criteria revision accepting a real format never turns this case.
+const NEVER_ACCEPTED_FORMAT = 'example-unknown-format-never-accepted';
 
 const KNOWN_MEMBERS = new Set([
   'envelope_version', 'declared_format_id', 'declared_format_version', 'record',
@@ -864,6 +869,30 @@ function genericAdapt(rec, recNode) {
 
 const ROLE_CLASSES = [['system', 'P-SYS'], ['user', 'P-USER'], ['assistant', 'P-ASST']];
 
+// The L2 tests of C-9 up to P-SYS, one column of its table per format; the
+// classes that fire are pushed in the criteria's total order.
+function lettaAxisP(block, fired) {
+  const role = block.role_raw;
+  const kind = block.kind_raw;
+  if (kind === 'tool_definition') fired.push('P-TDEF');
+  if (role === 'summary' || (block.text !== null && block.text.includes('have been hidden from view due to'))) fired.push('P-CMPT');
+  if (kind === 'tool_call') fired.push('P-TCALL');
+  if (role === 'tool' || kind === 'tool_return') fired.push('P-TRES');
+  if (block.retr) fired.push('P-RETR');
+  if (role === 'system' || kind === 'heartbeat' || kind === 'login' || kind === 'system_alert') fired.push('P-SYS');
+}
+
+function genericAxisP(block, fired) {
+  const role = block.role_raw;
+  const kind = block.kind_raw;
+  if (block.schema || kind === 'tool_definition') fired.push('P-TDEF');
+  if (kind === 'summary') fired.push('P-CMPT');
+  if (kind === 'tool_call') fired.push('P-TCALL');
+  if (kind === 'tool_result') fired.push('P-TRES');
+  if (kind === 'retrieval') fired.push('P-RETR');
+  if (role === 'system') fired.push('P-SYS');
+}
+
 function classifyP(block, fmt, level) {
   const fired = [];
   const role = block.role_raw;
@@ -873,25 +902,105 @@ function classifyP(block, fmt, level) {
     const winner = fired[0] || (nonEmptyString(role) ? 'P-OTHER' : 'P-UNK');
     return { winner, fired };
   }
-  if (fmt === 'letta-af') {
-    if (kind === 'tool_definition') fired.push('P-TDEF');
-    if (role === 'summary' || (block.text !== null && block.text.includes('have been hidden from view due to'))) fired.push('P-CMPT');
-    if (kind === 'tool_call') fired.push('P-TCALL');
-    if (role === 'tool' || kind === 'tool_return') fired.push('P-TRES');
-    if (block.retr) fired.push('P-RETR');
-    if (role === 'system' || kind === 'heartbeat' || kind === 'login' || kind === 'system_alert') fired.push('P-SYS');
-  } else {
-    if (block.schema || kind === 'tool_definition') fired.push('P-TDEF');
-    if (kind === 'summary') fired.push('P-CMPT');
-    if (kind === 'tool_call') fired.push('P-TCALL');
-    if (kind === 'tool_result') fired.push('P-TRES');
-    if (kind === 'retrieval') fired.push('P-RETR');
-    if (role === 'system') fired.push('P-SYS');
-  }
+  const axisP = ADAPTERS[fmt] && ADAPTERS[fmt].axisP;
+  assert(axisP, `no axis-P tests at L2 for the format ${fmt} (ANNEX C-9)`);
+  axisP(block, fired);
   if (role === 'user') fired.push('P-USER');
   if (role === 'assistant') fired.push('P-ASST');
   const winner = fired[0] || (nonEmptyString(role) || nonEmptyString(kind) ? 'P-OTHER' : 'P-UNK');
   return { winner, fired };
+}
+
+// ============================================================== the formats (criteria, C-8, C-9)
+//
+// Which formats are accepted, and at which level, is the criteria
+// document's (accepted_formats, format_levels, assessability_matrix): the
+// generator reads it from there. Computing an expected answer for a record
+// in a format needs that format's own rules, which only its adapter here
+// knows: the shape tests (R-4, R-5), the blocks (C-8) and, at L2, the
+// axis-P tests (C-9). `level` is the level the adapter's rules are written
+// for: a fixed level, or 'by-content' when the adapter decides per record.
+// shape(recordNode, bodyText) -> {r4} | {r5} | shape; adapt(shape,
+// recordNode) -> {r5} | SessionRecord.
+const ADAPTERS = {
+  'letta-af': {
+    level: 'L2',
+    shape: (recordNode, bodyText) => lettaShape(recordNode, bodyText),
+    adapt: (shape) => lettaAdapt(shape),
+    axisP: lettaAxisP,
+  },
+  'anthropic-messages': {
+    level: 'L0',
+    shape: (recordNode) => anthropicShape(recordNode),
+    adapt: (shape, recordNode) => anthropicAdapt(plain(recordNode)),
+    axisP: null,
+  },
+  'generic-message-list': {
+    level: 'by-content',
+    shape: (recordNode) => genericShape(recordNode),
+    adapt: (shape, recordNode) => genericAdapt(plain(recordNode), recordNode),
+    axisP: genericAxisP,
+  },
+};
+const LEVELS = ['L0', 'L1', 'L2'];
+// The assessability matrix states a by-content level as its range.
+const MATRIX_LEVEL = { L0: 'L0', L1: 'L1', L2: 'L2', 'by-content': 'L0/L1/L2 by content' };
+
+// The accepted formats and their levels, from the criteria; stops with a
+// message naming the format when the criteria accept one this generator
+// cannot compute answers for.
+function acceptedFormats(criteria) {
+  const accepted = criteria.accepted_formats;
+  assert(Array.isArray(accepted) && accepted.length > 0 && accepted.every(nonEmptyString)
+    && new Set(accepted).size === accepted.length, 'criteria accepted_formats is a list of distinct non-empty ids');
+  const levels = criteria.format_levels;
+  const matrix = criteria.assessability_matrix;
+  assert(isPlainObject(levels) && isPlainObject(matrix), 'criteria format_levels and assessability_matrix are objects');
+  // Every accepted format has a level and a matrix row, and nothing else has.
+  for (const [member, keys] of [['format_levels', Object.keys(levels)], ['assessability_matrix', Object.keys(matrix).filter((k) => k !== 'F11')]]) {
+    const missing = accepted.filter((f) => !keys.includes(f));
+    const extra = keys.filter((k) => !accepted.includes(k));
+    assert(missing.length === 0 && extra.length === 0,
+      `criteria ${member} names exactly the accepted formats (missing: ${missing.join(', ') || 'none'}; not accepted: ${extra.join(', ') || 'none'})`);
+  }
+  for (const fmt of accepted) {
+    const level = levels[fmt];
+    assert(hasOwn(MATRIX_LEVEL, level), `criteria format_levels gives ${fmt} the level ${JSON.stringify(level)}; the generator knows L0, L1, L2 and by-content`);
+    const adapter = hasOwn(ADAPTERS, fmt) ? ADAPTERS[fmt] : null;
+    if (!adapter) {
+      throw new Error(`context-composition: the criteria accept the format "${fmt}" (level ${level}), but corpus/gen/context-composition.mjs has no adapter for it. `
+        + `The expected answers for a record in that format need its adaptation rules: write them from the criteria and the ANNEX `
+        + `(C-8: the record's shapes, its R-4 and R-5 refusals, its messages and blocks; C-9: its axis-P tests if it reaches L2), `
+        + `add an entry for "${fmt}" to ADAPTERS, and add cases for it. The generator produces no cases for a format it cannot adapt.`);
+    }
+    if (adapter.level !== level) {
+      throw new Error(`context-composition: the criteria give the format "${fmt}" the level ${level}, but the generator's adapter for it implements the rules for ${adapter.level}: `
+        + `update its adaptation rules (ANNEX C-8) and axis-P tests (C-9) in ADAPTERS to the criteria's level.`);
+    }
+    assert((level === 'L2' || level === 'by-content') === (adapter.axisP !== null), `the ${fmt} adapter has axis-P tests exactly when it can reach L2`);
+    // The generator computes every factor from the record and its level; the
+    // matrix row must say what that computation gives (C-7, C-9: structural
+    // classes are not identifiable below L2, so F-1, F-2b, F-8, F-9 are
+    // partial there).
+    const row = matrix[fmt];
+    assert(isPlainObject(row) && row.level === MATRIX_LEVEL[level], `assessability_matrix.${fmt}.level ${JSON.stringify(row && row.level)} agrees with format_levels (${level})`);
+    const starts = (prefix) => (c) => typeof c === 'string' && c.startsWith(prefix);
+    const partial = level === 'by-content' ? starts('P at L0/L1, A at L2') : level === 'L2' ? (c) => c === 'A' : starts('P');
+    const expectCells = {
+      F1: partial, F2b: partial, F8: partial, F9: partial,
+      F2: (c) => c === 'A', F3: (c) => c === 'A', F4: (c) => c === 'A', F6: (c) => c === 'A', F7: (c) => c === 'A', F12: (c) => c === 'A',
+      F5: (c) => c === 'A (NOT-ASSESSABLE for a record with no P-USER message)',
+      F10: (c) => c === 'submission-conditional (stated counts + coverage rule)',
+    };
+    assert(deepEqual(Object.keys(row).filter((k) => k !== 'level').sort(), Object.keys(expectCells).sort()), `assessability_matrix.${fmt} has the cells F1 to F12 but F11`);
+    for (const [cell, ok] of Object.entries(expectCells)) {
+      if (!ok(row[cell])) {
+        throw new Error(`context-composition: the criteria's assessability_matrix.${fmt}.${cell} is ${JSON.stringify(row[cell])}, which the generator's rules for a ${level} record do not give: `
+          + `the generator needs the rule behind that cell before it can compute ${fmt} answers.`);
+      }
+    }
+  }
+  return { accepted: [...accepted], level: (fmt) => levels[fmt], adapter: (fmt) => ADAPTERS[fmt] };
 }
 
 // ============================================================== the family
@@ -905,9 +1014,9 @@ export function build({ criteria, annexText }) {
   assert(service === 'context-audit', 'service');
   const ENVELOPE = criteria.envelope.version;
   assert(ENVELOPE === 'context-composition-envelope/1', 'envelope version');
-  const ACCEPTED = criteria.accepted_formats;
-  assert(deepEqual(ACCEPTED, ['letta-af', 'anthropic-messages', 'generic-message-list']), 'accepted formats');
-  assert(criteria.format_levels['letta-af'] === 'L2' && criteria.format_levels['anthropic-messages'] === 'L0', 'format levels');
+  const FORMATS = acceptedFormats(criteria);
+  const ACCEPTED = FORMATS.accepted;
+  assert(!ACCEPTED.includes(NEVER_ACCEPTED_FORMAT), `the criteria accept ${NEVER_ACCEPTED_FORMAT}, the corpus's example of an unknown format: pick another name for it`);
   const PRICE_LINE = `${criteria.price.label} ${criteria.price.basis}`;
   assert(PRICE_LINE === '$0.05 per report (one submitted session/context record)', 'price line');
   assert(annexText.includes(`"price": "${PRICE_LINE}"`), 'price line as printed in ANNEX C-6');
@@ -939,8 +1048,8 @@ export function build({ criteria, annexText }) {
     if (!hasOwn(env, 'record')) return { refuse: ['record_required'] };
     const recordNode = root.m.get('record');
     if (recordNode.t === 'lit' && recordNode.v === null) undecided('record: null (missing, or a record that does not parse?)');
-    const shape = fmt === 'letta-af' ? lettaShape(recordNode, text)
-      : fmt === 'anthropic-messages' ? anthropicShape(recordNode) : genericShape(recordNode);
+    const adapter = FORMATS.adapter(fmt);
+    const shape = adapter.shape(recordNode, text);
     if (shape.r4) return { refuse: ['record_required'] };
     if (hasOwn(env, 'harness_stated_counts')) {
       const hn = root.m.get('harness_stated_counts');
@@ -950,9 +1059,10 @@ export function build({ criteria, annexText }) {
       }
     }
     if (shape.r5) return { refuse: ['record_does_not_parse_as_declared_format'] };
-    const rec = fmt === 'letta-af' ? lettaAdapt(shape)
-      : fmt === 'anthropic-messages' ? anthropicAdapt(plain(recordNode)) : genericAdapt(plain(recordNode), recordNode);
+    const rec = adapter.adapt(shape, recordNode);
     if (rec.r5) return { refuse: ['record_does_not_parse_as_declared_format'] };
+    const level = FORMATS.level(fmt);
+    assert(level === 'by-content' ? LEVELS.includes(rec.level) : rec.level === level, `${fmt} record adapted at ${rec.level}, criteria level ${level}`);
     // R-6 (caller) is the host's; cases always carry a well-formed caller.
 
     // Entries = blocks, schema blocks included, in adapted order.
@@ -1518,8 +1628,9 @@ export function build({ criteria, annexText }) {
       labelling: LABELLING,
       declared_format: { id: fmt, level: rec.level, version_supplied: typeof env.declared_format_version === 'string' },
       record_bytes: utf8Length(ev.text.slice(ev.recordNode.start, ev.recordNode.end)),
-      record_was_json_string: fmt === 'letta-af' ? rec.record_was_json_string : false,
-      messages_left_out_count: fmt === 'letta-af' ? rec.messages_left_out : 0,
+      // C-13: facts only an adapter that unwraps or selects discloses (letta-af).
+      record_was_json_string: rec.record_was_json_string === true,
+      messages_left_out_count: rec.messages_left_out ?? 0,
       unknown_top_level_members: unknown,
       header_facts: { M01, M02, M13 },
       factors,
@@ -2212,11 +2323,11 @@ export function build({ criteria, annexText }) {
     'An empty object fails both R-2 and R-3 and is refused envelope_version_not_supported, the earlier rule.',
     { body: {}, expectCode: 'envelope_version_not_supported' });
   pre('precheck-format-missing',
-    'An envelope without declared_format_id is refused format_not_accepted listing the three accepted ids.',
+    'An envelope without declared_format_id is refused format_not_accepted listing the accepted ids.',
     { body: { envelope_version: ENVELOPE, record: okAnth }, expectCode: 'format_not_accepted' });
   aud('audit-format-unknown-not-sniffed',
-    'A declared_format_id of openai-chat is refused format_not_accepted with the accepted list and no closest-format suggestion, though the record would parse as anthropic-messages.',
-    { body: env('openai-chat', okAnth), expectCode: 'format_not_accepted' });
+    `A declared_format_id of ${NEVER_ACCEPTED_FORMAT} is refused format_not_accepted with the accepted list and no closest-format suggestion, though the record would parse as anthropic-messages.`,
+    { body: env(NEVER_ACCEPTED_FORMAT, okAnth), expectCode: 'format_not_accepted' });
   pre('precheck-format-case-variant',
     'A declared_format_id differing only in case (Letta-AF) is not an accepted id and is refused format_not_accepted.',
     { body: env('Letta-AF', { messages: [] }), expectCode: 'format_not_accepted' });

@@ -657,7 +657,7 @@ func TestRefusals(t *testing.T) {
 	if _, err := Record("letta-af", BodyCap+1, 1); err == nil || !strings.Contains(err.Error(), "body cap") {
 		t.Errorf("a size over the body cap: err = %v", err)
 	}
-	if _, err := Record("openai-chat", MinSize, 1); err == nil {
+	if _, err := Record("example-unknown-format-never-accepted", MinSize, 1); err == nil {
 		t.Error("an unknown format was accepted")
 	}
 	if _, err := Record("letta-af", MinSize-1, 1); err == nil {

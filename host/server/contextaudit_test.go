@@ -53,7 +53,7 @@ func TestContextAuditPrecheckThroughAdapters(t *testing.T) {
 	}
 
 	// refusals and could-not-measure kinds
-	if r := post(t, pre, envelope("openai-chat", map[string]any{})); r.status != 400 || errorCode(r) != "format_not_accepted" {
+	if r := post(t, pre, envelope("example-unknown-format-never-accepted", map[string]any{})); r.status != 400 || errorCode(r) != "format_not_accepted" {
 		t.Errorf("unlisted format: %d %s", r.status, r.raw)
 	}
 	if r := post(t, pre, envelope("letta-af", map[string]any{"agents": []any{map[string]any{}, map[string]any{}}})); r.status != 400 || errorCode(r) != "record_required" {

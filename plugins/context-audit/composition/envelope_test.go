@@ -14,7 +14,7 @@ func TestEnvelopeRulesInOrder(t *testing.T) {
 		{`{"a":"\udc00"}`, CodeMalformedBody},
 		{`{"declared_format_id":"letta-af","record":{}}`, CodeEnvelope},
 		{`{"envelope_version":"context-composition-envelope/2","declared_format_id":"x"}`, CodeEnvelope},
-		{`{"envelope_version":"context-composition-envelope/1","declared_format_id":"openai-chat","record":{}}`, CodeFormat},
+		{`{"envelope_version":"context-composition-envelope/1","declared_format_id":"example-unknown-format-never-accepted","record":{}}`, CodeFormat},
 		{`{"envelope_version":"context-composition-envelope/1","record":{}}`, CodeFormat},
 		{`{` + ok + `}`, CodeRecordRequired},
 		{`{` + ok + `,"record":null}`, CodeRecordRequired},
