@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
+	"github.com/assay-audit/assay/sdk/wire"
 )
 
 // An answer encoded inside the adapter's memory budget goes on the wire
@@ -28,7 +29,7 @@ func TestEncodedAnswerIsTheAnswer(t *testing.T) {
 			t.Fatal(err)
 		}
 		got, _ := proto.Marshal(out)
-		framed, err := FrameCodec{}.Marshal(out)
+		framed, err := wire.FrameCodec{}.Marshal(out)
 		if err != nil {
 			t.Fatal(err)
 		}

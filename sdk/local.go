@@ -43,7 +43,7 @@ func (l *LocalSession) Start(s *pb.Start) (*pb.Validated, error) {
 	}
 	l.checked = l.Family.Check(l.Ctx, req)
 	if req.Route == Precheck && !l.checked.HasCaller {
-		l.checked.Caller, l.checked.HasCaller = CallerOf(req.Body)
+		l.checked.Caller, l.checked.HasCaller = callerOf(req.Body)
 	}
 	return validatedOf(l.checked)
 }

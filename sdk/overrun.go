@@ -7,36 +7,22 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/assay-audit/assay/sdk/wire"
 )
 
-// OverrunEnv names the environment variable that sets how long a
-// request's work may go on after its caller gave up (a Go duration, or
-// "off"); DefaultOverrunGrace when unset.
-const OverrunEnv = "ASSAY_OVERRUN_GRACE"
-
-// DefaultOverrunGrace is the grace when OverrunEnv is unset.
-//
-// Why a plugin ends itself: an engine's work does not stop when its
-// context does (Go cannot stop a goroutine, and a loop deep in a metric
-// does not poll a context). When the host's deadline passes it answers 503
-// and charges nothing, yet a runaway computation, the kind a crafted input
-// finds, would go on taking a core for as long as it runs, free to whoever
-// sent it. Past the grace the process exits; the host restarts it, and any
-// other request in it is answered 503 (retryable, not charged).
-const DefaultOverrunGrace = 10 * time.Second
-
-// overrunGrace reads OverrunEnv: 0 means never.
+// overrunGrace reads wire.OverrunEnv: 0 means never.
 func overrunGrace() time.Duration {
-	v, set := os.LookupEnv(OverrunEnv)
+	v, set := os.LookupEnv(wire.OverrunEnv)
 	if !set || v == "" {
-		return DefaultOverrunGrace
+		return wire.DefaultOverrunGrace
 	}
 	if v == "off" {
 		return 0
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil || d <= 0 {
-		return DefaultOverrunGrace
+		return wire.DefaultOverrunGrace
 	}
 	return d
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/assay-audit/assay/sdk/wire"
 )
 
 // A request whose work returns within the grace after its caller gave up
@@ -65,11 +67,11 @@ func TestOverrunEndsOnlyWorkThatOutlivesItsCaller(t *testing.T) {
 
 func TestOverrunGraceFromTheEnvironment(t *testing.T) {
 	for v, want := range map[string]time.Duration{
-		"": DefaultOverrunGrace, "off": 0, "250ms": 250 * time.Millisecond, "-1s": DefaultOverrunGrace, "soon": DefaultOverrunGrace,
+		"": wire.DefaultOverrunGrace, "off": 0, "250ms": 250 * time.Millisecond, "-1s": wire.DefaultOverrunGrace, "soon": wire.DefaultOverrunGrace,
 	} {
-		t.Setenv(OverrunEnv, v)
+		t.Setenv(wire.OverrunEnv, v)
 		if got := overrunGrace(); got != want {
-			t.Errorf("%s=%q: %v, want %v", OverrunEnv, v, got, want)
+			t.Errorf("%s=%q: %v, want %v", wire.OverrunEnv, v, got, want)
 		}
 	}
 }

@@ -5,35 +5,42 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
 
 	"github.com/assay-audit/assay/sdk/membudget"
+	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 	"github.com/assay-audit/assay/sdk/sharedbody"
+	"github.com/assay-audit/assay/sdk/wire"
 )
 
 // ServeFamily is the whole main of a family plugin: it speaks the handshake
 // on stdout and serves f until the host shuts it down.
 func ServeFamily(f Family) {
 	log := Logger()
-	serve(log, plugin.PluginSet{FamilyPluginName: &FamilyPlugin{Impl: f, Bodies: sharedbody.FromEnv(), Memory: membudget.ForFamily(), Log: log,
-		OverrunGrace: overrunGrace()}})
+	bodies, memory, grace := sharedbody.FromEnv(), membudget.ForFamily(), overrunGrace()
+	serve(log, plugin.PluginSet{wire.FamilyPluginName: &wire.FamilyPlugin{Service: func(broker *plugin.GRPCBroker) pb.FamilyServer {
+		return &familyServer{impl: f, broker: broker, bodies: bodies, memory: memory, log: log, grace: grace, exit: exitOverrun}
+	}}})
 }
 
 // ServeAdapter is the whole main of a format-adapter plugin.
 func ServeAdapter(a Adapter) {
 	log := Logger()
-	serve(log, plugin.PluginSet{AdapterPluginName: &AdapterPlugin{Impl: a, Bodies: sharedbody.FromEnv(), Memory: membudget.ForAdapter(), Log: log,
-		OverrunGrace: overrunGrace()}})
+	serve(log, plugin.PluginSet{wire.AdapterPluginName: &wire.AdapterPlugin{Service: &adapterServer{impl: a,
+		bodies: sharedbody.FromEnv(), memory: membudget.ForAdapter(), log: log, grace: overrunGrace(), exit: exitOverrun}}})
 }
 
-// exitOverrun ends a plugin whose request overran (DefaultOverrunGrace).
+// exitOverrun ends a plugin whose request overran (wire.DefaultOverrunGrace).
 func exitOverrun() { os.Exit(70) }
 
 func serve(log hclog.Logger, set plugin.PluginSet) {
 	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig:  Handshake,
-		VersionedPlugins: map[int]plugin.PluginSet{ProtocolVersion: set},
-		GRPCServer:       grpcServer,
-		Logger:           log,
+		HandshakeConfig:  wire.Handshake,
+		VersionedPlugins: map[int]plugin.PluginSet{wire.ProtocolVersion: set},
+		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			return grpc.NewServer(append(wire.ServerOptions(), opts...)...)
+		},
+		Logger: log,
 	})
 }
 

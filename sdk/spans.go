@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
+	"github.com/assay-audit/assay/sdk/wire"
 )
 
 // ResolveTextSpans replaces every block's text_span with the text it names
@@ -50,7 +51,7 @@ func ResolveTextSpans(rec *pb.SessionRecord, record []byte) error {
 			if span == nil {
 				continue
 			}
-			t, err := SpanOf(record, span)
+			t, err := wire.SpanOf(record, span)
 			if err != nil {
 				return err
 			}
@@ -59,7 +60,7 @@ func ResolveTextSpans(rec *pb.SessionRecord, record []byte) error {
 					return err
 				}
 			} else if !utf8.Valid(t) {
-				return ErrSpan
+				return wire.ErrSpan
 			}
 			b.TextSpan = nil
 			b.Content = &pb.Block_Text{Text: unsafe.String(unsafe.SliceData(t), len(t))}
@@ -80,10 +81,10 @@ var ErrSpanCover = errors.New("json_string spans cover more than the record")
 func jsonStringText(record []byte, span *pb.Span, inner []byte, decoded *[]byte) ([]byte, error) {
 	off := int(span.GetOffset())
 	if off == 0 || off+len(inner) >= len(record) || record[off-1] != '"' {
-		return nil, ErrSpan
+		return nil, wire.ErrSpan
 	}
 	if end, ok := validString(record, off-1); !ok || end != off+len(inner)+1 {
-		return nil, ErrSpan
+		return nil, wire.ErrSpan
 	}
 	if plainContents(inner) {
 		return inner, nil

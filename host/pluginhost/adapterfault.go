@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/assay-audit/assay/sdk"
+	"github.com/assay-audit/assay/sdk/wire"
 )
 
 // ErrAdapterFault is an adapter that answered a record wrongly, failed on
@@ -36,7 +37,7 @@ const (
 
 // checkAnswer is the SDK's check of an answer: the host applies exactly
 // what plugintest and authors' tests apply.
-func checkAnswer(f sdk.Frame, recordLen uint64) (cause, detail string) {
+func checkAnswer(f wire.Frame, recordLen uint64) (cause, detail string) {
 	return sdk.CheckAnswer(f, recordLen)
 }
 

@@ -17,8 +17,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/assay-audit/assay/sdk"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
+	"github.com/assay-audit/assay/sdk/wire"
 )
 
 // Adapter is one supervised format-adapter plugin.
@@ -31,16 +31,16 @@ type Adapter struct {
 // StartAdapter starts an adapter plugin pinned like a family.
 func StartAdapter(ctx context.Context, spec Spec, opts Options) (*Adapter, error) {
 	a := &Adapter{}
-	a.proc = newProc(spec, opts, sdk.AdapterPluginName, plugin.PluginSet{sdk.AdapterPluginName: &sdk.AdapterPlugin{}},
+	a.proc = newProc(spec, opts, wire.AdapterPluginName, plugin.PluginSet{wire.AdapterPluginName: &wire.AdapterPlugin{}},
 		func(raw any) (conn, bool) {
-			ac, ok := raw.(*sdk.AdapterConn)
+			ac, ok := raw.(*wire.AdapterConn)
 			if !ok {
 				return conn{}, false
 			}
 			return conn{handle: ac, exited: ac.Exited}, true
 		})
 	err := a.proc.first(ctx, func(ctx context.Context, c conn) error {
-		desc, err := c.handle.(*sdk.AdapterConn).Client.Describe(ctx, &pb.DescribeRequest{})
+		desc, err := c.handle.(*wire.AdapterConn).Client.Describe(ctx, &pb.DescribeRequest{})
 		a.desc = desc
 		return err
 	})
@@ -68,14 +68,14 @@ func (a *Adapter) Adapt(ctx context.Context, req *pb.AdaptRequest) (*pb.AdaptRes
 
 // AdaptFrame sends one record to the adapter and keeps its answer as the
 // bytes it arrived in, for the family (the host relays, never reads).
-func (a *Adapter) AdaptFrame(ctx context.Context, req *pb.AdaptRequest) (sdk.Frame, error) {
+func (a *Adapter) AdaptFrame(ctx context.Context, req *pb.AdaptRequest) (wire.Frame, error) {
 	return a.adaptFrame(ctx, req, nil)
 }
 
 // adaptFrame is AdaptFrame with the record, when rec is set, a range of a
 // shared body: passed as the file to an adapter that reads shared bodies,
 // read out for one that does not.
-func (a *Adapter) adaptFrame(ctx context.Context, req *pb.AdaptRequest, rec *heldRange) (sdk.Frame, error) {
+func (a *Adapter) adaptFrame(ctx context.Context, req *pb.AdaptRequest, rec *heldRange) (wire.Frame, error) {
 	c, err := a.live()
 	var re *RestartingError
 	if errors.As(err, &re) {
@@ -104,12 +104,12 @@ func (a *Adapter) adaptFrame(ctx context.Context, req *pb.AdaptRequest, rec *hel
 			}
 		}
 	}
-	var f sdk.Frame
+	var f wire.Frame
 	began := time.Now()
 	actx, cancel := callContext(ctx)
 	defer cancel()
-	if err := c.handle.(*sdk.AdapterConn).Conn.Invoke(actx, pb.Adapter_Adapt_FullMethodName, req, &f,
-		grpc.ForceCodecV2(sdk.FrameCodec{})); err != nil {
+	if err := c.handle.(*wire.AdapterConn).Conn.Invoke(actx, pb.Adapter_Adapt_FullMethodName, req, &f,
+		grpc.ForceCodecV2(wire.FrameCodec{})); err != nil {
 		return nil, a.callFailed(ctx, actx, c, err, began, req.SharedRecord != nil)
 	}
 	if cause, detail := checkAnswer(f, recordLen); cause != "" {
@@ -297,7 +297,7 @@ func (r *Router) Adapt(ctx context.Context, allowed []string, req *pb.AdaptReque
 }
 
 // AdaptFrame is Adapt with the answer kept as wire bytes.
-func (r *Router) AdaptFrame(ctx context.Context, allowed []string, req *pb.AdaptRequest) (sdk.Frame, error) {
+func (r *Router) AdaptFrame(ctx context.Context, allowed []string, req *pb.AdaptRequest) (wire.Frame, error) {
 	f, err := r.adaptFrame(ctx, allowed, req, nil)
 	if errors.As(err, new(*FaultError)) {
 		return nil, status.Error(codes.Unavailable, "adapter unavailable")
@@ -305,7 +305,7 @@ func (r *Router) AdaptFrame(ctx context.Context, allowed []string, req *pb.Adapt
 	return f, err
 }
 
-func (r *Router) adaptFrame(ctx context.Context, allowed []string, req *pb.AdaptRequest, rec *heldRange) (sdk.Frame, error) {
+func (r *Router) adaptFrame(ctx context.Context, allowed []string, req *pb.AdaptRequest, rec *heldRange) (wire.Frame, error) {
 	if !slices.Contains(allowed, req.GetFormatId()) {
 		b, err := proto.Marshal(&pb.AdaptResponse{Result: &pb.AdaptResponse_Refusal{Refusal: &pb.AdaptRefusal{
 			Code: refusalNotAccepted, Message: "the format is not one the criteria accept"}}})
@@ -336,7 +336,7 @@ type hostServer struct {
 
 // adaptFrame serves Host.Adapt with the adapter's answer relayed as the
 // bytes it arrived in.
-func (h *hostServer) adaptFrame(ctx context.Context, req *pb.AdaptRequest) (*sdk.Frame, error) {
+func (h *hostServer) adaptFrame(ctx context.Context, req *pb.AdaptRequest) (*wire.Frame, error) {
 	token := req.GetBodyToken()
 	req, rec, err := h.resolve(req)
 	if err != nil {
@@ -358,7 +358,7 @@ func (h *hostServer) adaptFrame(ctx context.Context, req *pb.AdaptRequest) (*sdk
 
 // hostFrameService is the Host service as registered on the brokered
 // server: the generated descriptor's shape, with an Adapt handler that
-// answers a Frame (the server runs sdk.FrameCodec, so the family reads
+// answers a Frame (the server runs wire.FrameCodec, so the family reads
 // ordinary protobuf).
 var hostFrameService = grpc.ServiceDesc{
 	ServiceName: "assay.plugin.v1.Host",
@@ -408,7 +408,7 @@ func (f *Family) serveHost(c conn) {
 		id = c.broker.NextId()
 		hs := &hostServer{router: f.router, formats: f.desc.GetFormats(), bodies: f.bodies}
 		go c.broker.AcceptAndServe(id, func(opts []grpc.ServerOption) *grpc.Server {
-			opts = append(append(sdk.ServerOptions(), opts...), grpc.ForceServerCodecV2(sdk.FrameCodec{}))
+			opts = append(append(wire.ServerOptions(), opts...), grpc.ForceServerCodecV2(wire.FrameCodec{}))
 			s := grpc.NewServer(opts...)
 			s.RegisterService(&hostFrameService, hs)
 			return s
@@ -416,7 +416,7 @@ func (f *Family) serveHost(c conn) {
 		// the broker keeps its offer open for seconds only: have the family
 		// dial now, not at its first adapt
 		ctx, cancel := context.WithTimeout(context.Background(), f.opts.StartTimeout)
-		_, err := c.handle.(*sdk.FamilyConn).Client.Attach(ctx, &pb.AttachRequest{HostServiceId: id})
+		_, err := c.handle.(*wire.FamilyConn).Client.Attach(ctx, &pb.AttachRequest{HostServiceId: id})
 		cancel()
 		if err != nil {
 			f.log.Error("family could not attach to the host service; its adapters are unreachable", "error", err)

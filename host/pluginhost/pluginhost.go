@@ -26,6 +26,7 @@ import (
 	"github.com/assay-audit/assay/sdk"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 	"github.com/assay-audit/assay/sdk/sharedbody"
+	"github.com/assay-audit/assay/sdk/wire"
 )
 
 // Spec names one plugin binary and its pin.
@@ -229,15 +230,15 @@ func (p *proc) launch() (*plugin.Client, conn, error) {
 		}
 	}
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  sdk.Handshake,
-		VersionedPlugins: map[int]plugin.PluginSet{sdk.ProtocolVersion: p.set},
+		HandshakeConfig:  wire.Handshake,
+		VersionedPlugins: map[int]plugin.PluginSet{wire.ProtocolVersion: p.set},
 		Cmd:              cmd,
 		SkipHostEnv:      true,
 		// A fresh hash every start: Check never resets the one it is given.
 		SecureConfig:     &plugin.SecureConfig{Checksum: sum, Hash: sha256.New()},
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		AutoMTLS:         true,
-		GRPCDialOptions:  sdk.DialOptions(),
+		GRPCDialOptions:  wire.DialOptions(),
 		Logger:           clientLogger{p.log},
 		StartTimeout:     p.opts.StartTimeout,
 	})
@@ -518,7 +519,7 @@ func (b *bodies) span(token uint64, span *pb.Span) ([]byte, *heldRange, bool) {
 		}
 		return nil, &heldRange{body: body.shared, offset: off, len: n}, true
 	}
-	rec, err := sdk.SpanOf(body.bytes, span)
+	rec, err := wire.SpanOf(body.bytes, span)
 	return rec, nil, err == nil
 }
 
@@ -537,9 +538,9 @@ func (f *Family) OpenBodies() int {
 // adapters for the formats the family lists.
 func StartFamily(ctx context.Context, spec Spec, opts Options, router *Router) (*Family, error) {
 	f := &Family{router: router, bodies: &bodies{held: map[uint64]held{}}, measuring: &atomic.Int64{}}
-	f.proc = newProc(spec, opts, sdk.FamilyPluginName, plugin.PluginSet{sdk.FamilyPluginName: &sdk.FamilyPlugin{}},
+	f.proc = newProc(spec, opts, wire.FamilyPluginName, plugin.PluginSet{wire.FamilyPluginName: &wire.FamilyPlugin{}},
 		func(raw any) (conn, bool) {
-			fc, ok := raw.(*sdk.FamilyConn)
+			fc, ok := raw.(*wire.FamilyConn)
 			if !ok {
 				return conn{}, false
 			}
@@ -547,7 +548,7 @@ func StartFamily(ctx context.Context, spec Spec, opts Options, router *Router) (
 		})
 	f.proc.onLaunch = f.serveHost
 	err := f.proc.first(ctx, func(ctx context.Context, c conn) error {
-		desc, err := c.handle.(*sdk.FamilyConn).Client.Describe(ctx, &pb.DescribeRequest{})
+		desc, err := c.handle.(*wire.FamilyConn).Client.Describe(ctx, &pb.DescribeRequest{})
 		if err != nil {
 			return err
 		}
@@ -575,7 +576,7 @@ func (f *Family) Description() *pb.FamilyDescription { return f.desc }
 
 // Session is one request's stream to a family.
 type Session struct {
-	conn   *sdk.FamilyConn
+	conn   *wire.FamilyConn
 	hostID uint32
 	bodies *bodies
 	token  uint64
@@ -604,7 +605,7 @@ func (f *Family) Open(ctx context.Context) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	fc := c.handle.(*sdk.FamilyConn)
+	fc := c.handle.(*wire.FamilyConn)
 	f.mu.Lock()
 	hostID := f.hostService
 	f.mu.Unlock()

@@ -10,8 +10,8 @@ import (
 
 	"github.com/assay-audit/assay/host/internal/testhost"
 	"github.com/assay-audit/assay/host/pluginhost"
-	"github.com/assay-audit/assay/sdk"
 	"github.com/assay-audit/assay/sdk/membudget"
+	"github.com/assay-audit/assay/sdk/wire"
 )
 
 const adapterPkg = "host/internal/testadapter"
@@ -152,7 +152,7 @@ func TestAnAdapterPastTheDeadlineIsNamed(t *testing.T) {
 // the grace, not as long as it runs.
 func TestARunawayRequestEndsItsPlugin(t *testing.T) {
 	h := testhost.Start(t, testhost.Options{CallTimeout: time.Second, NoFreeTier: true,
-		Env: []string{sdk.OverrunEnv + "=300ms"}}, testPkg)
+		Env: []string{wire.OverrunEnv + "=300ms"}}, testPkg)
 	url := h.URL + "/test-family/measure"
 	if r := post(t, url, []byte(`{"spin_ms":60000}`)); r.status != 503 || errorCode(r) != "deadline_exceeded" {
 		t.Fatalf("runaway: %d %s", r.status, r.raw)

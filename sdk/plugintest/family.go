@@ -9,6 +9,7 @@ import (
 
 	"github.com/assay-audit/assay/sdk"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
+	"github.com/assay-audit/assay/sdk/wire"
 )
 
 // StartFamily starts a family's binary as a host does (handshake, SHA-256
@@ -28,10 +29,10 @@ func StartFamily(t testing.TB, binary string) *pb.FamilyDescription {
 // one that does not start or is not a family fails t.
 func describeFamily(t testing.TB, binary string) *pb.FamilyDescription {
 	t.Helper()
-	disp, _ := launch(t, binary, sdk.FamilyPluginName, plugin.PluginSet{sdk.FamilyPluginName: &sdk.FamilyPlugin{}}, false)
+	disp, _ := launch(t, binary, wire.FamilyPluginName, plugin.PluginSet{wire.FamilyPluginName: &wire.FamilyPlugin{}}, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	d, err := disp.(*sdk.FamilyConn).Client.Describe(ctx, &pb.DescribeRequest{})
+	d, err := disp.(*wire.FamilyConn).Client.Describe(ctx, &pb.DescribeRequest{})
 	if err != nil {
 		t.Fatalf("plugintest: %s does not describe itself as a family (an adapter's binary?): %v", binary, err)
 	}

@@ -25,12 +25,13 @@ import (
 	"github.com/assay-audit/assay/sdk"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 	"github.com/assay-audit/assay/sdk/sharedbody"
+	"github.com/assay-audit/assay/sdk/wire"
 )
 
 // Adapter is a running adapter binary.
 type Adapter struct {
 	t     testing.TB
-	conn  *sdk.AdapterConn
+	conn  *wire.AdapterConn
 	share *sharedbody.Sender
 	desc  *pb.AdapterDescription
 	// Timeout bounds each call (default 10 s, a host's default).
@@ -60,14 +61,14 @@ func launch(t testing.TB, binary, name string, set plugin.PluginSet, share bool)
 		}
 	}
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  sdk.Handshake,
-		VersionedPlugins: map[int]plugin.PluginSet{sdk.ProtocolVersion: set},
+		HandshakeConfig:  wire.Handshake,
+		VersionedPlugins: map[int]plugin.PluginSet{wire.ProtocolVersion: set},
 		Cmd:              cmd,
 		SkipHostEnv:      true,
 		SecureConfig:     &plugin.SecureConfig{Checksum: sum[:], Hash: sha256.New()},
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		AutoMTLS:         true,
-		GRPCDialOptions:  sdk.DialOptions(),
+		GRPCDialOptions:  wire.DialOptions(),
 		Logger:           hclog.New(&hclog.LoggerOptions{Output: io.Discard}),
 		StartTimeout:     30 * time.Second,
 	})
@@ -92,8 +93,8 @@ func launch(t testing.TB, binary, name string, set plugin.PluginSet, share bool)
 // ends. A binary that does not start, or is not an adapter, fails t.
 func StartAdapter(t testing.TB, binary string) *Adapter {
 	t.Helper()
-	disp, share := launch(t, binary, sdk.AdapterPluginName, plugin.PluginSet{sdk.AdapterPluginName: &sdk.AdapterPlugin{}}, true)
-	a := &Adapter{t: t, conn: disp.(*sdk.AdapterConn), share: share, Timeout: 10 * time.Second}
+	disp, share := launch(t, binary, wire.AdapterPluginName, plugin.PluginSet{wire.AdapterPluginName: &wire.AdapterPlugin{}}, true)
+	a := &Adapter{t: t, conn: disp.(*wire.AdapterConn), share: share, Timeout: 10 * time.Second}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var err error
@@ -128,8 +129,8 @@ func (a *Adapter) Adapt(ctx context.Context, req *pb.AdaptRequest) *pb.AdaptResp
 			}
 		}
 	}
-	var f sdk.Frame
-	if err := a.conn.Conn.Invoke(ctx, pb.Adapter_Adapt_FullMethodName, req, &f, grpc.ForceCodecV2(sdk.FrameCodec{})); err != nil {
+	var f wire.Frame
+	if err := a.conn.Conn.Invoke(ctx, pb.Adapter_Adapt_FullMethodName, req, &f, grpc.ForceCodecV2(wire.FrameCodec{})); err != nil {
 		a.t.Errorf("plugintest: the adapter's call failed (a host answers 502 adapter_failed, cause failed): %v", err)
 		return &pb.AdaptResponse{}
 	}

@@ -38,6 +38,7 @@ import (
 	"github.com/assay-audit/assay/host/store"
 	"github.com/assay-audit/assay/host/x402"
 	"github.com/assay-audit/assay/sdk"
+	"github.com/assay-audit/assay/sdk/wire"
 )
 
 const usage = `usage:
@@ -461,7 +462,7 @@ func pluginEnv() []string {
 	var env []string
 	// the Go runtime's own knobs pass through, so an operator can trade
 	// memory for time in the plugins as in the host
-	for _, k := range []string{"PATH", "TMPDIR", "GORACE", "GOCOVERDIR", "GOGC", "GOMEMLIMIT", "GOMAXPROCS", sdk.OverrunEnv} {
+	for _, k := range []string{"PATH", "TMPDIR", "GORACE", "GOCOVERDIR", "GOGC", "GOMEMLIMIT", "GOMAXPROCS", wire.OverrunEnv} {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
 		}

@@ -26,6 +26,7 @@ import (
 	"github.com/assay-audit/assay/host/x402"
 	"github.com/assay-audit/assay/plugins/stream-divergence/divergence"
 	"github.com/assay-audit/assay/sdk"
+	"github.com/assay-audit/assay/sdk/wire"
 )
 
 // stageRig is a chain host whose RPC node is reached through a tap, on a
@@ -482,7 +483,7 @@ const heldPlugin = "assay-held-stream-divergence"
 // other run it does nothing. The family is the real engine, so the host's
 // launch self-test passes and the window is the one a paid call meets.
 func init() {
-	if filepath.Base(os.Args[0]) != heldPlugin || os.Getenv(sdk.Handshake.MagicCookieKey) != sdk.Handshake.MagicCookieValue {
+	if filepath.Base(os.Args[0]) != heldPlugin || os.Getenv(wire.Handshake.MagicCookieKey) != wire.Handshake.MagicCookieValue {
 		return
 	}
 	f, err := divergence.New()
