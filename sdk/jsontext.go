@@ -265,27 +265,3 @@ func valueEnd(b []byte, i int) int {
 	}
 	return i
 }
-
-// Elements lists an array's elements as byte spans, without decoding or
-// copying them; doc must be valid JSON already (as TopLevel). ok is false
-// when doc is not an array.
-func Elements(doc []byte) (spans [][2]int, ok bool) {
-	i := skipSpace(doc, 0)
-	if i >= len(doc) || doc[i] != '[' {
-		return nil, false
-	}
-	i = skipSpace(doc, i+1)
-	if doc[i] == ']' {
-		return spans, true
-	}
-	for {
-		start := i
-		i = valueEnd(doc, i)
-		spans = append(spans, [2]int{start, i})
-		i = skipSpace(doc, i)
-		if doc[i] != ',' {
-			return spans, true
-		}
-		i = skipSpace(doc, i+1)
-	}
-}

@@ -85,24 +85,3 @@ func FuzzTopLevel(f *testing.F) {
 		}
 	})
 }
-
-func TestElementsAgreeWithEncodingJSON(t *testing.T) {
-	for _, doc := range []string{`[]`, ` [ 1 , "a\"]" , {"b":[2,3]} , null ] `, `[[],[[]],""]`} {
-		var want []json.RawMessage
-		if err := json.Unmarshal([]byte(doc), &want); err != nil {
-			t.Fatal(err)
-		}
-		spans, ok := Elements([]byte(doc))
-		if !ok || len(spans) != len(want) {
-			t.Fatalf("%s: %v %v", doc, spans, ok)
-		}
-		for k, s := range spans {
-			if doc[s[0]:s[1]] != string(want[k]) {
-				t.Errorf("%s: element %d = %s, want %s", doc, k, doc[s[0]:s[1]], want[k])
-			}
-		}
-	}
-	if _, ok := Elements([]byte(`{"a":1}`)); ok {
-		t.Error("an object taken for an array")
-	}
-}

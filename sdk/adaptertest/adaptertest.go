@@ -14,14 +14,6 @@ import (
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 )
 
-// RefusalCode is the refusal an adapter gives: the record does not parse
-// as its format (the criteria's R-5). It never retries another format.
-const RefusalCode = "record_does_not_parse_as_declared_format"
-
-// AmbiguousCode is the other refusal an adapter may give: the record is
-// ambiguous, e.g. an agent file holding several agents.
-const AmbiguousCode = "record_required"
-
 // TB is the part of testing.TB the checks use (so the checks themselves
 // can be tested).
 type TB interface {
@@ -33,7 +25,7 @@ type TB interface {
 type Cases struct {
 	// Valid records must adapt.
 	Valid [][]byte
-	// Invalid records must be refused with RefusalCode.
+	// Invalid records must be refused with sdk.RecordDoesNotParse.
 	Invalid [][]byte
 }
 
@@ -47,10 +39,10 @@ type Cases struct {
 //   - with json_string_spans set (as the SDK's families ask) and without
 //     it, the family sees the same record, and without it no span is a
 //     json_string one;
-//   - every invalid record is refused with RefusalCode (or AmbiguousCode),
-//     no refusal message repeats any 16-byte run of the record, and the
-//     messages are static: at most 16 distinct ones over every invalid and
-//     damaged record (custody);
+//   - every invalid record is refused with sdk.RecordDoesNotParse (or
+//     sdk.RecordRequired), no refusal message repeats any 16-byte run of
+//     the record, and the messages are static: at most 16 distinct ones
+//     over every invalid and damaged record (custody);
 //   - truncations and byte flips of the valid records never panic, and any
 //     refusal they produce keeps the same rules.
 func Run(t TB, a sdk.Adapter, c Cases) {
@@ -84,7 +76,7 @@ func Run(t TB, a sdk.Adapter, c Cases) {
 		if err := sdk.ResolveTextSpans(sr, rec); err != nil {
 			t.Errorf("valid record %d: a text span does not resolve: %v", i, err)
 		}
-		if l := sr.GetLevel(); l != "L0" && l != "L1" && l != "L2" {
+		if l := sdk.Level(sr.GetLevel()); l != sdk.L0 && l != sdk.L1 && l != sdk.L2 {
 			t.Errorf("valid record %d: level %q", i, l)
 		}
 		for m, msg := range sr.GetMessages() {
@@ -177,12 +169,12 @@ func checkRefusal(t TB, what string, i int, rec []byte, r *pb.AdaptResponse, mus
 	ref := r.GetRefusal()
 	if ref == nil {
 		if mustRefuse {
-			t.Errorf("%s %d was adapted, want %s", what, i, RefusalCode)
+			t.Errorf("%s %d was adapted, want %s", what, i, sdk.RecordDoesNotParse)
 		}
 		return
 	}
-	if ref.GetCode() != RefusalCode && ref.GetCode() != AmbiguousCode {
-		t.Errorf("%s %d: refusal code %q, want %q", what, i, ref.GetCode(), RefusalCode)
+	if code := sdk.RefusalCode(ref.GetCode()); code != sdk.RecordDoesNotParse && code != sdk.RecordRequired {
+		t.Errorf("%s %d: refusal code %q, want %q", what, i, code, sdk.RecordDoesNotParse)
 	}
 	msg := []byte(ref.GetMessage())
 	for j := 0; j+16 <= len(rec); j++ {

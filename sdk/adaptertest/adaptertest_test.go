@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/assay-audit/assay/sdk"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 )
 
@@ -28,9 +29,9 @@ func (careless) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse
 	rec := req.GetRecord()
 	_ = rec[3]
 	if rec[0] != '[' {
-		return &pb.AdaptResponse{Result: &pb.AdaptResponse_Refusal{Refusal: &pb.AdaptRefusal{Code: "bad", Message: "cannot read " + string(rec)}}}
+		return sdk.Refuse("bad", "cannot read "+string(rec))
 	}
-	return &pb.AdaptResponse{Result: &pb.AdaptResponse_Record{Record: &pb.SessionRecord{Level: "L9"}}}
+	return sdk.Adapted(sdk.Record("L9"))
 }
 
 func TestRunCatchesACarelessAdapter(t *testing.T) {
