@@ -5,6 +5,7 @@
 //
 // A family plugin implements Family (plain Go, no gRPC) and calls
 // ServeFamily; an adapter implements Adapter and calls ServeAdapter. The
-// wire between a host and its plugins is sdk/wire: an author needs none
-// of it to write a plugin.
+// wire between a host and its plugins is sdk/wire, and what a host checks
+// of a plugin's descriptions and answers is sdk/hostcheck: an author needs
+// neither to write a plugin (sdk/plugintest runs both against a built one).
 package sdk

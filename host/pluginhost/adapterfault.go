@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/assay-audit/assay/sdk"
+	"github.com/assay-audit/assay/sdk/hostcheck"
 	"github.com/assay-audit/assay/sdk/wire"
 )
 
@@ -19,17 +19,17 @@ import (
 var ErrAdapterFault = errors.New("format adapter fault")
 
 // Fault causes: a closed set, for log lines and metric labels (the
-// answer's own are sdk.CheckAnswer's, which authors run in their tests).
+// answer's own are hostcheck.Answer's, which authors run in their tests).
 const (
 	FaultFailed    = "failed"  // the call failed in the adapter (a panic, an error of its own)
 	FaultCrashed   = "crashed" // the adapter's process ended while it held the record
 	FaultDeadline  = "deadline"
-	FaultEmpty     = sdk.FaultEmpty
-	FaultUndecoded = sdk.FaultUndecoded
-	FaultLevel     = sdk.FaultLevel
-	FaultSpan      = sdk.FaultSpan
-	FaultCount     = sdk.FaultCount
-	FaultRefusal   = sdk.FaultRefusal
+	FaultEmpty     = hostcheck.FaultEmpty
+	FaultUndecoded = hostcheck.FaultUndecoded
+	FaultLevel     = hostcheck.FaultLevel
+	FaultSpan      = hostcheck.FaultSpan
+	FaultCount     = hostcheck.FaultCount
+	FaultRefusal   = hostcheck.FaultRefusal
 	// CauseRestarting is no fault of the record's: the adapter's process
 	// is being restarted and the request was not sent to it.
 	CauseRestarting = "restarting"
@@ -38,7 +38,7 @@ const (
 // checkAnswer is the SDK's check of an answer: the host applies exactly
 // what plugintest and authors' tests apply.
 func checkAnswer(f wire.Frame, recordLen uint64) (cause, detail string) {
-	return sdk.CheckAnswer(f, recordLen)
+	return hostcheck.Answer(f, recordLen)
 }
 
 // AdapterFault says which adapter failed a request, and how. Every

@@ -23,7 +23,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/assay-audit/assay/sdk"
+	"github.com/assay-audit/assay/sdk/hostcheck"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 	"github.com/assay-audit/assay/sdk/sharedbody"
 	"github.com/assay-audit/assay/sdk/wire"
@@ -80,7 +80,7 @@ var (
 	// ErrWrongKind is a plugin binary of the other kind than its config says.
 	ErrWrongKind = errors.New("plugin is not of the kind its config names")
 	// ErrDescription: the family's description is one a host cannot serve
-	// (sdk.DescriptionProblems): a route name that is no path segment, an
+	// (hostcheck.Description): a route name that is no path segment, an
 	// op called precheck, no body cap, a ledger field without a type.
 	ErrDescription = errors.New("family description refused")
 	ErrUnavailable = errors.New("plugin unavailable")
@@ -552,7 +552,7 @@ func StartFamily(ctx context.Context, spec Spec, opts Options, router *Router) (
 		if err != nil {
 			return err
 		}
-		if p := sdk.DescriptionProblems(desc); len(p) > 0 {
+		if p := hostcheck.Description(desc); len(p) > 0 {
 			// checked before a route exists: a name the router cannot
 			// take would otherwise end the host when it registers
 			return fmt.Errorf("%w: %s (%d problem(s) in all)", ErrDescription, p[0], len(p))

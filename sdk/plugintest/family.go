@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 
 	"github.com/assay-audit/assay/sdk"
+	"github.com/assay-audit/assay/sdk/hostcheck"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 	"github.com/assay-audit/assay/sdk/wire"
 )
@@ -40,12 +41,12 @@ func describeFamily(t testing.TB, binary string) *pb.FamilyDescription {
 }
 
 // DescriptionProblems lists what a host would hold against a family's
-// description: sdk.DescriptionProblems (a host leaves such a family out),
+// description: hostcheck.Description (a host leaves such a family out),
 // then its corpus (a host serves no family whose corpus is missing or
 // not the one its criteria pin). A family's in-process test can call it
 // on Describe() too.
 func DescriptionProblems(d *pb.FamilyDescription) []string {
-	out := sdk.DescriptionProblems(d)
+	out := hostcheck.Description(d)
 	switch pin, err := sdk.CorpusPin(d.GetCorpus()); {
 	case len(d.GetCorpus()) == 0:
 		out = append(out, "no corpus: a host runs it before serving, and serves no family that ships none")

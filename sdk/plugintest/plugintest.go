@@ -2,7 +2,7 @@
 // a host does — go-plugin's handshake and checksum, gRPC over mutual TLS,
 // records in sealed shared files where the adapter reads them, a deadline
 // on every call — and checks every answer exactly as a host does before a
-// family sees it (sdk.CheckAnswer). The adapter it returns is an
+// family sees it (hostcheck.Answer). The adapter it returns is an
 // sdk.Adapter, so the conformance kit (sdk/adaptertest) runs against the
 // real subprocess. It builds nothing: the author's test builds the
 // binary (go build) and names it.
@@ -22,7 +22,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/assay-audit/assay/sdk"
+	"github.com/assay-audit/assay/sdk/hostcheck"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 	"github.com/assay-audit/assay/sdk/sharedbody"
 	"github.com/assay-audit/assay/sdk/wire"
@@ -134,7 +134,7 @@ func (a *Adapter) Adapt(ctx context.Context, req *pb.AdaptRequest) *pb.AdaptResp
 		a.t.Errorf("plugintest: the adapter's call failed (a host answers 502 adapter_failed, cause failed): %v", err)
 		return &pb.AdaptResponse{}
 	}
-	if cause, detail := sdk.CheckAnswer(f, recordLen); cause != "" {
+	if cause, detail := hostcheck.Answer(f, recordLen); cause != "" {
 		a.t.Errorf("plugintest: a host refuses this answer (502 adapter_failed, cause %s): %s", cause, detail)
 		return &pb.AdaptResponse{}
 	}

@@ -1,4 +1,4 @@
-package sdk
+package hostcheck
 
 import (
 	"fmt"
@@ -12,13 +12,14 @@ import (
 // reads as a pattern.
 var pathName = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
 
-// DescriptionProblems lists what a host refuses to load in a family's
+// Description lists what a host refuses to load in a family's
 // description, empty when there is nothing: a family that has any is left
 // out of the host (the others are served), named in the log with the
-// first. The host and sdk/plugintest run this same function. The corpus
+// first. The host and sdk/plugintest run this same function, so an
+// author's test fails on exactly what a host would refuse. The corpus
 // is not judged here: a family whose corpus is missing or fails is loaded
 // and not served (the launch self-test).
-func DescriptionProblems(d *pb.FamilyDescription) []string {
+func Description(d *pb.FamilyDescription) []string {
 	var out []string
 	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
 	if d.GetCriteriaId() == "" {

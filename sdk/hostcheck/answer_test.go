@@ -1,4 +1,4 @@
-package sdk
+package hostcheck
 
 import (
 	"testing"
@@ -31,12 +31,12 @@ func maxAnswer(tb testing.TB) ([]byte, uint64) {
 
 // Each check holds or names its cause: a good answer passes; each defect
 // is found with its closed-set cause.
-func TestCheckAnswer(t *testing.T) {
+func TestAnswer(t *testing.T) {
 	f, n := maxAnswer(t)
-	if cause, detail := CheckAnswer(f, n); cause != "" {
+	if cause, detail := Answer(f, n); cause != "" {
 		t.Fatalf("a good answer: %s %s", cause, detail)
 	}
-	if cause, _ := CheckAnswer(f, 1000); cause != FaultSpan {
+	if cause, _ := Answer(f, 1000); cause != FaultSpan {
 		t.Errorf("spans past a short record: %q", cause)
 	}
 	enc := func(r *pb.AdaptResponse) []byte { b, _ := proto.Marshal(r); return b }
@@ -49,7 +49,7 @@ func TestCheckAnswer(t *testing.T) {
 			Disclosures: []*pb.Disclosure{{Code: "x", Count: -2}}}}}),
 		"": enc(&pb.AdaptResponse{Result: &pb.AdaptResponse_Record{Record: &pb.SessionRecord{Level: "L0", HasStatedTotal: true, StatedTotal: -5}}}),
 	} {
-		if cause, _ := CheckAnswer(answer, 10); cause != want {
+		if cause, _ := Answer(answer, 10); cause != want {
 			t.Errorf("want cause %q, got %q", want, cause)
 		}
 	}
@@ -57,7 +57,7 @@ func TestCheckAnswer(t *testing.T) {
 
 // A block's text that is not UTF-8 is undecodable, as the family's
 // decoder would find it (proto3 strings are UTF-8), and says where.
-func TestCheckAnswerWantsUTF8(t *testing.T) {
+func TestAnswerWantsUTF8(t *testing.T) {
 	bytesField := func(b []byte, num protowire.Number, v []byte) []byte {
 		return protowire.AppendBytes(protowire.AppendTag(b, num, protowire.BytesType), v)
 	}
@@ -68,7 +68,7 @@ func TestCheckAnswerWantsUTF8(t *testing.T) {
 	if err := proto.Unmarshal(answer, &pb.AdaptResponse{}); err == nil {
 		t.Fatal("the decoder takes it: the test's answer is not what it means")
 	}
-	if cause, detail := CheckAnswer(answer, 10); cause != FaultUndecoded || detail != "message 1 block 1: a string that is not UTF-8" {
+	if cause, detail := Answer(answer, 10); cause != FaultUndecoded || detail != "message 1 block 1: a string that is not UTF-8" {
 		t.Errorf("%q %q", cause, detail)
 	}
 }
@@ -80,7 +80,7 @@ func BenchmarkCheckAnswerMaxRecord(b *testing.B) {
 	b.SetBytes(int64(len(f)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if cause, _ := CheckAnswer(f, n); cause != "" {
+		if cause, _ := Answer(f, n); cause != "" {
 			b.Fatal(cause)
 		}
 	}

@@ -1,4 +1,4 @@
-package sdk
+package hostcheck
 
 import (
 	"fmt"
@@ -6,13 +6,12 @@ import (
 	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/assay-audit/assay/sdk"
 )
 
-// The host's boundary check of an adapter's answer, here so that an
-// adapter's author runs in their own tests exactly what every host
-// applies before a family sees the answer (sdk/plugintest does).
-
-// Causes CheckAnswer names: a closed set.
+// Causes Answer names: a closed set, so the host can count faults by cause
+// (assay_adapter_faults_total) and an author can match on them.
 const (
 	FaultEmpty     = "empty"       // neither a record nor a refusal
 	FaultUndecoded = "undecodable" // the answer is not an AdaptResponse
@@ -24,7 +23,7 @@ const (
 
 var refusalCode = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 
-// CheckAnswer checks what the host can of an adapter's answer before a
+// Answer checks what the host can of an adapter's answer before a
 // family sees it: that it decodes, says something, names a level the
 // protocol has, keeps every text span inside the record of recordLen
 // bytes, and counts no negative number of what it disclosed. Caps on
@@ -32,7 +31,7 @@ var refusalCode = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 // and a detail of static text and numbers, or "" when the answer holds.
 // It walks the wire form without building the answer (an answer at the
 // cap holds 10,000 blocks: decoded, that is 31,000 allocations).
-func CheckAnswer(f []byte, recordLen uint64) (cause, detail string) {
+func Answer(f []byte, recordLen uint64) (cause, detail string) {
 	var rec, ref []byte
 	isRec := false
 	if !eachField(f, func(num protowire.Number, typ protowire.Type, v []byte, _ uint64) bool {
@@ -96,8 +95,8 @@ func checkRecord(rec []byte, recordLen uint64) (cause, detail string) {
 	case !ok:
 		return FaultUndecoded, "the record does not decode"
 	}
-	switch string(level) {
-	case "L0", "L1", "L2":
+	switch sdk.Level(level) {
+	case sdk.L0, sdk.L1, sdk.L2:
 	default:
 		return FaultLevel, fmt.Sprintf("the level is not L0, L1 or L2 (%d bytes)", len(level))
 	}
