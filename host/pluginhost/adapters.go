@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/assay-audit/assay/sdk"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 	"github.com/assay-audit/assay/sdk/wire"
 )
@@ -277,10 +278,6 @@ func (r *Router) Formats() []string {
 	return out
 }
 
-// refusalNotAccepted is what a family hears for a format its own criteria
-// do not list, whatever adapters are installed.
-const refusalNotAccepted = "format_not_accepted"
-
 // Adapt routes a family's request. allowed is the family's accepted
 // format list (from its criteria): a format outside it is refused here even
 // when an adapter for it is installed.
@@ -307,8 +304,9 @@ func (r *Router) AdaptFrame(ctx context.Context, allowed []string, req *pb.Adapt
 
 func (r *Router) adaptFrame(ctx context.Context, allowed []string, req *pb.AdaptRequest, rec *heldRange) (wire.Frame, error) {
 	if !slices.Contains(allowed, req.GetFormatId()) {
-		b, err := proto.Marshal(&pb.AdaptResponse{Result: &pb.AdaptResponse_Refusal{Refusal: &pb.AdaptRefusal{
-			Code: refusalNotAccepted, Message: "the format is not one the criteria accept"}}})
+		// what a family hears for a format its own criteria do not list,
+		// whatever adapters are installed
+		b, err := proto.Marshal(sdk.Refuse(sdk.FormatNotAccepted, "the format is not one the criteria accept"))
 		return b, err
 	}
 	r.mu.RLock()

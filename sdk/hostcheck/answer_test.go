@@ -6,6 +6,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/assay-audit/assay/sdk"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 )
 
@@ -15,14 +16,14 @@ func maxAnswer(tb testing.TB) ([]byte, uint64) {
 	const recordLen = 5 << 20
 	msgs := make([]*pb.Message, 0, 100)
 	for m := 0; m < 100; m++ {
-		msg := &pb.Message{RoleRaw: "user"}
+		msg := sdk.Message("user")
 		for b := 0; b < 100; b++ {
 			off := uint64((m*100 + b) * 500)
-			msg.Blocks = append(msg.Blocks, &pb.Block{KindRaw: "text", TextSpan: &pb.Span{Offset: off, Length: 400}})
+			msg.Blocks = append(msg.Blocks, sdk.SpanBlock(sdk.KindText, &pb.Span{Offset: off, Length: 400}))
 		}
 		msgs = append(msgs, msg)
 	}
-	f, err := proto.Marshal(&pb.AdaptResponse{Result: &pb.AdaptResponse_Record{Record: &pb.SessionRecord{Level: "L2", Messages: msgs}}})
+	f, err := proto.Marshal(sdk.Adapted(sdk.Record(sdk.L2, msgs...)))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -43,11 +44,11 @@ func TestAnswer(t *testing.T) {
 	for want, answer := range map[string][]byte{
 		FaultUndecoded: {0xff, 0xff, 0xff},
 		FaultEmpty:     enc(&pb.AdaptResponse{}),
-		FaultLevel:     enc(&pb.AdaptResponse{Result: &pb.AdaptResponse_Record{Record: &pb.SessionRecord{Level: "l0"}}}),
-		FaultRefusal:   enc(&pb.AdaptResponse{Result: &pb.AdaptResponse_Refusal{Refusal: &pb.AdaptRefusal{Code: "Not OK"}}}),
-		FaultCount: enc(&pb.AdaptResponse{Result: &pb.AdaptResponse_Record{Record: &pb.SessionRecord{Level: "L1",
-			Disclosures: []*pb.Disclosure{{Code: "x", Count: -2}}}}}),
-		"": enc(&pb.AdaptResponse{Result: &pb.AdaptResponse_Record{Record: &pb.SessionRecord{Level: "L0", HasStatedTotal: true, StatedTotal: -5}}}),
+		FaultLevel:     enc(sdk.Adapted(sdk.Record("l0"))),
+		FaultRefusal:   enc(sdk.Refuse("Not OK", "")),
+		FaultCount: enc(sdk.Adapted(&pb.SessionRecord{Level: string(sdk.L1),
+			Disclosures: []*pb.Disclosure{{Code: "x", Count: -2}}})),
+		"": enc(sdk.Adapted(&pb.SessionRecord{Level: string(sdk.L0), HasStatedTotal: true, StatedTotal: -5})),
 	} {
 		if cause, _ := Answer(answer, 10); cause != want {
 			t.Errorf("want cause %q, got %q", want, cause)

@@ -46,8 +46,7 @@ func (adapter) Adapt(ctx context.Context, req *pb.AdaptRequest) *pb.AdaptRespons
 		// host's "adapter call failed" line unwritten)
 		time.Sleep(200 * time.Millisecond)
 	case "refuse":
-		return &pb.AdaptResponse{Result: &pb.AdaptResponse_Refusal{Refusal: &pb.AdaptRefusal{
-			Code: "record_does_not_parse_as_declared_format", Message: "the record does not parse as the declared format"}}}
+		return sdk.Refuse(sdk.RecordDoesNotParse, "the record does not parse as the declared format")
 	case "crash":
 		os.Exit(4)
 	case "panic":
@@ -55,36 +54,32 @@ func (adapter) Adapt(ctx context.Context, req *pb.AdaptRequest) *pb.AdaptRespons
 	case "empty":
 		return &pb.AdaptResponse{}
 	case "level9", "span-out", "negative":
-		blk := &pb.Block{KindRaw: "text", Content: &pb.Block_Text{Text: "x"}}
-		level := "L0"
+		blk := sdk.TextBlock(sdk.KindText, "x")
+		level := sdk.L0
 		switch string(req.GetRecord()) {
 		case "level9":
-			level = "L9"
+			level = "L9" // a level the protocol does not have: the type takes it
 		case "span-out":
-			blk = &pb.Block{KindRaw: "text", TextSpan: &pb.Span{Offset: 2, Length: 100}}
+			blk = sdk.SpanBlock(sdk.KindText, &pb.Span{Offset: 2, Length: 100})
 		}
-		rec := &pb.SessionRecord{Level: level, Messages: []*pb.Message{{RoleRaw: "user", Blocks: []*pb.Block{blk}}}}
+		rec := sdk.Record(level, sdk.Message("user", blk))
 		if string(req.GetRecord()) == "negative" {
 			rec.Disclosures = []*pb.Disclosure{{Code: "left_out", Message: "messages left out", Count: -1}}
 		}
-		return &pb.AdaptResponse{Result: &pb.AdaptResponse_Record{Record: rec}}
+		return sdk.Adapted(rec)
 	}
 	role := "user"
 	if bytes.HasPrefix(req.GetRecord(), []byte("memory_limit")) {
 		role = strconv.FormatInt(debug.SetMemoryLimit(-1), 10) // -1 reads it
 	}
-	block := &pb.Block{KindRaw: "text", Content: &pb.Block_Text{Text: string(req.GetRecord())}}
+	var block *pb.Block
 	if doc, err := sdk.Locate(req.GetRecord()); err == nil && doc.Root().Kind == '"' {
 		role = "json_string_spans=" + strconv.FormatBool(req.GetJsonStringSpans())
-		if span, ok := doc.Root().TextSpanFor(req.GetJsonStringSpans()); ok {
-			block = &pb.Block{KindRaw: "text", TextSpan: span}
-		} else {
-			s, _ := doc.Root().String()
-			block.Content = &pb.Block_Text{Text: s}
-		}
+		block, _ = sdk.StringBlock(sdk.KindText, doc.Root(), req.GetJsonStringSpans())
+	} else {
+		block = sdk.TextBlock(sdk.KindText, string(req.GetRecord()))
 	}
-	return &pb.AdaptResponse{Result: &pb.AdaptResponse_Record{Record: &pb.SessionRecord{
-		Level: "L0", Messages: []*pb.Message{{RoleRaw: role, Blocks: []*pb.Block{block}}}}}}
+	return sdk.Adapted(sdk.Record(sdk.L0, sdk.Message(role, block)))
 }
 
 func main() { sdk.ServeAdapter(adapter{}) }

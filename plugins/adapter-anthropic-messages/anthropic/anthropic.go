@@ -28,8 +28,7 @@ func (Adapter) Describe() *pb.AdapterDescription {
 type adapter struct{ jsonSpans bool }
 
 func refuse() *pb.AdaptResponse {
-	return &pb.AdaptResponse{Result: &pb.AdaptResponse_Refusal{Refusal: &pb.AdaptRefusal{
-		Code: "record_does_not_parse_as_declared_format", Message: "the record is not an Anthropic messages list"}}}
+	return sdk.Refuse(sdk.RecordDoesNotParse, "the record is not an Anthropic messages list")
 }
 
 // Adapt turns a record into a SessionRecord. The record is located once
@@ -45,7 +44,7 @@ func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse 
 	}
 	top := doc.Root()
 	var msgs sdk.Value
-	rec := &pb.SessionRecord{Level: "L0"}
+	rec := sdk.Record(sdk.L0)
 	switch top.Kind {
 	case '[':
 		msgs = top
@@ -60,7 +59,7 @@ func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse 
 			if !ok {
 				return refuse()
 			}
-			rec.Messages = append(rec.Messages, &pb.Message{RoleRaw: "system", Blocks: blocks})
+			rec.Messages = append(rec.Messages, sdk.Message("system", blocks...))
 		}
 	default:
 		return refuse()
@@ -79,9 +78,9 @@ func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse 
 		if !ok {
 			return refuse()
 		}
-		rec.Messages = append(rec.Messages, &pb.Message{RoleRaw: role, Blocks: blocks})
+		rec.Messages = append(rec.Messages, sdk.Message(role, blocks...))
 	}
-	return &pb.AdaptResponse{Result: &pb.AdaptResponse_Record{Record: rec}}
+	return sdk.Adapted(rec)
 }
 
 // content adapts a content member: a string is one text block; an array is
@@ -90,7 +89,7 @@ func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse 
 func (a adapter) content(n sdk.Value) ([]*pb.Block, bool) {
 	switch n.Kind {
 	case '"':
-		return []*pb.Block{a.text("text", n)}, true
+		return []*pb.Block{a.text(sdk.KindText, n)}, true
 	case '[':
 		var out []*pb.Block
 		ok := a.appendArray(&out, n, "")
@@ -104,7 +103,7 @@ func (a adapter) content(n sdk.Value) ([]*pb.Block, bool) {
 // kind); an element that is not an object fails the array. One slice
 // grows through every level of nesting, so a tool_result nested thousands
 // deep costs its blocks once, not once per level.
-func (a adapter) appendArray(out *[]*pb.Block, n sdk.Value, kind string) bool {
+func (a adapter) appendArray(out *[]*pb.Block, n sdk.Value, kind sdk.Kind) bool {
 	for p := range n.Elems() {
 		if p.Kind != '{' {
 			return false
@@ -124,7 +123,7 @@ func str(p sdk.Value, name string) (string, bool) {
 
 // textOf is a member as a text block when it is a string; ok is false
 // otherwise.
-func (a adapter) textOf(kind string, p sdk.Value, name string) (*pb.Block, bool) {
+func (a adapter) textOf(kind sdk.Kind, p sdk.Value, name string) (*pb.Block, bool) {
 	n, ok := p.Get(name)
 	if !ok || n.Kind != '"' {
 		return nil, false
@@ -134,9 +133,10 @@ func (a adapter) textOf(kind string, p sdk.Value, name string) (*pb.Block, bool)
 
 // appendBlocks appends one block object's blocks: one, or a tool_result's
 // inner blocks (none readable: one non-serialisable block in their place).
-func (a adapter) appendBlocks(out *[]*pb.Block, p sdk.Value, kind string) {
-	typ, _ := str(p, "type")
-	if typ == "tool_result" {
+func (a adapter) appendBlocks(out *[]*pb.Block, p sdk.Value, kind sdk.Kind) {
+	name, _ := str(p, "type")
+	typ := sdk.Kind(name)
+	if typ == sdk.KindToolResult {
 		if kind == "" {
 			kind = typ
 		}
@@ -147,25 +147,25 @@ func (a adapter) appendBlocks(out *[]*pb.Block, p sdk.Value, kind string) {
 		}
 		before := len(*out)
 		if c.Kind != '[' || !a.appendArray(out, c, kind) || len(*out) == before {
-			*out = append((*out)[:before], nonSerialisable(kind))
+			*out = append((*out)[:before], sdk.NonSerialisableBlock(kind))
 		}
 		return
 	}
 	b := a.blockOf(typ, p)
 	if kind != "" {
-		b.KindRaw = kind
+		b.KindRaw = string(kind)
 	}
 	*out = append(*out, b)
 }
 
 // blockOf is the one block of a block object other than a tool_result.
-func (a adapter) blockOf(typ string, p sdk.Value) *pb.Block {
+func (a adapter) blockOf(typ sdk.Kind, p sdk.Value) *pb.Block {
 	switch typ {
-	case "text":
+	case sdk.KindText:
 		if b, ok := a.textOf(typ, p, "text"); ok {
 			return b
 		}
-		return plain(typ, "")
+		return sdk.TextBlock(typ, "")
 	case "tool_use", "server_tool_use":
 		name, _ := str(p, "name")
 		b := a.canonical(typ, p, "input")
@@ -175,18 +175,18 @@ func (a adapter) blockOf(typ string, p sdk.Value) *pb.Block {
 		if b, ok := a.textOf(typ, p, "thinking"); ok {
 			return b
 		}
-		return plain(typ, "")
+		return sdk.TextBlock(typ, "")
 	case "redacted_thinking", "image":
-		return nonSerialisable(typ)
+		return sdk.NonSerialisableBlock(typ)
 	case "document":
 		src, _ := p.Get("source")
 		if st, _ := str(src, "type"); src.Kind == '{' && st == "text" {
 			if b, ok := a.textOf(typ, src, "data"); ok {
 				return b
 			}
-			return plain(typ, "")
+			return sdk.TextBlock(typ, "")
 		}
-		return nonSerialisable(typ)
+		return sdk.NonSerialisableBlock(typ)
 	case "search_result":
 		return a.canonical(typ, p, "content")
 	}
@@ -196,42 +196,33 @@ func (a adapter) blockOf(typ string, p sdk.Value) *pb.Block {
 	if b, ok := a.textOf(typ, p, "text"); ok {
 		return b
 	}
-	return nonSerialisable(typ)
+	return sdk.NonSerialisableBlock(typ)
 }
 
 // text is a string node as a block: a span of the record when its
 // contents need no decoding (with jsonSpans, whatever they hold), else the
 // decoded text.
-func (a adapter) text(kind string, n sdk.Value) *pb.Block {
-	if span, ok := n.TextSpanFor(a.jsonSpans); ok {
-		return &pb.Block{KindRaw: kind, TextSpan: span}
+func (a adapter) text(kind sdk.Kind, n sdk.Value) *pb.Block {
+	if b, ok := sdk.StringBlock(kind, n, a.jsonSpans); ok {
+		return b
 	}
-	s, _ := n.String()
-	return plain(kind, s)
-}
-
-func plain(kind, s string) *pb.Block {
-	return &pb.Block{KindRaw: kind, Content: &pb.Block_Text{Text: s}}
-}
-
-func nonSerialisable(kind string) *pb.Block {
-	return &pb.Block{KindRaw: kind, Content: &pb.Block_NonSerialisable{NonSerialisable: true}}
+	return sdk.TextBlock(kind, "")
 }
 
 // canonical is a member's RFC 8785 serialization (the same bytes in every
 // implementation); a missing member is non-serialisable. A member already
 // written in that form is answered as a span of the record.
-func (a adapter) canonical(kind string, p sdk.Value, member string) *pb.Block {
+func (a adapter) canonical(kind sdk.Kind, p sdk.Value, member string) *pb.Block {
 	n, ok := p.Get(member)
 	if !ok {
-		return nonSerialisable(kind)
+		return sdk.NonSerialisableBlock(kind)
 	}
 	if sdk.IsCanonicalJSON(n.Raw()) { // canonical JSON is valid UTF-8
-		return &pb.Block{KindRaw: kind, TextSpan: &pb.Span{Offset: uint64(n.Start), Length: uint64(n.End - n.Start)}}
+		return sdk.SpanBlock(kind, &pb.Span{Offset: uint64(n.Start), Length: uint64(n.End - n.Start)})
 	}
 	c, err := sdk.Canonicalize(n.Raw())
 	if err != nil {
-		return nonSerialisable(kind)
+		return sdk.NonSerialisableBlock(kind)
 	}
-	return plain(kind, string(c))
+	return sdk.TextBlock(kind, string(c))
 }

@@ -24,8 +24,7 @@ func (Adapter) Describe() *pb.AdapterDescription {
 }
 
 func refuse() *pb.AdaptResponse {
-	return &pb.AdaptResponse{Result: &pb.AdaptResponse_Refusal{Refusal: &pb.AdaptRefusal{
-		Code: "record_does_not_parse_as_declared_format", Message: "the record is not a generic message list"}}}
+	return sdk.Refuse(sdk.RecordDoesNotParse, "the record is not a generic message list")
 }
 
 type entry struct {
@@ -78,7 +77,7 @@ func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse 
 				if !ok {
 					return refuse()
 				}
-				b.KindRaw = "tool_definition"
+				b.KindRaw = string(sdk.KindToolDefinition)
 				schema.Blocks = append(schema.Blocks, b)
 			}
 			out.Messages = append(out.Messages, schema)
@@ -104,17 +103,17 @@ func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse 
 		if e.Role != nil {
 			role = *e.Role
 		}
-		out.Messages = append(out.Messages, &pb.Message{RoleRaw: role, Blocks: []*pb.Block{b}})
+		out.Messages = append(out.Messages, sdk.Message(role, b))
 	}
+	level := sdk.L0
 	switch {
 	case l2:
-		out.Level = "L2"
+		level = sdk.L2
 	case l1:
-		out.Level = "L1"
-	default:
-		out.Level = "L0"
+		level = sdk.L1
 	}
-	return &pb.AdaptResponse{Result: &pb.AdaptResponse_Record{Record: out}}
+	out.Level = string(level)
+	return sdk.Adapted(out)
 }
 
 // entryOf reads a message (or schema) object: a string member that is
@@ -177,9 +176,15 @@ func entryOf(n sdk.Value) (entry, bool) {
 // goes back as a span of the record where it can (jsonSpans: escaped ones
 // too, the request's json_string_spans).
 func block(e entry, jsonSpans bool) (*pb.Block, bool) {
-	b := &pb.Block{}
+	var kind sdk.Kind
 	if e.Kind != nil {
-		b.KindRaw = *e.Kind
+		kind = sdk.Kind(*e.Kind)
+	}
+	var b *pb.Block
+	if e.Text == nil || e.Text.Kind == 'n' {
+		b = sdk.NonSerialisableBlock(kind)
+	} else if b, _ = sdk.StringBlock(kind, *e.Text, jsonSpans); b == nil {
+		return nil, false // neither a string nor null
 	}
 	if e.Name != nil {
 		b.Name = *e.Name
@@ -189,22 +194,6 @@ func block(e entry, jsonSpans bool) (*pb.Block, bool) {
 	}
 	if e.Source != nil {
 		b.Source = *e.Source
-	}
-	switch {
-	case e.Text == nil || e.Text.Kind == 'n':
-		b.Content = &pb.Block_NonSerialisable{NonSerialisable: true}
-	case e.Text.Kind == '"':
-		if span, ok := e.Text.TextSpanFor(jsonSpans); ok {
-			b.TextSpan = span
-			break
-		}
-		s, ok := e.Text.String()
-		if !ok {
-			return nil, false
-		}
-		b.Content = &pb.Block_Text{Text: s}
-	default:
-		return nil, false
 	}
 	n, present, ok := statedInt(e.StatedTokens)
 	if !ok {

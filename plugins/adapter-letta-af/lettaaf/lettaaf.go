@@ -28,15 +28,6 @@ func (Adapter) Describe() *pb.AdapterDescription {
 		FormatVersions: []string{"agent-file"}, AdapterVersion: "0.1.0"}
 }
 
-const (
-	codeParse    = "record_does_not_parse_as_declared_format"
-	codeRequired = "record_required"
-)
-
-func refuse(code, msg string) *pb.AdaptResponse {
-	return &pb.AdaptResponse{Result: &pb.AdaptResponse_Refusal{Refusal: &pb.AdaptRefusal{Code: code, Message: msg}}}
-}
-
 // message is a message of the file, with the members the selection reads.
 type message struct {
 	f         sdk.Value
@@ -100,55 +91,55 @@ func nameOf(v sdk.Value) (string, bool) {
 // wins; a value of the wrong kind reads as absent); a text that needs no
 // decoding goes back as a span of the record.
 func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse {
-	rec := &pb.SessionRecord{Level: "L2"}
+	rec := sdk.Record(sdk.L2)
 	doc, err := sdk.Locate(req.GetRecord())
 	if err != nil {
-		return refuse(codeParse, "the record does not parse as a Letta agent file")
+		return sdk.Refuse(sdk.RecordDoesNotParse, "the record does not parse as a Letta agent file")
 	}
 	a := adapter{spans: true, jsonSpans: req.GetJsonStringSpans(), callNames: map[string]string{}}
 	top := doc.Root()
 	if top.Kind == '"' {
 		inner, _ := top.String()
 		if doc, err = sdk.Locate([]byte(inner)); err != nil {
-			return refuse(codeParse, "the record does not parse as a Letta agent file")
+			return sdk.Refuse(sdk.RecordDoesNotParse, "the record does not parse as a Letta agent file")
 		}
 		a.spans = false // the texts are the unwrapped string's, not the record's
 		top = doc.Root()
 		rec.Disclosures = append(rec.Disclosures, &pb.Disclosure{Code: "record_was_json_string", Message: "the record was a JSON string holding the agent file; it was unwrapped once", Count: 1})
 	}
 	if top.Kind != '{' {
-		return refuse(codeParse, "the record does not parse as a Letta agent file")
+		return sdk.Refuse(sdk.RecordDoesNotParse, "the record does not parse as a Letta agent file")
 	}
 	var agent sdk.Value
 	var toolIDs []string
 	hasToolIDs := false
 	if agents, ok := top.Get("agents"); ok {
 		if agents.Kind != '[' {
-			return refuse(codeParse, "agents is not an array")
+			return sdk.Refuse(sdk.RecordDoesNotParse, "agents is not an array")
 		}
 		if agents.Len() != 1 {
-			return refuse(codeRequired, "the agent file holds other than exactly one agent")
+			return sdk.Refuse(sdk.RecordRequired, "the agent file holds other than exactly one agent")
 		}
 		for e := range agents.Elems() {
 			agent = e
 		}
 		if agent.Kind != '{' {
-			return refuse(codeParse, "the agent is not an object")
+			return sdk.Refuse(sdk.RecordDoesNotParse, "the agent is not an object")
 		}
 		toolIDs, hasToolIDs = strings(member(agent, "tool_ids"))
 	} else if _, ok := top.Get("messages"); ok {
 		agent = top
 	} else {
-		return refuse(codeParse, "neither agents nor messages is present")
+		return sdk.Refuse(sdk.RecordDoesNotParse, "neither agents nor messages is present")
 	}
 	rawMsgs := member(agent, "messages")
 	if rawMsgs.Kind != '[' {
-		return refuse(codeParse, "messages is not an array")
+		return sdk.Refuse(sdk.RecordDoesNotParse, "messages is not an array")
 	}
 	msgs := make([]message, 0, rawMsgs.Len())
 	for f := range rawMsgs.Elems() {
 		if f.Kind != '{' {
-			return refuse(codeParse, "a message is not an object")
+			return sdk.Refuse(sdk.RecordDoesNotParse, "a message is not an object")
 		}
 		var p [3]sdk.Value
 		f.Pick(selectionMembers, p[:])
@@ -180,14 +171,15 @@ func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse 
 			continue
 		}
 		name, _ := tool[1].String()
-		b := &pb.Block{KindRaw: "tool_definition", Name: name}
+		var b *pb.Block
 		if js := tool[2]; js.Kind != 0 && js.Kind != 'n' {
 			var compact bytes.Buffer
 			_ = json.Compact(&compact, js.Raw()) // a located value is valid JSON
-			b.Content = &pb.Block_Text{Text: compact.String()}
+			b = sdk.TextBlock(sdk.KindToolDefinition, compact.String())
 		} else {
-			b.Content = &pb.Block_NonSerialisable{NonSerialisable: true}
+			b = sdk.NonSerialisableBlock(sdk.KindToolDefinition)
 		}
+		b.Name = name
 		schema.Blocks = append(schema.Blocks, b)
 	}
 	if len(schema.Blocks) > 0 {
@@ -196,7 +188,7 @@ func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse 
 	for _, m := range selected {
 		rec.Messages = append(rec.Messages, a.message(m.f))
 	}
-	return &pb.AdaptResponse{Result: &pb.AdaptResponse_Record{Record: rec}}
+	return sdk.Adapted(rec)
 }
 
 // selectInContext applies the in-context selection and its order (ANNEX
@@ -331,49 +323,47 @@ var apiRoles = map[string]string{
 
 // text is a block of kind whose content is v when v is a string (a span
 // of the record where it can be), non-serialisable otherwise.
-func (a *adapter) text(kind, name string, v sdk.Value) *pb.Block {
-	b := &pb.Block{KindRaw: kind, Name: name}
-	if v.Kind != '"' {
-		b.Content = &pb.Block_NonSerialisable{NonSerialisable: true}
-		return b
+func (a *adapter) text(kind sdk.Kind, name string, v sdk.Value) *pb.Block {
+	var b *pb.Block
+	switch {
+	case v.Kind != '"':
+		b = sdk.NonSerialisableBlock(kind)
+	case a.spans:
+		b, _ = sdk.StringBlock(kind, v, a.jsonSpans) // a located string always decodes
+	default:
+		s, _ := v.String()
+		b = sdk.TextBlock(kind, s)
 	}
-	if a.spans {
-		if span, ok := v.TextSpanFor(a.jsonSpans); ok {
-			b.TextSpan = span
-			return b
-		}
-	}
-	s, _ := v.String()
-	b.Content = &pb.Block_Text{Text: s}
+	b.Name = name
 	return b
 }
 
 // apiMessage adapts a message in the API view (message_type set).
 func (a *adapter) apiMessage(f []sdk.Value, mt string) *pb.Message {
-	m := &pb.Message{RoleRaw: apiRoles[mt]}
+	m := sdk.Message(apiRoles[mt])
 	if m.RoleRaw == "" {
 		m.RoleRaw = mt // an unknown view type: reported as it is (P-OTHER)
 	}
 	switch mt {
 	case "reasoning_message":
-		m.Blocks = append(m.Blocks, a.text("reasoning", "", f[mReasoning]))
+		m.Blocks = append(m.Blocks, a.text(sdk.KindReasoning, "", f[mReasoning]))
 	case "hidden_reasoning_message":
-		m.Blocks = append(m.Blocks, a.text("reasoning", "", sdk.Value{}))
+		m.Blocks = append(m.Blocks, a.text(sdk.KindReasoning, "", sdk.Value{}))
 	case "tool_call_message":
 		tc := f[mToolCall]
 		name, _ := str(tc, "name")
 		if id, ok := str(tc, "tool_call_id"); ok {
 			a.callNames[id] = name
 		}
-		b := a.text("tool_call", name, member(tc, "arguments"))
+		b := a.text(sdk.KindToolCall, name, member(tc, "arguments"))
 		b.HasArgs = true
 		m.Blocks = append(m.Blocks, b)
 	case "tool_return_message":
 		id, _ := f[mToolCallID].String()
-		m.Blocks = append(m.Blocks, a.text("tool_return", a.callNames[id], f[mToolReturn]))
+		m.Blocks = append(m.Blocks, a.text(sdk.KindToolReturn, a.callNames[id], f[mToolReturn]))
 	default:
 		if c := f[mContent]; c.Kind == '"' {
-			b := a.text("text", "", c)
+			b := a.text(sdk.KindText, "", c)
 			if k := packedType(c); k != "" {
 				b.KindRaw = k
 			}
@@ -384,7 +374,7 @@ func (a *adapter) apiMessage(f []sdk.Value, mt string) *pb.Message {
 		for p := range f[mContent].Elems() {
 			p.Pick(pairMembers, part[:])
 			kind, _ := nameOf(part[0])
-			m.Blocks = append(m.Blocks, a.text(kind, "", part[1]))
+			m.Blocks = append(m.Blocks, a.text(sdk.Kind(kind), "", part[1]))
 		}
 	}
 	return m
@@ -399,7 +389,7 @@ func (a *adapter) message(msg sdk.Value) *pb.Message {
 		return a.apiMessage(f[:], mt)
 	}
 	role, _ := nameOf(f[mRole])
-	m := &pb.Message{RoleRaw: role}
+	m := sdk.Message(role)
 	resultOf := ""
 	if id, ok := f[mToolCallID].String(); ok {
 		resultOf = a.callNames[id]
@@ -409,7 +399,7 @@ func (a *adapter) message(msg sdk.Value) *pb.Message {
 		name = resultOf
 	}
 	var texts []sdk.Value // the content's texts, for the tool returns
-	add := func(kind string, t sdk.Value) {
+	add := func(kind sdk.Kind, t sdk.Value) {
 		b := a.text(kind, name, t)
 		if t.Kind == '"' {
 			texts = append(texts, t)
@@ -420,14 +410,14 @@ func (a *adapter) message(msg sdk.Value) *pb.Message {
 		m.Blocks = append(m.Blocks, b)
 	}
 	if c := f[mContent]; c.Kind == '"' { // a bare string content
-		add("text", c)
+		add(sdk.KindText, c)
 	} else {
 		var part [2]sdk.Value
 		for p := range c.Elems() {
 			// an element that is not an object is a part with no members
 			p.Pick(pairMembers, part[:])
 			kind, _ := nameOf(part[0])
-			add(kind, part[1])
+			add(sdk.Kind(kind), part[1])
 		}
 	}
 	var call, fn [2]sdk.Value
@@ -438,7 +428,7 @@ func (a *adapter) message(msg sdk.Value) *pb.Message {
 		if id, ok := call[0].String(); ok {
 			a.callNames[id] = name
 		}
-		b := a.text("tool_call", name, fn[1])
+		b := a.text(sdk.KindToolCall, name, fn[1])
 		b.HasArgs = true
 		m.Blocks = append(m.Blocks, b)
 	}
@@ -457,7 +447,7 @@ func (a *adapter) message(msg sdk.Value) *pb.Message {
 				continue // present in the content too: counted once
 			}
 		}
-		m.Blocks = append(m.Blocks, a.text("tool_return", resultOf, resp))
+		m.Blocks = append(m.Blocks, a.text(sdk.KindToolReturn, resultOf, resp))
 	}
 	return m
 }

@@ -149,7 +149,7 @@ func (f *Family) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 		if code == CodeRecordRequired {
 			msg = messages[CodeRecordRequired]
 		} else if code != CodeFormat {
-			code = "record_does_not_parse_as_declared_format"
+			code = string(sdk.RecordDoesNotParse)
 		}
 		return sdk.Checked{Outcome: sdk.Refused, Body: sdk.Refusal{Code: code, Message: msg}}
 	}

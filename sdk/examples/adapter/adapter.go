@@ -28,20 +28,19 @@ func (Lines) Describe() *pb.AdapterDescription {
 func (Lines) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse {
 	var lines []*string
 	if err := json.Unmarshal(req.GetRecord(), &lines); err != nil || lines == nil {
-		return &pb.AdaptResponse{Result: &pb.AdaptResponse_Refusal{Refusal: &pb.AdaptRefusal{
-			Code: "record_does_not_parse_as_declared_format", Message: "the record is not a JSON array of strings"}}}
+		return sdk.Refuse(sdk.RecordDoesNotParse, "the record is not a JSON array of strings")
 	}
-	rec := &pb.SessionRecord{Level: "L0"}
+	rec := sdk.Record(sdk.L0)
 	for _, l := range lines {
-		b := &pb.Block{KindRaw: "text"}
-		if l == nil {
-			b.Content = &pb.Block_NonSerialisable{NonSerialisable: true}
+		var b *pb.Block
+		if l == nil { // null: a line the format holds, but no text
+			b = sdk.NonSerialisableBlock(sdk.KindText)
 		} else {
-			b.Content = &pb.Block_Text{Text: *l}
+			b = sdk.TextBlock(sdk.KindText, *l)
 		}
-		rec.Messages = append(rec.Messages, &pb.Message{RoleRaw: "user", Blocks: []*pb.Block{b}})
+		rec.Messages = append(rec.Messages, sdk.Message("user", b))
 	}
-	return &pb.AdaptResponse{Result: &pb.AdaptResponse_Record{Record: rec}}
+	return sdk.Adapted(rec)
 }
 
 func main() { sdk.ServeAdapter(Lines{}) }

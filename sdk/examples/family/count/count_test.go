@@ -17,9 +17,7 @@ type fixed struct{ rec *pb.SessionRecord }
 func (f fixed) Describe() *pb.AdapterDescription {
 	return &pb.AdapterDescription{FormatId: "example-lines"}
 }
-func (f fixed) Adapt(context.Context, *pb.AdaptRequest) *pb.AdaptResponse {
-	return &pb.AdaptResponse{Result: &pb.AdaptResponse_Record{Record: f.rec}}
-}
+func (f fixed) Adapt(context.Context, *pb.AdaptRequest) *pb.AdaptResponse { return sdk.Adapted(f.rec) }
 
 func TestThePinIsTheCorpus(t *testing.T) {
 	var doc struct {
@@ -39,10 +37,8 @@ func TestCountsTheAdaptedRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := func(s string) *pb.Block { return &pb.Block{Content: &pb.Block_Text{Text: s}} }
-	rec := &pb.SessionRecord{Level: "L0", Messages: []*pb.Message{
-		{Blocks: []*pb.Block{text("abc"), text("€")}}, {Blocks: []*pb.Block{{Content: &pb.Block_NonSerialisable{NonSerialisable: true}}}},
-	}}
+	rec := sdk.Record(sdk.L0, sdk.Message("user", sdk.TextBlock(sdk.KindText, "abc"), sdk.TextBlock(sdk.KindText, "€")),
+		sdk.Message("user", sdk.NonSerialisableBlock(sdk.KindText)))
 	req := sdk.Request{Route: sdk.Op, Op: "count", Body: []byte(`{"declared_format_id":"example-lines","record":[]}`),
 		Adapters: sdk.LocalAdapters{"example-lines": fixed{rec}}}
 	body, ledger := familytest.Report(t, f.Check(context.Background(), req), time.Now)
@@ -78,7 +74,7 @@ func (refuser) Describe() *pb.AdapterDescription {
 	return &pb.AdapterDescription{FormatId: "example-lines"}
 }
 func (refuser) Adapt(context.Context, *pb.AdaptRequest) *pb.AdaptResponse {
-	return &pb.AdaptResponse{Result: &pb.AdaptResponse_Refusal{Refusal: &pb.AdaptRefusal{Code: "record_does_not_parse_as_declared_format", Message: "static"}}}
+	return sdk.Refuse(sdk.RecordDoesNotParse, "static")
 }
 
 // ANNEX A-3 and A-4: the pre-check adapts the record (an adapter's
@@ -90,10 +86,10 @@ func TestThePrecheckAdaptsAndIgnoresOtherMembers(t *testing.T) {
 	}
 	body := []byte(`{"declared_format_id":"example-lines","record":{"lines":["x"]},"note":"x"}`)
 	c := f.Check(context.Background(), sdk.Request{Route: sdk.Precheck, Body: body, Adapters: sdk.LocalAdapters{"example-lines": refuser{}}})
-	if r, ok := c.Body.(sdk.Refusal); c.Outcome != sdk.Refused || !ok || r.Code != "record_does_not_parse_as_declared_format" {
+	if r, ok := c.Body.(sdk.Refusal); c.Outcome != sdk.Refused || !ok || sdk.RefusalCode(r.Code) != sdk.RecordDoesNotParse {
 		t.Errorf("pre-check of a refused record: %+v", c)
 	}
-	c = f.Check(context.Background(), sdk.Request{Route: sdk.Precheck, Body: body, Adapters: sdk.LocalAdapters{"example-lines": fixed{&pb.SessionRecord{Level: "L0"}}}})
+	c = f.Check(context.Background(), sdk.Request{Route: sdk.Precheck, Body: body, Adapters: sdk.LocalAdapters{"example-lines": fixed{sdk.Record(sdk.L0)}}})
 	if c.Outcome != sdk.Accepted {
 		t.Errorf("an extra member: %+v", c)
 	}
