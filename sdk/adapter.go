@@ -51,7 +51,8 @@ const (
 // context-composition).
 type Kind string
 
-// The common kinds.
+// The common kinds, spelled as the families' class lists read them: a
+// kind spelt any other way is reported as written, never classified.
 const (
 	KindText           Kind = "text"
 	KindReasoning      Kind = "reasoning"
