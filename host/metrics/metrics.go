@@ -65,7 +65,7 @@ func New() *Metrics {
 	m.rpcErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "assay_solana_rpc_errors_total",
 		Help: "Solana RPC calls that failed (unreachable, or an error answer), by method."}, []string{"method"})
 	m.adapterBad = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "assay_adapter_faults_total",
-		Help: "Requests failed by their format adapter (a malformed answer, its own failure, or taken out of service on this host), by format and cause."},
+		Help: "Requests failed by their format adapter (a malformed answer, its own failure, a crash or a hang while it held the record), by format and cause."},
 		[]string{"format", "cause"})
 	m.reg.MustRegister(m.settled, m.settleTime, m.rpcErrors, m.adapterBad)
 	m.reg.MustRegister(m.requests, m.latency, m.calls, m.refusals, m.cnm, m.freeRefuse, m.selfCheck, m.ledgerFail, m.ledgerRef,

@@ -58,8 +58,8 @@ type catalogDoc struct {
 	// Viewer is the page that checks a signed answer's signature in the
 	// browser and draws it.
 	Viewer string `json:"viewer"`
-	// Adapters are the format adapters this host loaded, each serving or
-	// out (taken out after repeated faults).
+	// Adapters are the format adapters this host loaded, each serving,
+	// faulting (shown, never enforced) or restarting.
 	Adapters []pluginhost.AdapterStatus `json:"adapters"`
 }
 
