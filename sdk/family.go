@@ -78,7 +78,8 @@ type Checked struct {
 type Report struct {
 	// Body holds the family's members of the report.
 	Body any
-	// Ledger holds the family's closed ledger fields for this answer.
+	// Ledger holds the family's closed ledger fields for this answer (nil:
+	// none; the host's own fields make the line).
 	Ledger map[string]any
 	// CheckEnd is the instant the check ended, as printed in the report.
 	CheckEnd time.Time

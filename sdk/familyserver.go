@@ -208,10 +208,20 @@ func measure(ctx context.Context, checked Checked) (*pb.Report, error) {
 	if out.Body, err = CanonicalJSON(rep.Body); err != nil {
 		return nil, status.Error(codes.Internal, "report not serialisable")
 	}
-	if out.Ledger, err = json.Marshal(rep.Ledger); err != nil {
+	if out.Ledger, err = ledgerJSON(rep.Ledger); err != nil {
 		return nil, status.Error(codes.Internal, "ledger fields not serialisable")
 	}
 	return out, nil
+}
+
+// ledgerJSON is a report's ledger fields as the host reads them: a nil
+// map is no fields (an empty object), never JSON null, which a host
+// refuses as a line that is not an object.
+func ledgerJSON(fields map[string]any) ([]byte, error) {
+	if fields == nil {
+		return []byte("{}"), nil
+	}
+	return json.Marshal(fields)
 }
 
 // callerOf reads a body's top-level caller member: present says the member

@@ -12,7 +12,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/big"
 	"net/http"
@@ -93,8 +92,11 @@ func Parse(raw []byte, want string) (*Corpus, error) {
 	if err := json.Unmarshal(raw, &c); err != nil {
 		return nil, fmt.Errorf("selftest: corpus: %w", err)
 	}
-	if pin != c.SHA256 || pin != want {
-		return nil, errors.New("selftest: the corpus does not match its pin")
+	switch {
+	case pin != c.SHA256:
+		return nil, fmt.Errorf("selftest: the corpus file's sha256 member is %s, but its content pins to %s (re-pin it: make corpus, or assay's corpus tooling)", c.SHA256, pin)
+	case pin != want:
+		return nil, fmt.Errorf("selftest: the criteria's corpus.sha256 is %s, but the corpus pins to %s (the criteria document must carry the corpus's pin)", want, pin)
 	}
 	return &c, nil
 }
@@ -164,7 +166,7 @@ func runCase(ctx context.Context, h http.Handler, keys KeySet, pin, addr string,
 	h.ServeHTTP(rec, req)
 	received := time.Now()
 	if rec.Code != tc.Expect.Status {
-		return fmt.Sprintf("status: expected %d, actual %d", tc.Expect.Status, rec.Code)
+		return fmt.Sprintf("status: expected %d, actual %d%s", tc.Expect.Status, rec.Code, refusalOf(rec.Body.Bytes()))
 	}
 	raw := rec.Body.Bytes()
 	if tc.Expect.BodyText != nil {
@@ -206,6 +208,31 @@ func runCase(ctx context.Context, h http.Handler, keys KeySet, pin, addr string,
 		clock = v
 	}
 	return diff(substitute(expTree, issued, pin, clock), answer, "$")
+}
+
+// refusalOf names what an answer that came with the wrong status said:
+// its kind, or its error's code and (from the self-test's own server,
+// which explains a withheld answer) the self-check's rule. The answer is
+// the host's to a synthetic case: codes and rules are static words.
+func refusalOf(raw []byte) string {
+	var a struct {
+		Kind  string `json:"kind"`
+		Error struct {
+			Code, Rule string
+		} `json:"error"`
+	}
+	if json.Unmarshal(raw, &a) != nil {
+		return " (not a JSON answer)"
+	}
+	switch {
+	case a.Error.Rule != "":
+		return fmt.Sprintf(" (%s: rule %s)", a.Error.Code, a.Error.Rule)
+	case a.Error.Code != "":
+		return fmt.Sprintf(" (%s)", a.Error.Code)
+	case a.Kind != "":
+		return fmt.Sprintf(" (kind %s)", a.Kind)
+	}
+	return ""
 }
 
 func hasMember(raw json.RawMessage, name string) bool {

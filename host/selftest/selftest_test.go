@@ -109,3 +109,42 @@ func TestRunChecksAgainstTheKeysOfTheMoment(t *testing.T) {
 		t.Errorf("against the keys from before: %d of %d passed", r.Passed, r.Cases)
 	}
 }
+
+// A case that fails says why: an answer of the wrong status names its
+// refusal code and, from a server that explains withheld answers (the
+// launch self-test's own), the self-check's rule; a corpus whose pin does
+// not match names which pin and both values.
+func TestFailuresNameTheirCause(t *testing.T) {
+	h := testhost.Start(t, testhost.Options{ExplainWithheld: true}, "host/internal/testfamily")
+	var c selftest.Corpus
+	if err := json.Unmarshal([]byte(`{"cases":[
+		{"name":"withheld","request":{"method":"POST","path":"/test-family/measure","body":{"forbidden_word":true}},"expect":{"status":200,"answer":{}}},
+		{"name":"no-ledger","request":{"method":"POST","path":"/test-family/measure","body":{"nil_ledger":true}},"expect":{"status":422,"answer":{}}}]}`), &c); err != nil {
+		t.Fatal(err)
+	}
+	jwks, _ := json.Marshal(h.Keys.JWKS())
+	r := selftest.Run(context.Background(), h.Server, selftest.Fixed(jwks), &c)
+	if len(r.Failures) != 2 || !strings.Contains(r.Failures[0], "withheld: status: expected 200, actual 500 (self_check_failed: rule forbidden_member") {
+		t.Errorf("the withheld case's failure: %q", r.Failures)
+	}
+	// a nil ledger map is no fields (not "not an object"): the test
+	// family declares op, so the line lacks it, and the failure says so
+	if len(r.Failures) == 2 && !strings.Contains(r.Failures[1], "no-ledger: status: expected 422, actual 500 (self_check_failed: rule ledger_line_declared_field_0_missing)") {
+		t.Errorf("the nil ledger's case: %q", r.Failures[1])
+	}
+
+	raw, err := os.ReadFile("../../corpus/stream-divergence/corpus.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var head struct{ SHA256 string }
+	_ = json.Unmarshal(raw, &head)
+	zeros := strings.Repeat("0", 64)
+	if _, err := selftest.Parse(raw, zeros); err == nil || !strings.Contains(err.Error(), "the criteria's corpus.sha256 is "+zeros+", but the corpus pins to "+head.SHA256) {
+		t.Errorf("criteria pin mismatch: %v", err)
+	}
+	stale := bytes.Replace(raw, []byte(head.SHA256), []byte(zeros), 1)
+	if _, err := selftest.Parse(stale, head.SHA256); err == nil || !strings.Contains(err.Error(), "sha256 member is "+zeros+", but its content pins to "+head.SHA256) {
+		t.Errorf("the file's own pin stale: %v", err)
+	}
+}

@@ -116,6 +116,11 @@ type Config struct {
 	// lists with their state.
 	Adapters *pluginhost.Router
 	Logger   hclog.Logger
+	// ExplainWithheld names the self-check's rule in a withheld answer
+	// (error.rule): for the launch self-test's own server, whose answers
+	// only the host reads. A public host never sets it: which rule fired
+	// is the operator's (the log, /metrics), not a caller's to probe.
+	ExplainWithheld bool
 	// CallTimeout bounds one request's time inside its plugin (from the
 	// moment it has a working place).
 	CallTimeout time.Duration
@@ -786,7 +791,11 @@ func (s *Server) selfCheckFailure(q *request, err error) {
 	// err names the rule only (selfcheck never quotes a value)
 	s.cfg.Logger.Error("answer withheld by self-check; the service keeps serving (assay service stop stops it)",
 		"service", q.sv.Desc.GetService(), "op", q.opName(), "rule", err.Error())
-	s.hostRefusal(q, http.StatusInternalServerError, codeSelfCheck, nil)
+	var facts map[string]any
+	if s.cfg.ExplainWithheld {
+		facts = map[string]any{"rule": rule}
+	}
+	s.hostRefusal(q, http.StatusInternalServerError, codeSelfCheck, facts)
 }
 
 // ruleID is a withheld answer's rule as a label: the check's static words

@@ -2,6 +2,7 @@ package plugintest
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,12 +17,13 @@ import (
 // StartFamily starts a family's binary as a host does (handshake, SHA-256
 // checksum, gRPC over mutual TLS), asks for its description and checks
 // what a host needs of it before it serves the family (DescriptionProblems):
-// each problem fails t. Requests are answered by a real host: StartHost.
+// any problem ends the test, every one of them named. Requests are answered by a real host: StartHost.
 func StartFamily(t testing.TB, binary string) *pb.FamilyDescription {
 	t.Helper()
 	d := describeFamily(t, binary)
-	for _, p := range DescriptionProblems(d) {
-		t.Errorf("plugintest: %s: %s", binary, p)
+	if p := DescriptionProblems(d); len(p) > 0 {
+		// a host would not serve it: nothing after this can pass
+		t.Fatalf("plugintest: %s: a host refuses this family's description (%d problem(s)):\n  %s", binary, len(p), strings.Join(p, "\n  "))
 	}
 	return d
 }

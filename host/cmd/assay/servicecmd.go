@@ -125,8 +125,11 @@ func serviceResume(ctx context.Context, st *store.Store, svc server.Service, wai
 	}
 	fmt.Fprintf(stdout, "corpus %s: %d of %d cases passed (%d ms)\n", svc.Desc.GetCorpusId(), r.Passed, r.Cases, r.Elapsed.Milliseconds())
 	if !r.OK() {
-		for _, f := range r.Failures[:min(len(r.Failures), 10)] {
+		for _, f := range r.Failures[:min(len(r.Failures), failuresLogged)] {
 			fmt.Fprintf(stdout, "  failed: %s\n", f)
+		}
+		if n := len(r.Failures) - failuresLogged; n > 0 {
+			fmt.Fprintf(stdout, "  and %d more\n", n)
 		}
 		return fmt.Errorf("service resume %s: refused: the corpus must pass whole", name)
 	}

@@ -174,13 +174,19 @@ func runCorpus(ctx context.Context, svc server.Service, keys *signing.Keyring) (
 	if err != nil {
 		return selftest.Result{}, err
 	}
-	h := server.New(server.Config{Services: []server.Service{svc}, Keys: keys, FreeTier: free, Payments: payment.Off{}, Metrics: metrics.New()})
+	h := server.New(server.Config{Services: []server.Service{svc}, Keys: keys, FreeTier: free, Payments: payment.Off{}, Metrics: metrics.New(),
+		ExplainWithheld: true})
 	current := func() []byte {
 		jwks, _ := json.Marshal(keys.JWKS())
 		return jwks
 	}
 	return selftest.Run(ctx, h, current, c), nil
 }
+
+// failuresLogged bounds the failing cases a launch logs one by one: a
+// corpus that fails whole (a family that cannot answer) would otherwise
+// bury the rest of the log.
+const failuresLogged = 50
 
 // launchSelfTests runs every family's corpus, the families side by side,
 // before the listener opens; a family whose corpus does not pass whole is
@@ -200,8 +206,11 @@ func launchSelfTests(ctx context.Context, services []server.Service, keys *signi
 				log.Error("corpus not run at launch: not served", "service", name, "error", err)
 			case !r.OK():
 				board.StopLocal(keyOf(svc), fmt.Sprintf("corpus failed at launch: %d of %d cases failed", r.Cases-r.Passed, r.Cases), "launch self-test")
-				for _, f := range r.Failures[:min(len(r.Failures), 5)] {
+				for _, f := range r.Failures[:min(len(r.Failures), failuresLogged)] {
 					log.Error("corpus case failed", "service", name, "case", f)
+				}
+				if n := len(r.Failures) - failuresLogged; n > 0 {
+					log.Error("more corpus cases failed than are logged", "service", name, "not_logged", n, "logged", failuresLogged)
 				}
 				log.Error("corpus failed at launch: not served", "service", name, "cases", r.Cases, "passed", r.Passed, "ms", r.Elapsed.Milliseconds())
 			default:

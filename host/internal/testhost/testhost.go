@@ -157,6 +157,8 @@ type Options struct {
 	NoFreeTier bool
 	// Adapters are adapter plugin packages to load and route formats to.
 	Adapters []string
+	// ExplainWithheld is server.Config's: a withheld answer names its rule.
+	ExplainWithheld bool
 	// AdapterBackoff is the adapters' first restart delay (default 20 ms):
 	// long enough, a test sees a restarting adapter.
 	AdapterBackoff time.Duration
@@ -254,7 +256,7 @@ func Start(tb testing.TB, opts Options, pkgs ...string) *Host {
 		h.Board = servicestate.New(h.Store, log, opts.Now)
 	}
 	h.Server = server.New(server.Config{Services: services, Keys: keys, Logger: log, CallTimeout: opts.CallTimeout,
-		FreeTier: free, Ledger: writer, Metrics: h.Metrics, Now: opts.Now, Payments: gate, Admission: opts.Admission,
+		FreeTier: free, Ledger: writer, Metrics: h.Metrics, Now: opts.Now, Payments: gate, Admission: opts.Admission, ExplainWithheld: opts.ExplainWithheld,
 		States: h.Board, Adapters: router})
 	ts := httptest.NewServer(h.Server)
 	tb.Cleanup(ts.Close)

@@ -32,6 +32,8 @@ type instructions struct {
 	GoroutinePanic string `json:"goroutine_panic"`
 	ForbiddenWord  bool   `json:"forbidden_word"`
 	BadLedger      bool   `json:"bad_ledger"`
+	// NilLedger answers with no ledger map at all.
+	NilLedger bool `json:"nil_ledger"`
 	// Adapt names a format: measuring sends Record (or the pad) through
 	// the host to that format's adapter.
 	Adapt    string `json:"adapt"`
@@ -147,6 +149,9 @@ func (f *Family) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 		fields := map[string]any{"op": "measure"}
 		if in.BadLedger {
 			fields["pad"] = len(req.Body) // an undeclared key
+		}
+		if in.NilLedger {
+			fields = nil
 		}
 		return sdk.Report{Body: body, Ledger: fields, CheckEnd: clock()}, nil
 	}
