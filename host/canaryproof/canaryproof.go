@@ -4,7 +4,8 @@
 // and headers), sent through every route, and then every surface the host
 // controls (its log, its data dir, its store, its metrics, the temp dir)
 // is searched for it, its base64 and its SHA-256. A trace anywhere refuses
-// the launch. The host's own canary test (host/server) is the model; this
+// the launch. Every answer is searched too, outside the members whose
+// values the family's criteria let it print as submitted. The host's own canary test (host/server) is the model; this
 // is the generic version an operator runs against the binaries they
 // deploy, knowing nothing of any family.
 package canaryproof
@@ -200,10 +201,15 @@ func (c *Canary) Requests(service string, corpus []byte) ([]Request, error) {
 
 // Send sends requests to h in process, each from its own client address,
 // with the canary in the query and a header too. It returns the statuses
-// seen (the answers themselves may print what a criteria requires printed,
-// so they are not searched).
-func (c *Canary) Send(ctx context.Context, h http.Handler, reqs []Request) map[int]int {
+// seen and a finding for each answer that carries the canary outside the
+// members exempt names: the members whose values the family's criteria
+// let it print as the submitter wrote them (its tripwires' exempt
+// members: labels, record ids, scopes). A family that copies any other
+// submitted string into an answer (a report, a refusal, a pre-check)
+// fails the proof.
+func (c *Canary) Send(ctx context.Context, h http.Handler, reqs []Request, exempt []string) (map[int]int, []Finding) {
 	statuses := map[int]int{}
+	var findings []Finding
 	for i, r := range reqs {
 		if ctx.Err() != nil {
 			break
@@ -215,8 +221,60 @@ func (c *Canary) Send(ctx context.Context, h http.Handler, reqs []Request) map[i
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		statuses[rec.Code]++
+		// the request's path is the corpus's (a synthetic case), or the
+		// canary's own: either names the surface without a submitted byte
+		surface := fmt.Sprintf("the answer to %s %s (%d)", r.Method, pathOf(r.Path, c.Value), rec.Code)
+		findings = append(findings, c.Scan(surface, withoutMembers(rec.Body.Bytes(), exempt))...)
+		for name, vals := range rec.Header() {
+			findings = append(findings, c.Scan(surface+", header "+name, []byte(strings.Join(vals, "\n")))...)
+		}
 	}
-	return statuses
+	return statuses, findings
+}
+
+// pathOf is a request path fit to name in a finding: the canary's own
+// path segment is named as such.
+func pathOf(path, canary string) string { return strings.ReplaceAll(path, canary, "<canary>") }
+
+// withoutMembers is a JSON answer with the values of the named members
+// (at any depth) removed; an answer that is not JSON is searched whole.
+func withoutMembers(raw []byte, names []string) []byte {
+	if len(names) == 0 {
+		return raw
+	}
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if dec.Decode(&v) != nil {
+		return raw
+	}
+	drop := map[string]bool{}
+	for _, n := range names {
+		drop[n] = true
+	}
+	out, err := json.Marshal(strip(v, drop))
+	if err != nil {
+		return raw
+	}
+	return out
+}
+
+func strip(v any, drop map[string]bool) any {
+	switch t := v.(type) {
+	case []any:
+		for i := range t {
+			t[i] = strip(t[i], drop)
+		}
+	case map[string]any:
+		for k, x := range t {
+			if drop[k] {
+				delete(t, k)
+				continue
+			}
+			t[k] = strip(x, drop)
+		}
+	}
+	return v
 }
 
 // Finding is a trace of the canary on a surface.

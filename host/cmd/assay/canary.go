@@ -83,10 +83,12 @@ func canaryProof(ctx context.Context, services []server.Service, board *services
 	twin := server.New(server.Config{Services: services, Keys: keys, Payments: payment.Off{}, FreeTier: free,
 		Ledger: &ledger.Writer{Store: scratch}, Metrics: twinMetrics, Logger: log})
 	sent := map[int]int{}
-	count := func(m map[int]int) {
+	var findings []canaryproof.Finding
+	count := func(m map[int]int, f []canaryproof.Finding) {
 		for k, v := range m {
 			sent[k] += v
 		}
+		findings = append(findings, f...)
 	}
 	for _, svc := range services {
 		if board.State(keyOf(svc)).Stopped {
@@ -97,23 +99,23 @@ func canaryProof(ctx context.Context, services []server.Service, board *services
 		if err != nil {
 			return err
 		}
-		count(c.Send(ctx, twin, reqs))
+		exempt := svc.Desc.GetTripwires().GetExemptMembers()
+		count(c.Send(ctx, twin, reqs, exempt))
 		var paid []canaryproof.Request
 		for _, r := range reqs {
 			if !strings.HasSuffix(r.Path, "/precheck") {
 				paid = append(paid, r)
 			}
 		}
-		count(c.Send(ctx, served, paid))
+		count(c.Send(ctx, served, paid, exempt))
 		gets := []canaryproof.Request{{Method: "GET", Path: "/" + name + "/criteria"}, {Method: "GET", Path: "/" + name + "/metrics"}}
-		count(c.Send(ctx, served, gets))
+		count(c.Send(ctx, served, gets, nil))
 	}
 	count(c.Send(ctx, served, []canaryproof.Request{{Method: "GET", Path: "/"}, {Method: "GET", Path: "/keys"}, {Method: "GET", Path: "/healthz"}, {Method: "GET", Path: "/readyz"},
-		{Method: "POST", Path: "/" + c.Value, Body: []byte(c.Value)}}))
+		{Method: "POST", Path: "/" + c.Value, Body: []byte(c.Value)}}, nil))
 	// the plugins' stderr reaches the host log asynchronously
 	time.Sleep(500 * time.Millisecond)
 
-	var findings []canaryproof.Finding
 	findings = append(findings, c.Scan("the host log", capture.stop())...)
 	for label, h := range map[string]http.Handler{"/metrics": served, "/metrics (payments-off twin)": twin} {
 		rec := httptest.NewRecorder()
@@ -143,6 +145,6 @@ func canaryProof(ctx context.Context, services []server.Service, board *services
 		return fmt.Errorf("canary proof failed: the canary was found on %d surfaces; not serving", len(findings))
 	}
 	log.Info("canary proof passed: no trace on any surface", "requests", total, "statuses", fmt.Sprint(sent),
-		"surfaces", "log, /metrics, store rows, data dir, temp dir", "ms", time.Since(start).Milliseconds())
+		"surfaces", "answers, log, /metrics, store rows, data dir, temp dir", "ms", time.Since(start).Milliseconds())
 	return nil
 }

@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -96,6 +98,29 @@ func TestCanaryProofRefusesALeak(t *testing.T) {
 	err = canaryProof(ctx, services, servicestate.New(nil, nil, nil), leaky, keys, st, dataDir, capture, log)
 	if err == nil || !strings.Contains(err.Error(), "canary proof failed") || !strings.Contains(out.String(), "surface=\"the host log") {
 		t.Fatalf("a leaking host: %v\n%.2000s", err, out.String())
+	}
+	// a family that copies what it was sent into its answer (here the
+	// whole body, as a "sample" member) fails it too, naming the answer
+	echoing := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		rec := httptest.NewRecorder()
+		honest.ServeHTTP(rec, r)
+		var answer map[string]any
+		if json.Unmarshal(rec.Body.Bytes(), &answer) != nil {
+			w.WriteHeader(rec.Code)
+			_, _ = w.Write(rec.Body.Bytes())
+			return
+		}
+		answer["sample"] = string(body)
+		w.WriteHeader(rec.Code)
+		_ = json.NewEncoder(w).Encode(answer)
+	})
+	capture.buf = &bytes.Buffer{}
+	out.Reset()
+	err = canaryProof(ctx, services, servicestate.New(nil, nil, nil), echoing, keys, st, dataDir, capture, log)
+	if err == nil || !strings.Contains(out.String(), "surface=\"the answer to POST /stream-divergence/compare") {
+		t.Fatalf("an echoing family: %v\n%.2000s", err, out.String())
 	}
 	capture.buf = &bytes.Buffer{}
 	if err := canaryProof(ctx, services, servicestate.New(nil, nil, nil), honest, keys, st, dataDir, capture, log); err != nil {
