@@ -144,7 +144,7 @@ func TestFailuresNameTheirCause(t *testing.T) {
 		t.Errorf("criteria pin mismatch: %v", err)
 	}
 	stale := bytes.Replace(raw, []byte(head.SHA256), []byte(zeros), 1)
-	if _, err := selftest.Parse(stale, head.SHA256); err == nil || !strings.Contains(err.Error(), "sha256 member is "+zeros+", but its content pins to "+head.SHA256) {
+	if _, err := selftest.Parse(stale, head.SHA256); err == nil || !strings.Contains(err.Error(), "sha256 member is "+zeros+", but the corpus pins to "+head.SHA256) {
 		t.Errorf("the file's own pin stale: %v", err)
 	}
 }

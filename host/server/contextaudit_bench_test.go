@@ -10,7 +10,7 @@ import (
 
 	"github.com/assay-audit/assay/corpus/realistic"
 	"github.com/assay-audit/assay/host/internal/testhost"
-	"github.com/assay-audit/assay/host/selfcheck"
+	"github.com/assay-audit/assay/sdk/selfcheck"
 	"github.com/assay-audit/assay/plugins/adapter-anthropic-messages/anthropic"
 	"github.com/assay-audit/assay/plugins/adapter-generic-message-list/generic"
 	"github.com/assay-audit/assay/plugins/adapter-letta-af/lettaaf"

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/assay-audit/assay/host/selfcheck"
+	"github.com/assay-audit/assay/sdk/selfcheck"
 	"github.com/assay-audit/assay/host/signing"
 	"github.com/assay-audit/assay/plugins/adapter-anthropic-messages/anthropic"
 	"github.com/assay-audit/assay/plugins/context-audit/composition"

@@ -33,7 +33,7 @@ import (
 	"github.com/assay-audit/assay/host/pluginhost"
 	"github.com/assay-audit/assay/host/ratelog"
 	"github.com/assay-audit/assay/host/readiness"
-	"github.com/assay-audit/assay/host/selfcheck"
+	"github.com/assay-audit/assay/sdk/selfcheck"
 	"github.com/assay-audit/assay/host/servicestate"
 	"github.com/assay-audit/assay/host/signing"
 	"github.com/assay-audit/assay/sdk"

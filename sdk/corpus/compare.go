@@ -1,0 +1,216 @@
+package corpus
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/assay-audit/assay/sdk"
+)
+
+// Placeholders an expected answer carries (docs/corpus.md).
+const (
+	CheckEnd    = "<check-end UTC>"
+	PinMark     = "<pin>"
+	ServerClock = "<server clock>"
+)
+
+var instantRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$`)
+
+// Answer is what came back for a case: the status, the bytes, and when
+// the request left and its answer arrived (for <server clock>).
+type Answer struct {
+	Status         int
+	Body           []byte
+	Sent, Received time.Time
+}
+
+// Compare is the first way an answer differs from the case's expectation,
+// "" when it holds: the status (naming the refusal code, the answer's
+// kind or the self-check's rule when it is wrong), then body_text, or,
+// for a JSON answer, issued_at's form, the corpus pin, the server's clock
+// where the case prints it, and deep equality with the expected answer,
+// placeholders substituted (member order ignored, array order kept,
+// numbers by value, no missing and no extra members). The answer's
+// signature member is not compared; checking it is the caller's (a host
+// verifies it against its keys first). Messages hold paths and the
+// corpus's own values only: a corpus is synthetic, never a submission.
+func Compare(tc Case, pin string, a Answer) string {
+	if a.Status != tc.Expect.Status {
+		return fmt.Sprintf("status: expected %d, actual %d%s", tc.Expect.Status, a.Status, refusalOf(a.Body))
+	}
+	if tc.Expect.BodyText != nil {
+		if string(a.Body) != *tc.Expect.BodyText {
+			return "body_text differs"
+		}
+		return ""
+	}
+	tree, err := sdk.DecodeJSON(a.Body)
+	if err != nil {
+		return "answer: not JSON"
+	}
+	answer, ok := tree.(map[string]any)
+	if !ok {
+		return "answer: not an object"
+	}
+	delete(answer, "signature")
+	issued, _ := answer["issued_at"].(string)
+	if !instantRE.MatchString(issued) {
+		return "$.issued_at: not YYYY-MM-DDTHH:MM:SSZ"
+	}
+	if cp, _ := answer["corpus"].(map[string]any); cp == nil || cp["sha256"] != pin {
+		return "$.corpus.sha256: not the corpus pin"
+	}
+	exp, err := sdk.DecodeJSON(tc.Expect.Answer)
+	if err != nil {
+		return "expected answer is not JSON"
+	}
+	clock := ""
+	if carries(exp, ServerClock) {
+		v, _ := answer["evaluation_instant"].(string)
+		at, err := time.Parse(time.RFC3339, v)
+		if !instantRE.MatchString(v) || err != nil || at.Before(a.Sent.Truncate(time.Second)) || at.After(a.Received) {
+			return "$.evaluation_instant: not the host's clock during the request"
+		}
+		clock = v
+	}
+	return Diff(substitute(exp, issued, pin, clock), answer, "$")
+}
+
+// refusalOf names what an answer of the wrong status said: its kind, or
+// its error's code and (from a host that explains withheld answers: its
+// own self-test, familytest) the self-check's rule.
+func refusalOf(raw []byte) string {
+	var a struct {
+		Kind  string `json:"kind"`
+		Error struct {
+			Code, Rule string
+		} `json:"error"`
+	}
+	if json.Unmarshal(raw, &a) != nil {
+		return " (not a JSON answer)"
+	}
+	switch {
+	case a.Error.Rule != "":
+		return fmt.Sprintf(" (%s: rule %s)", a.Error.Code, a.Error.Rule)
+	case a.Error.Code != "":
+		return fmt.Sprintf(" (%s)", a.Error.Code)
+	case a.Kind != "":
+		return fmt.Sprintf(" (kind %s)", a.Kind)
+	}
+	return ""
+}
+
+func carries(v any, mark string) bool {
+	switch t := v.(type) {
+	case string:
+		return strings.Contains(t, mark)
+	case []any:
+		for _, x := range t {
+			if carries(x, mark) {
+				return true
+			}
+		}
+	case map[string]any:
+		for _, x := range t {
+			if carries(x, mark) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func substitute(v any, issued, pin, clock string) any {
+	switch t := v.(type) {
+	case string:
+		if t == PinMark {
+			return pin
+		}
+		s := strings.ReplaceAll(t, CheckEnd, issued)
+		if clock != "" {
+			s = strings.ReplaceAll(s, ServerClock, clock)
+		}
+		return s
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = substitute(x, issued, pin, clock)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, x := range t {
+			out[k] = substitute(x, issued, pin, clock)
+		}
+		return out
+	}
+	return v
+}
+
+// Diff is the first difference between expected and actual JSON trees
+// (as sdk.DecodeJSON gives them), "" when equal: member order ignored,
+// array order kept, numbers by value. path names the root ("$").
+func Diff(exp, act any, path string) string {
+	switch e := exp.(type) {
+	case map[string]any:
+		a, ok := act.(map[string]any)
+		if !ok {
+			return path + ": not an object"
+		}
+		keys := make([]string, 0, len(e))
+		for k := range e {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			av, ok := a[k]
+			if !ok {
+				return path + "." + k + ": missing member"
+			}
+			if d := Diff(e[k], av, path+"."+k); d != "" {
+				return d
+			}
+		}
+		for k := range a {
+			if _, ok := e[k]; !ok {
+				return path + "." + k + ": unexpected member"
+			}
+		}
+		return ""
+	case []any:
+		a, ok := act.([]any)
+		if !ok {
+			return path + ": not an array"
+		}
+		for i := 0; i < len(e) && i < len(a); i++ {
+			if d := Diff(e[i], a[i], fmt.Sprintf("%s[%d]", path, i)); d != "" {
+				return d
+			}
+		}
+		if len(e) != len(a) {
+			return fmt.Sprintf("%s: expected %d items, actual %d", path, len(e), len(a))
+		}
+		return ""
+	case json.Number:
+		a, ok := act.(json.Number)
+		if !ok || !sameNumber(e, a) {
+			return path + ": number differs"
+		}
+		return ""
+	}
+	if exp != act {
+		return path + ": value differs"
+	}
+	return ""
+}
+
+func sameNumber(a, b json.Number) bool {
+	x, _, errX := big.ParseFloat(string(a), 10, 256, big.ToNearestEven)
+	y, _, errY := big.ParseFloat(string(b), 10, 256, big.ToNearestEven)
+	return errX == nil && errY == nil && x.Cmp(y) == 0
+}
