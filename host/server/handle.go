@@ -12,6 +12,7 @@ import (
 	"github.com/assay-audit/assay/host/payment"
 	"github.com/assay-audit/assay/host/pluginhost"
 	"github.com/assay-audit/assay/sdk"
+	"github.com/assay-audit/assay/sdk/envelope"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 	"github.com/assay-audit/assay/sdk/sharedbody"
 )
@@ -85,7 +86,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 		return
 	}
 	if op == nil {
-		s.familyAnswer(q, http.StatusOK, "precheck", v.GetBody(), v.GetCheckEndUnixNano(), nil)
+		s.familyAnswer(q, http.StatusOK, envelope.KindPrecheck, v.GetBody(), v.GetCheckEndUnixNano(), nil)
 		return
 	}
 	s.deliver(q, pc, sess, func() { closeSession(); leave() })
@@ -104,12 +105,12 @@ func (s *Server) notAccepted(q *request, pc *paidCall, v *pb.Validated) bool {
 		pc.withdraw()
 		s.cfg.Metrics.Refusal(service, v.GetCode())
 		q.note.code = v.GetCode()
-		s.familyAnswer(q, http.StatusBadRequest, "refusal", v.GetBody(), v.GetCheckEndUnixNano(), nil)
+		s.familyAnswer(q, http.StatusBadRequest, envelope.KindRefusal, v.GetBody(), v.GetCheckEndUnixNano(), nil)
 	case pb.Outcome_COULD_NOT_MEASURE:
 		pc.withdraw()
 		s.cfg.Metrics.CouldNotMeasure(service, v.GetCode())
 		q.note.code = v.GetCode()
-		s.familyAnswer(q, http.StatusUnprocessableEntity, "could_not_measure", v.GetBody(), v.GetCheckEndUnixNano(), nil)
+		s.familyAnswer(q, http.StatusUnprocessableEntity, envelope.KindCouldNotMeasure, v.GetBody(), v.GetCheckEndUnixNano(), nil)
 	default:
 		s.boundaryFailure(q, pluginhost.ErrFailed)
 	}

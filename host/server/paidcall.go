@@ -10,6 +10,7 @@ import (
 	"github.com/assay-audit/assay/host/payment"
 	"github.com/assay-audit/assay/host/redelivery"
 	"github.com/assay-audit/assay/host/store"
+	"github.com/assay-audit/assay/sdk/envelope"
 	"github.com/assay-audit/assay/sdk/sharedbody"
 )
 
@@ -241,7 +242,7 @@ func (s *Server) deliver(q *request, pc *paidCall, sess Session, release func())
 		return
 	}
 	release()
-	answer, err := s.assemble(q, "report", rep.GetBody(), rep.GetCheckEndUnixNano(), pc.paid.adm.Facts)
+	answer, err := s.assemble(q, envelope.KindReport, rep.GetBody(), rep.GetCheckEndUnixNano(), pc.paid.adm.Facts)
 	if err != nil {
 		pc.withdraw()
 		s.selfCheckFailure(q, err)

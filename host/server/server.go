@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net"
 	"net/http"
 	"net/netip"
@@ -33,11 +32,11 @@ import (
 	"github.com/assay-audit/assay/host/pluginhost"
 	"github.com/assay-audit/assay/host/ratelog"
 	"github.com/assay-audit/assay/host/readiness"
-	"github.com/assay-audit/assay/sdk/selfcheck"
 	"github.com/assay-audit/assay/host/servicestate"
 	"github.com/assay-audit/assay/host/signing"
-	"github.com/assay-audit/assay/sdk"
+	"github.com/assay-audit/assay/sdk/envelope"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
+	"github.com/assay-audit/assay/sdk/selfcheck"
 	"github.com/assay-audit/assay/sdk/sharedbody"
 )
 
@@ -364,7 +363,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 func notCovered(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(http.StatusNotFound)
-	_, _ = io.WriteString(w, "NOT COVERED")
+	_, _ = io.WriteString(w, envelope.NotCovered)
 }
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
@@ -394,7 +393,7 @@ func (s *Server) keys(w http.ResponseWriter, _ *http.Request) {
 
 // Host-side refusal codes (the families' own codes come from their criteria).
 const (
-	codeBodyCap     = "body_bytes_cap"
+	codeBodyCap     = envelope.BodyCapCode
 	codeUnavailable = "plugin_unavailable"
 	codeDeadline    = "deadline_exceeded"
 	codeInternal    = "internal_error"
@@ -424,7 +423,7 @@ const (
 )
 
 var hostMessages = map[string]string{
-	codeBodyCap:           "request body exceeds the published cap",
+	codeBodyCap:           envelope.BodyCapMessage,
 	codeUnavailable:       "the service stopped while handling this request; nothing was charged; send it again",
 	codeDeadline:          "the check did not finish within the host's deadline; nothing was charged",
 	codeInternal:          "the service failed to handle this request; nothing was charged",
@@ -518,7 +517,7 @@ func (q *request) opName() string {
 
 // sendDemand answers with the payment gate's own refusal.
 func (s *Server) sendDemand(q *request, d *payment.Demand) {
-	answer := s.common(q, "refusal", s.cfg.Now())
+	answer := s.common(q, envelope.KindRefusal, s.cfg.Now())
 	inner := map[string]any{"code": d.Code, "message": d.Message}
 	for k, v := range d.Facts {
 		inner[k] = v
@@ -617,28 +616,10 @@ func isTrusted(addr string, trusted []netip.Prefix) bool {
 	return false
 }
 
-// assemble merges the host's common members with the family's body and
-// runs the self-check. The body is read in canonical form (as the SDK
-// sends it, so normally as it came): its members enter the answer as
-// slices of it, checked and signed without being decoded into a tree.
+// assemble is the answer of a family's body (envelope.Assemble: the
+// host's common members around it, the self-check over both); a paid
+// route's adds its payment member.
 func (s *Server) assemble(q *request, kind string, familyBody []byte, checkEnd int64, paymentFacts map[string]any) (map[string]any, error) {
-	answer := map[string]any{}
-	if len(familyBody) > 0 {
-		doc, err := sdk.Canonicalize(familyBody)
-		if err != nil {
-			return nil, errors.New("family body is not a JSON object")
-		}
-		if doc[0] != '{' {
-			return nil, errors.New("family body is not a JSON object")
-		}
-		members, err := q.sv.check.Check(doc)
-		if err != nil {
-			return nil, err
-		}
-		for _, m := range members {
-			answer[m.Name] = sdk.RawCanonical(doc[m.Start:m.End])
-		}
-	}
 	issued := q.start
 	if checkEnd != 0 {
 		issued = time.Unix(0, checkEnd)
@@ -650,35 +631,11 @@ func (s *Server) assemble(q *request, kind string, familyBody []byte, checkEnd i
 		}
 		common["payment"] = paymentFacts
 	}
-	for k := range common {
-		if _, clash := answer[k]; clash {
-			return nil, errors.New("family body overrides a common member")
-		}
-	}
-	// the host's own members pass the same check
-	doc, err := sdk.CanonicalJSON(common)
-	if err != nil {
-		// static: the rule is logged, never a value
-		return nil, errors.New("common members are not serialisable")
-	}
-	if _, err := q.sv.check.Check(doc); err != nil {
-		return nil, err
-	}
-	maps.Copy(answer, common)
-	return answer, nil
+	return envelope.Assemble(q.sv.check, familyBody, common)
 }
 
 func (s *Server) common(q *request, kind string, issued time.Time) map[string]any {
-	d := q.sv.Desc
-	return map[string]any{
-		"service":         d.GetService(),
-		"service_version": d.GetServiceVersion(),
-		"criteria":        map[string]any{"id": d.GetCriteriaId(), "revision": d.GetCriteriaRevision()},
-		"corpus":          map[string]any{"id": d.GetCorpusId(), "sha256": d.GetCorpusSha256()},
-		"op":              q.opName(),
-		"kind":            kind,
-		"issued_at":       issued.UTC().Truncate(time.Second).Format("2006-01-02T15:04:05Z"),
-	}
+	return envelope.Common(q.sv.Desc, q.opName(), kind, issued)
 }
 
 func (s *Server) familyAnswer(q *request, status int, kind string, body []byte, checkEnd int64, paymentFacts map[string]any) {
@@ -701,7 +658,7 @@ func (s *Server) hostRefusalWith(q *request, status int, code string, facts, pay
 	for k, v := range facts {
 		inner[k] = v
 	}
-	answer := s.common(q, "refusal", s.cfg.Now())
+	answer := s.common(q, envelope.KindRefusal, s.cfg.Now())
 	answer["error"] = inner
 	if q.op != nil {
 		if paymentFacts == nil {

@@ -33,14 +33,17 @@ func TestPluginsInAModuleOfTheirOwn(t *testing.T) {
 	files := map[string]string{
 		"go.mod": "module example.com/plugins\n\ngo 1.26.8\n\nrequire github.com/assay-audit/assay/sdk v0.0.0\n\n" +
 			"replace github.com/assay-audit/assay/sdk => " + sdkDir + "\n",
-		"go.sum":                     string(sum),
-		"e2e/e2e_test.go":            endToEnd,
-		"adapter/adapter.go":         "examples/adapter/adapter.go",
-		"family/main.go":             "examples/family/main.go",
-		"family/count/count.go":      "examples/family/count/count.go",
-		"family/count/count_test.go": "examples/family/count/count_test.go",
-		"family/count/criteria.json": "examples/family/count/criteria.json",
-		"family/count/corpus.json":   "examples/family/count/corpus.json",
+		"go.sum":                      string(sum),
+		"e2e/e2e_test.go":             endToEnd,
+		"adapter/adapter.go":          "examples/adapter/adapter.go",
+		"adapter/lines/lines.go":      "examples/adapter/lines/lines.go",
+		"adapter/lines/lines_test.go": "examples/adapter/lines/lines_test.go",
+		"family/count/corpus_test.go": "examples/family/count/corpus_test.go",
+		"family/main.go":              "examples/family/main.go",
+		"family/count/count.go":       "examples/family/count/count.go",
+		"family/count/count_test.go":  "examples/family/count/count_test.go",
+		"family/count/criteria.json":  "examples/family/count/criteria.json",
+		"family/count/corpus.json":    "examples/family/count/corpus.json",
 	}
 	for name, body := range files {
 		if strings.HasPrefix(body, "examples/") {
@@ -48,7 +51,7 @@ func TestPluginsInAModuleOfTheirOwn(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			body = strings.ReplaceAll(string(src), "github.com/assay-audit/assay/sdk/examples/family/", "example.com/plugins/family/")
+			body = strings.ReplaceAll(string(src), "github.com/assay-audit/assay/sdk/examples/", "example.com/plugins/")
 		}
 		path := filepath.Join(mod, name)
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -70,7 +73,7 @@ func TestPluginsInAModuleOfTheirOwn(t *testing.T) {
 		return string(out)
 	}
 	out := run("test", "-count=1", "-v", "./...")
-	for _, pass := range []string{"--- PASS: TestTheAdapterBinary", "--- PASS: TestTheFamilyBinary", "--- PASS: TestASignedReport", "--- PASS: TestCountsTheAdaptedRecord"} {
+	for _, pass := range []string{"--- PASS: TestTheAdapterBinary", "--- PASS: TestTheFamilyBinary", "--- PASS: TestASignedReport", "--- PASS: TestCountsTheAdaptedRecord", "--- PASS: TestTheCorpusInProcess", "--- PASS: TestConformance"} {
 		if !strings.Contains(out, pass) {
 			t.Errorf("the outside module's tests did not all pass (%s missing):\n%s", pass, out)
 		}

@@ -1,46 +1,10 @@
-// Package main is an example format adapter, written the way a third
-// party would write one: the adapter is a plain Go value (tested in
-// process with sdk/adaptertest) and main is one call to sdk.ServeAdapter.
-//
-// Its format, "example-lines", is a JSON array of strings: each string is
-// one user message with one text block. It exists to show the shape, not to
-// serve a real criteria family.
+// Command assay-adapter-example-lines serves the example format adapter
+// (package lines): main is one call to sdk.ServeAdapter.
 package main
 
 import (
-	"context"
-	"encoding/json"
-
 	"github.com/assay-audit/assay/sdk"
-	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
+	"github.com/assay-audit/assay/sdk/examples/adapter/lines"
 )
 
-// Lines adapts the example-lines format.
-type Lines struct{}
-
-// Describe names the family and format this adapter serves.
-func (Lines) Describe() *pb.AdapterDescription {
-	return &pb.AdapterDescription{Family: "example-count/v1", FormatId: "example-lines", FormatVersions: []string{"1"}, AdapterVersion: "1.0.0"}
-}
-
-// Adapt turns a record into a SessionRecord, or refuses it. The refusal's
-// message is static: it never quotes the record.
-func (Lines) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse {
-	var lines []*string
-	if err := json.Unmarshal(req.GetRecord(), &lines); err != nil || lines == nil {
-		return sdk.Refuse(sdk.RecordDoesNotParse, "the record is not a JSON array of strings")
-	}
-	rec := sdk.Record(sdk.L0)
-	for _, l := range lines {
-		var b *pb.Block
-		if l == nil { // null: a line the format holds, but no text
-			b = sdk.NonSerialisableBlock(sdk.KindText)
-		} else {
-			b = sdk.TextBlock(sdk.KindText, *l)
-		}
-		rec.Messages = append(rec.Messages, sdk.Message("user", b))
-	}
-	return sdk.Adapted(rec)
-}
-
-func main() { sdk.ServeAdapter(Lines{}) }
+func main() { sdk.ServeAdapter(lines.Adapter{}) }

@@ -1,4 +1,4 @@
-package main
+package lines
 
 import (
 	"testing"
@@ -7,7 +7,7 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	adaptertest.Run(t, Lines{}, adaptertest.Cases{
+	adaptertest.Run(t, Adapter{}, adaptertest.Cases{
 		Valid:   [][]byte{[]byte(`["hello","world"]`), []byte(`[]`), []byte(`["a",null]`)},
 		Invalid: [][]byte{[]byte(`{"lines":["secret text here"]}`), []byte(`[1,2]`), []byte(`not json at all`)},
 	})
