@@ -10,13 +10,13 @@ import (
 
 	"github.com/assay-audit/assay/corpus/realistic"
 	"github.com/assay-audit/assay/host/internal/testhost"
-	"github.com/assay-audit/assay/sdk/selfcheck"
 	"github.com/assay-audit/assay/plugins/adapter-anthropic-messages/anthropic"
 	"github.com/assay-audit/assay/plugins/adapter-generic-message-list/generic"
 	"github.com/assay-audit/assay/plugins/adapter-letta-af/lettaaf"
 	"github.com/assay-audit/assay/plugins/context-audit/composition"
 	"github.com/assay-audit/assay/plugins/context-audit/compositiontest"
 	"github.com/assay-audit/assay/sdk"
+	"github.com/assay-audit/assay/sdk/selfcheck"
 )
 
 // BenchmarkContextAuditMaxRecord: the paid audit of a max-size record end

@@ -5,13 +5,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/assay-audit/assay/sdk/selfcheck"
 	"github.com/assay-audit/assay/host/signing"
 	"github.com/assay-audit/assay/plugins/adapter-anthropic-messages/anthropic"
 	"github.com/assay-audit/assay/plugins/context-audit/composition"
 	"github.com/assay-audit/assay/plugins/context-audit/compositiontest"
 	"github.com/assay-audit/assay/sdk"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
+	"github.com/assay-audit/assay/sdk/selfcheck"
 )
 
 // maxReportBody is the family body of a max-size record's report as the
