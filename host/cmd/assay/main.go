@@ -59,6 +59,7 @@ const usage = `usage:
   assay ledger reconcile [--json] [--solana-rpc URL] [--pay-to WALLET] [--config FILE] [--data-dir DIR] [--store SPEC]
   assay verify [--keys JWKS-FILE-OR-URL] <answer.json|->
   assay plugins pin [--dir DIR]
+  assay corpus pin|check [--corpus FILE] [--criteria FILE]
   assay probe [--timeout DURATION] <url>
 `
 
@@ -132,6 +133,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return errors.New("plugins: only `assay plugins pin`\n" + usage)
 		}
 		return pin(args[2:], stdout, stderr)
+	case "corpus":
+		if len(args) < 2 {
+			return errors.New("corpus: pin or check\n" + usage)
+		}
+		return corpusCmd(args[1], args[2:], stdout)
 	case "-h", "--help", "help":
 		_, err := io.WriteString(stdout, usage)
 		return err
