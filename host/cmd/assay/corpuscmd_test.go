@@ -31,7 +31,10 @@ func TestCorpusPinAndCheck(t *testing.T) {
 	_ = os.WriteFile(cr, criteria, 0o644)
 	_ = os.WriteFile(co, file, 0o644)
 	var out bytes.Buffer
-	check := func() error { out.Reset(); return run([]string{"corpus", "check", "--corpus", co, "--criteria", cr}, &out, &out) }
+	check := func() error {
+		out.Reset()
+		return run([]string{"corpus", "check", "--corpus", co, "--criteria", cr}, &out, &out)
+	}
 	if err := check(); err != nil || !strings.HasPrefix(out.String(), "pins hold: ") {
 		t.Fatalf("the shipped pins: %v %s", err, out.String())
 	}
