@@ -18,7 +18,9 @@ import (
 
 	"github.com/assay-audit/assay/host/signing"
 	"github.com/assay-audit/assay/host/solana"
+	"github.com/assay-audit/assay/sdk/canary"
 	"github.com/assay-audit/assay/sdk/corpus"
+	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 )
 
 // Corpus is a corpus file (sdk/corpus, the format every runner shares).
@@ -120,4 +122,28 @@ func freshCaller() string {
 	k := make([]byte, 32)
 	_, _ = rand.Read(k)
 	return solana.EncodeBase58(k)
+}
+
+// Custody plants a canary in every case of c and probes the family's
+// tripwires (canary.Check), each request sent to h in process from its
+// own client address: what a host runs at load, after the corpus passes,
+// to warn of a family that prints what a caller sent.
+func Custody(ctx context.Context, h http.Handler, c *Corpus, tw *pb.Tripwires) (canary.Result, error) {
+	can, err := canary.New()
+	if err != nil {
+		return canary.Result{}, fmt.Errorf("selftest: %w", err)
+	}
+	var prefix [6]byte
+	_, _ = rand.Read(prefix[:])
+	n := 0
+	send := func(method, path string, body []byte) (int, []byte) {
+		n++
+		req := httptest.NewRequestWithContext(ctx, method, path, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.RemoteAddr = fmt.Sprintf("[fd%02x:%02x%02x:%02x%02x:%02x::%x]:4402", prefix[0], prefix[1], prefix[2], prefix[3], prefix[4], prefix[5], n)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec.Code, rec.Body.Bytes()
+	}
+	return can.Check(c, tw, send), nil
 }

@@ -317,7 +317,10 @@ func serve(args []string, stderr io.Writer) (err error) {
 	defer func() { stopBoard(); owned.Wait() }()
 	// each family's corpus before the listener opens: one that fails is
 	// not served by this host
-	launchSelfTests(ctx, services, keys, board, log)
+	passed := launchSelfTests(ctx, services, keys, board, log)
+	// and then, while it serves, whether what a caller sends comes back
+	owned.Add(1)
+	go func() { defer owned.Done(); launchCustody(boardCtx, passed, keys, log) }()
 	ready := readiness.New(readiness.Config{Store: st, Board: board, Keys: keys, Services: serviceKeys(services),
 		HostID: id, Label: hostLabel(cfg.Listen), Log: log, Adapters: ps.router.Status,
 		Relaunch: func(ctx context.Context, k servicestate.Key) (bool, string) { return relaunch(ctx, services, keys, k) }})

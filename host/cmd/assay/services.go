@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/user"
 	"path/filepath"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -23,6 +25,7 @@ import (
 	"github.com/assay-audit/assay/host/servicestate"
 	"github.com/assay-audit/assay/host/signing"
 	"github.com/assay-audit/assay/host/store"
+	"github.com/assay-audit/assay/sdk/canary"
 )
 
 // plugins are the configured plugins, started: adapters first (a family
@@ -153,34 +156,69 @@ func keyOf(svc server.Service) servicestate.Key {
 // submitted reaches that file), answers signed with keys and checked
 // against them.
 func runCorpus(ctx context.Context, svc server.Service, keys *signing.Keyring) (selftest.Result, error) {
-	c, err := selftest.Parse(svc.Desc.GetCorpus(), svc.Desc.GetCorpusSha256())
-	if err != nil {
-		if len(svc.Desc.GetCorpus()) == 0 {
-			return selftest.Result{}, errors.New("the family ships no corpus")
-		}
-		return selftest.Result{}, err
-	}
-	tmp, err := os.MkdirTemp("", "assay-selftest-")
+	h, c, done, err := selfTestHost(ctx, svc, keys)
 	if err != nil {
 		return selftest.Result{}, err
 	}
-	defer os.RemoveAll(tmp)
-	st, err := store.OpenSQLite(ctx, filepath.Join(tmp, "selftest.db"))
-	if err != nil {
-		return selftest.Result{}, err
-	}
-	defer st.Close()
-	free, err := freetier.New(ctx, st)
-	if err != nil {
-		return selftest.Result{}, err
-	}
-	h := server.New(server.Config{Services: []server.Service{svc}, Keys: keys, FreeTier: free, Payments: payment.Off{}, Metrics: metrics.New(),
-		ExplainWithheld: true})
+	defer done()
 	current := func() []byte {
 		jwks, _ := json.Marshal(keys.JWKS())
 		return jwks
 	}
 	return selftest.Run(ctx, h, current, c), nil
+}
+
+// selfTestHost is a family's corpus, parsed and pinned, and a host of its
+// own to send it to; done removes the host's temporary store.
+func selfTestHost(ctx context.Context, svc server.Service, keys *signing.Keyring) (http.Handler, *selftest.Corpus, func(), error) {
+	c, err := selftest.Parse(svc.Desc.GetCorpus(), svc.Desc.GetCorpusSha256())
+	if err != nil {
+		if len(svc.Desc.GetCorpus()) == 0 {
+			return nil, nil, nil, errors.New("the family ships no corpus")
+		}
+		return nil, nil, nil, err
+	}
+	tmp, err := os.MkdirTemp("", "assay-selftest-")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	st, err := store.OpenSQLite(ctx, filepath.Join(tmp, "selftest.db"))
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, nil, nil, err
+	}
+	done := func() { st.Close(); os.RemoveAll(tmp) }
+	free, err := freetier.New(ctx, st)
+	if err != nil {
+		done()
+		return nil, nil, nil, err
+	}
+	h := server.New(server.Config{Services: []server.Service{svc}, Keys: keys, FreeTier: free, Payments: payment.Off{}, Metrics: metrics.New(),
+		ExplainWithheld: true})
+	return h, c, done, nil
+}
+
+// launchCustody runs the canary check (selftest.Custody) on each family
+// that passed its corpus at launch, one family at a time, while the host
+// serves: it only warns, so it holds up nothing (about a second of CPU
+// for the shipped families together), and it stops with ctx.
+func launchCustody(ctx context.Context, services []server.Service, keys *signing.Keyring, log hclog.Logger) {
+	for _, svc := range services {
+		if ctx.Err() != nil {
+			return
+		}
+		h, c, done, err := selfTestHost(ctx, svc, keys)
+		if err != nil {
+			continue // the launch self-test logged it
+		}
+		started := time.Now()
+		r, err := selftest.Custody(ctx, h, c, svc.Desc.GetTripwires())
+		done()
+		if err != nil || ctx.Err() != nil {
+			continue
+		}
+		warnCustody(log, svc.Desc.GetService(), r, time.Since(started))
+	}
 }
 
 // failuresLogged bounds the failing cases a launch logs one by one: a
@@ -192,8 +230,9 @@ const failuresLogged = 50
 // before the listener opens; a family whose corpus does not pass whole is
 // stopped on this host ("corpus failed at launch: N of M cases failed"),
 // the others are served.
-func launchSelfTests(ctx context.Context, services []server.Service, keys *signing.Keyring, board *servicestate.Board, log hclog.Logger) {
+func launchSelfTests(ctx context.Context, services []server.Service, keys *signing.Keyring, board *servicestate.Board, log hclog.Logger) (passed []server.Service) {
 	var wg sync.WaitGroup
+	var mu sync.Mutex
 	for _, svc := range services {
 		wg.Add(1)
 		go func() {
@@ -215,10 +254,36 @@ func launchSelfTests(ctx context.Context, services []server.Service, keys *signi
 				log.Error("corpus failed at launch: not served", "service", name, "cases", r.Cases, "passed", r.Passed, "ms", r.Elapsed.Milliseconds())
 			default:
 				log.Info("corpus passed at launch", "service", name, "cases", r.Cases, "passed", r.Passed, "ms", r.Elapsed.Milliseconds())
+				mu.Lock()
+				passed = append(passed, svc)
+				mu.Unlock()
 			}
 		}()
 	}
 	wg.Wait()
+	return passed
+}
+
+// warnCustody logs what the launch's canary check found: answers that
+// print a planted string outside the family's exempt members, and
+// accepted cases a caller's string can have withheld. Warnings, not a
+// stop: the family passed its corpus, and `assay serve --canary-proof`
+// is the operator's refusal to launch on a leak. Each names the case,
+// how it was planted and the member's path (a planted name shown as
+// <caller>): synthetic text, never a submission.
+func warnCustody(log hclog.Logger, service string, c canary.Result, took time.Duration) {
+	for _, l := range c.Leaks[:min(len(c.Leaks), failuresLogged)] {
+		log.Warn("family answers print caller-chosen strings (docs/self-check.md; assay serve --canary-proof refuses them)", "service", service, "case", l)
+	}
+	for _, w := range c.Withheld[:min(len(c.Withheld), failuresLogged)] {
+		log.Warn("a caller can have this family's answers withheld (docs/self-check.md)", "service", service, "case", w)
+	}
+	level := hclog.Debug
+	if len(c.Leaks)+len(c.Withheld) > 0 {
+		level = hclog.Warn
+	}
+	log.Log(level, "custody check at launch", "service", service, "planted_requests", c.Sent, "leaks", len(c.Leaks), "withheld", len(c.Withheld),
+		"ms", took.Milliseconds())
 }
 
 // serviceKeys are the service versions of services.

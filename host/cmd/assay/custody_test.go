@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/assay-audit/assay/host/internal/testhost"
+	"github.com/assay-audit/assay/host/pluginhost"
+	"github.com/assay-audit/assay/host/server"
+	"github.com/assay-audit/assay/host/signing"
+	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
+)
+
+// echoBackend is a family that copies the first submitted string of a
+// request it measures into its report, as "sample": the defect the
+// custody check at launch exists to name.
+type echoBackend struct{ server.Backend }
+
+func (b echoBackend) Open(ctx context.Context) (server.Session, error) {
+	s, err := b.Backend.Open(ctx)
+	return &echoSession{Session: s}, err
+}
+
+type echoSession struct {
+	server.Session
+	sample string
+}
+
+func (s *echoSession) Start(st *pb.Start) (*pb.Validated, error) {
+	var doc struct {
+		StreamedCapture struct{ Chunks []string } `json:"streamed_capture"`
+	}
+	if json.Unmarshal(st.GetBody(), &doc) == nil && len(doc.StreamedCapture.Chunks) > 0 {
+		s.sample = doc.StreamedCapture.Chunks[0]
+	}
+	return s.Session.Start(st)
+}
+
+func (s *echoSession) Proceed() (*pb.Report, error) {
+	rep, err := s.Session.Proceed()
+	if err != nil || s.sample == "" {
+		return rep, err
+	}
+	var body map[string]any
+	if json.Unmarshal(rep.GetBody(), &body) != nil {
+		return rep, nil
+	}
+	body["sample"] = s.sample
+	rep.Body, _ = json.Marshal(body)
+	return rep, nil
+}
+
+// After the corpus passes at launch, the host plants a canary in every
+// case and warns of a family whose answers print it outside its exempt
+// members, naming the case and the member; the shipped family, the same
+// plugin without the echo, draws no warning.
+func TestLaunchWarnsOfAnEchoingFamily(t *testing.T) {
+	ctx := context.Background()
+	path := testhost.Plugin(t, "plugins/stream-divergence")
+	sum, _ := pluginhost.PinOf(path)
+	f, err := pluginhost.StartFamily(ctx, pluginhost.Spec{Name: "stream-divergence", Path: path, SHA256: sum},
+		pluginhost.Options{Logger: hclog.NewNullLogger(), Env: []string{"PATH=" + os.Getenv("PATH")}}, pluginhost.NewRouter())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	keys, err := signing.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	honest := server.Service{Desc: f.Description(), Backend: server.FamilyBackend{Family: f}}
+	var out bytes.Buffer
+	log := hclog.New(&hclog.LoggerOptions{Output: &out, Level: hclog.Info})
+	launchCustody(ctx, []server.Service{honest}, keys, log)
+	if out.Len() != 0 {
+		t.Errorf("the shipped family: %s", out.String())
+	}
+	launchCustody(ctx, []server.Service{{Desc: f.Description(), Backend: echoBackend{honest.Backend}}}, keys, log)
+	if !strings.Contains(out.String(), "family answers print caller-chosen strings") ||
+		!strings.Contains(out.String(), "the answer (200) prints a submitted string at $.sample") ||
+		!strings.Contains(out.String(), "custody check at launch: service=stream-divergence") {
+		t.Errorf("an echoing family:\n%.3000s", out.String())
+	}
+}
