@@ -21,11 +21,17 @@ import (
 func StartFamily(t testing.TB, binary string) *pb.FamilyDescription {
 	t.Helper()
 	d := describeFamily(t, binary)
+	requireServable(t, binary, d)
+	return d
+}
+
+// requireServable ends the test at a description a host would not serve:
+// nothing after it can pass.
+func requireServable(t testing.TB, binary string, d *pb.FamilyDescription) {
+	t.Helper()
 	if p := DescriptionProblems(d); len(p) > 0 {
-		// a host would not serve it: nothing after this can pass
 		t.Fatalf("plugintest: %s: a host refuses this family's description (%d problem(s)):\n  %s", binary, len(p), strings.Join(p, "\n  "))
 	}
-	return d
 }
 
 // describeFamily starts binary as a family and returns its description;

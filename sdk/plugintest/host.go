@@ -124,7 +124,73 @@ func StartHost(t testing.TB, opts HostOptions) *Host {
 		}
 		t.Fatalf("plugintest: %v\nthe host's log:\n%s", err, h.log.String())
 	}
+	h.custody(exited)
 	return h
+}
+
+// Lines of the host's log about its custody check at launch (host/cmd/assay,
+// warnCustody): the summary every served family gets once its corpus has
+// passed, and the two findings.
+const (
+	custodyDone     = "custody check at launch: service="
+	custodyLeak     = "family answers print caller-chosen strings"
+	custodyWithheld = "a caller can have this family's answers withheld"
+)
+
+// custody waits (60 s at most) for the host's custody check of every
+// service it serves, then fails the test on each answer that printed a
+// planted string outside the family's exempt members, and logs each
+// accepted case a caller's string can have withheld, as a warning.
+func (h *Host) custody(exited <-chan struct{}) {
+	h.t.Helper()
+	_, body, err := h.do(http.MethodGet, "/readyz", nil)
+	var r readyz
+	if err != nil || json.Unmarshal(body, &r) != nil {
+		return
+	}
+	var services []string
+	for _, s := range r.Services {
+		services = append(services, s.Service)
+	}
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if custodyChecked(h.log.String(), services) {
+			break
+		}
+		select {
+		case <-exited:
+			return
+		default:
+		}
+	}
+	reportCustody(h.t, h.log.String(), services)
+}
+
+func custodyChecked(log string, services []string) bool {
+	for _, s := range services {
+		if !strings.Contains(log, custodyDone+s+" ") {
+			return false
+		}
+	}
+	return true
+}
+
+// reportCustody turns the host's custody lines into the test's verdict;
+// a service the host never checked is named too.
+func reportCustody(t testing.TB, log string, services []string) {
+	t.Helper()
+	for _, line := range strings.Split(log, "\n") {
+		switch {
+		case strings.Contains(line, custodyLeak):
+			t.Errorf("plugintest: custody: %s", strings.TrimSpace(line))
+		case strings.Contains(line, custodyWithheld):
+			t.Logf("plugintest: warning: %s", strings.TrimSpace(line))
+		}
+	}
+	for _, s := range services {
+		if !strings.Contains(log, custodyDone+s+" ") {
+			t.Errorf("plugintest: the host did not finish its custody check of %s within 60 s", s)
+		}
+	}
 }
 
 // withAdapters is plugins with the adapters the families among them need
