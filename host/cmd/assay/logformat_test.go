@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -46,11 +47,12 @@ func TestHostLoggerFollowsTheFormat(t *testing.T) {
 	}
 	log.Debug("root", "n", 1)
 	log.Trace("below the level")
-	log.Named("plugin").With("plugin", "x").Info("child")
+	log.Named("plugin").With("plugin", "x").Info("child", "grace", 90*time.Second)
 	log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}).Printf("[ERR] http: a server error")
 	lines := jsonLines(t, buf.String())
+	// a duration is its seconds: 90, never Go's 90000000000 nanoseconds
 	if len(lines) != 3 || lines[0]["@message"] != "root" || lines[0]["@level"] != "debug" ||
-		lines[1]["@module"] != "assay.plugin" || lines[1]["plugin"] != "x" || lines[2]["@level"] != "error" {
+		lines[1]["@module"] != "assay.plugin" || lines[1]["plugin"] != "x" || lines[1]["grace"] != 90.0 || lines[2]["@level"] != "error" {
 		t.Errorf("lines: %v", lines)
 	}
 	buf.Reset()

@@ -27,6 +27,7 @@ import (
 	"github.com/assay-audit/assay/host/config"
 	"github.com/assay-audit/assay/host/dirlock"
 	"github.com/assay-audit/assay/host/freetier"
+	"github.com/assay-audit/assay/host/jsonlog"
 	"github.com/assay-audit/assay/host/ledger"
 	"github.com/assay-audit/assay/host/metrics"
 	"github.com/assay-audit/assay/host/pluginhost"
@@ -384,6 +385,10 @@ func hostLogger(cfg config.Config, out io.Writer) (hclog.Logger, error) {
 		return nil, err
 	}
 	opts.Name, opts.Output = "assay", out
+	if opts.JSONFormat {
+		// a log pipeline reads durations as seconds, not Go's nanoseconds
+		return jsonlog.Seconds(hclog.New(opts)), nil
+	}
 	return hclog.New(opts), nil
 }
 
