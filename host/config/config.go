@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/assay-audit/assay/host/admission"
+	"github.com/assay-audit/assay/host/solana"
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsimple"
@@ -337,4 +339,54 @@ func DefaultPath() string {
 		return ""
 	}
 	return p
+}
+
+// Problems is every mistake in c that can be told without the network or
+// the store, each one line naming its setting (and flag) and what it
+// must be: an operator fixing a config sees them all at once, not one a
+// start. cores sizes the admission defaults, as at serve.
+func (c Config) Problems(cores int) []string {
+	var out []string
+	add := func(err error) {
+		if err != nil {
+			out = append(out, err.Error())
+		}
+	}
+	_, err := c.LoggerOptions()
+	if err != nil {
+		// both of the logger's settings, not only the first
+		add(err)
+		if _, err2 := (Config{LogLevel: c.LogLevel}).LoggerOptions(); err2 != nil && err2.Error() != err.Error() {
+			add(err2)
+		}
+	}
+	_, err = c.Timeout()
+	add(err)
+	_, err = c.Grace()
+	add(err)
+	_, err = c.AdmissionLimits(cores)
+	add(err)
+	_, err = c.Proxies()
+	add(err)
+	switch p := c.Payments; {
+	case p == "off", p == "local":
+	default:
+		if u, err := url.Parse(p); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			out = append(out, fmt.Sprintf("payments (--payments) %q: expected off, local or a facilitator URL", p))
+		}
+	}
+	if b, err := solana.DecodeBase58(c.PayTo); c.PayTo != "" && (err != nil || len(b) != 32) {
+		out = append(out, "pay_to (--pay-to): not a Solana address (base58 of 32 bytes)")
+	}
+	if c.PublicURL != "" {
+		if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			out = append(out, "public_url (--public-url): must be an absolute http(s) URL")
+		}
+	}
+	if c.SolanaRPC != "" {
+		if u, err := url.Parse(c.SolanaRPC); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			out = append(out, "solana_rpc (--solana-rpc): must be an absolute http(s) URL")
+		}
+	}
+	return out
 }

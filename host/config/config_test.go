@@ -140,3 +140,29 @@ func TestLoadNamesEveryProblem(t *testing.T) {
 		t.Fatalf("two misspelled keys: %v", err)
 	}
 }
+
+// Every mistake that can be told without the network is named at once,
+// each with its setting; a config without mistakes has none.
+func TestProblemsNamesEveryMistake(t *testing.T) {
+	c := Defaults()
+	if p := c.Problems(2); len(p) != 0 {
+		t.Fatalf("the defaults: %q", p)
+	}
+	c.LogFormat, c.LogLevel, c.CallTimeout, c.ShutdownGrace = "jsn", "verbose", "soon", "-1s"
+	c.Payments, c.PayTo, c.PublicURL, c.SolanaRPC = "cash", "notabase58", "example.com", "127.0.0.1:1"
+	c.TrustedProxies = []string{"not-a-cidr"}
+	p := c.Problems(2)
+	for _, want := range []string{"log_format", "log_level", "call_timeout", "shutdown_grace", "payments (--payments) \"cash\"",
+		"pay_to (--pay-to)", "public_url", "solana_rpc", "trusted"} {
+		found := false
+		for _, line := range p {
+			found = found || strings.Contains(line, want)
+		}
+		if !found {
+			t.Errorf("%s not named among %q", want, p)
+		}
+	}
+	if len(p) != 9 {
+		t.Errorf("%d problems, want 9: %q", len(p), p)
+	}
+}

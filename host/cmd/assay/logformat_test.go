@@ -80,6 +80,8 @@ func TestServeRefusesAnUnknownLogValue(t *testing.T) {
 		{`log_format = "jsn"` + "\n", nil, "log_format (--log-format): must be text or json"},
 		{`log_level = "verbose"` + "\n", nil, "log_level (--log-level): must be trace, debug, info, warn or error"},
 		{"", []string{"--log-level", "off"}, "log_level (--log-level): must be trace, debug, info, warn or error"},
+		// every mistake at once: the config's and the flags'
+		{`log_format = "jsn"` + "\n", []string{"--payments", "cash", "--pay-to", "notabase58"}, "3 problems in the config and flags:\n  log_format"},
 		// the flags win over a bad config: serve gets as far as the payment mode
 		{`log_format = "jsn"` + "\n" + `log_level = "verbose"` + "\n", []string{"--log-format", "json", "--log-level", "warn", "--payments", "cash"},
 			"expected off, local or a facilitator URL"},

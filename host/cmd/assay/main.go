@@ -177,6 +177,15 @@ func serve(args []string, stderr io.Writer) (err error) {
 		return err
 	}
 	cfg.StrictPlugins = cfg.StrictPlugins || *strict
+	if *trusted != "" {
+		cfg.TrustedProxies = strings.Split(*trusted, ",")
+	}
+	// every mistake at once, before anything starts
+	if p := cfg.Problems(runtime.GOMAXPROCS(0)); len(p) == 1 {
+		return errors.New(p[0])
+	} else if len(p) > 1 {
+		return fmt.Errorf("%d problems in the config and flags:\n  %s", len(p), strings.Join(p, "\n  "))
+	}
 	capture := &logCapture{out: stderr}
 	if *proof {
 		capture.buf = &bytes.Buffer{}
@@ -199,9 +208,6 @@ func serve(args []string, stderr io.Writer) (err error) {
 	limits, err := cfg.AdmissionLimits(runtime.GOMAXPROCS(0))
 	if err != nil {
 		return err
-	}
-	if *trusted != "" {
-		cfg.TrustedProxies = strings.Split(*trusted, ",")
 	}
 	proxies, err := cfg.Proxies()
 	if err != nil {
