@@ -264,3 +264,22 @@ func TestTwoHostsSignWithOneKeySet(t *testing.T) {
 		t.Errorf("an answer from before the rotation: %v", err)
 	}
 }
+
+// A stop that no running host takes is recorded and says so, with an exit
+// status of its own (3): a script must not read it as done on a fleet it
+// did not reach.
+func TestServiceStopThatReachesNoHostExitsThree(t *testing.T) {
+	cfg := sdConfig(t)
+	dataDir := t.TempDir()
+	st, err := store.Open(context.Background(), "sqlite", dataDir) // a store no host runs on now
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	var out bytes.Buffer
+	err = run([]string{"service", "stop", "stream-divergence", "--reason", "audit", "--config", cfg, "--data-dir", dataDir, "--wait", "1s"}, &out, &out)
+	if exitStatus(err) != 3 || !strings.Contains(err.Error(), "no running host on it loads the service, so none confirmed it") ||
+		!strings.Contains(out.String(), "stopped stream-divergence") {
+		t.Errorf("exit %d: %v\n%s", exitStatus(err), err, out.String())
+	}
+}

@@ -144,6 +144,10 @@ func serviceResume(ctx context.Context, st *store.Store, svc server.Service, wai
 	return awaitHosts(ctx, st, k, id, "serving", wait, stdout)
 }
 
+// serviceUnconfirmed is the exit status of a stop or resume that is in
+// the store but that no running host took.
+const serviceUnconfirmed = 3
+
 // awaitHosts waits until every running host on the store that loads k has
 // acted on service_events row id and stands in state want, and says how
 // each does; an error names the hosts that do not (stopped on their own,
@@ -180,8 +184,11 @@ func awaitHosts(ctx context.Context, st *store.Store, k servicestate.Key, id int
 			continue
 		}
 		if len(took)+len(refused)+len(silent) == 0 {
-			_, err := fmt.Fprintln(stdout, "no running host on the store loads it: the hosts that start later take it")
-			return err
+			// recorded, and confirmed by no host: a script that stops a
+			// service before a release must not read this as done on a
+			// fleet it did not reach (a wrong --store, hosts down)
+			return callExit(serviceUnconfirmed, fmt.Errorf("%s is recorded in the store, but no running host on it loads the service, so none confirmed it (exit %d): the hosts that start later take it; check --store if hosts are running",
+				want, serviceUnconfirmed))
 		}
 		for _, h := range took {
 			fmt.Fprintf(stdout, "  %s: %s\n", h, want)
