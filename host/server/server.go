@@ -443,6 +443,20 @@ var hostMessages = map[string]string{
 	codeAdapterRestarting: "the format adapter for this record's format is restarting and the record was not sent to it; nothing was charged; send it again after Retry-After",
 }
 
+// chargedClause replaces "nothing was charged" in a host refusal's
+// message when the answer's payment member says the payment was taken:
+// one answer says one thing about the payer's money.
+const chargedClause = "the payment was taken, once: the delivery marker (payment.delivery_marker) or a re-send of the same payment delivers the report without a second charge"
+
+// payerMessage is code's message, true to the payment facts sent with it.
+func payerMessage(code string, paymentFacts map[string]any) string {
+	msg := hostMessages[code]
+	if charged, _ := paymentFacts["charged"].(bool); charged {
+		msg = strings.Replace(msg, "nothing was charged", chargedClause, 1)
+	}
+	return msg
+}
+
 // readBody reads at most limit+1 bytes of the body (one more than the cap,
 // so an oversized body is told apart). With a declared length it reads
 // into one buffer of exactly that size: io.ReadAll's doubling would leave
@@ -654,7 +668,7 @@ func (s *Server) hostRefusal(q *request, status int, code string, facts map[stri
 // hostRefusalWith is a host refusal whose payment member (on a paid route)
 // is paymentFacts when given, and which sets extra headers.
 func (s *Server) hostRefusalWith(q *request, status int, code string, facts, paymentFacts map[string]any, header map[string]string) {
-	inner := map[string]any{"code": code, "message": hostMessages[code]}
+	inner := map[string]any{"code": code, "message": payerMessage(code, paymentFacts)}
 	for k, v := range facts {
 		inner[k] = v
 	}

@@ -787,6 +787,9 @@ func (g *Gate) Undelivered(ctx context.Context, req payment.Request, a *payment.
 		expires = m.Expires
 	}
 	facts := examined()
+	// what the payment is now: a settlement that landed before the report
+	// was lost is a charge, and the answer must not say otherwise
+	facts["charged"] = st.charged
 	dm := map[string]any{"token": token, "header": HeaderMarker}
 	if !st.charged {
 		// nothing was taken: the payment (and so the marker) is good until

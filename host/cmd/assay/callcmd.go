@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -285,13 +286,39 @@ func owe(res *x402.Paid, why, out, sentMarker string) error {
 	if id != "" {
 		id = ", payment id " + id
 	}
+	// what the host's own answer says of the payment, when there is one:
+	// the message then agrees with it, instead of guessing
+	status, taken := callOwed, "the payment may have been taken"
+	switch hostSaysCharged(res) {
+	case "false":
+		status, taken = callNotPaid, "the host says nothing was charged and the payment is still good"
+	case "true":
+		taken = "the host says the payment was taken"
+	}
 	path := out + ".payment"
 	if werr := os.WriteFile(path, []byte(payment+"\n"), 0o600); werr != nil {
 		// the only copy left is this message: without it the payment is lost
-		return callExit(callOwed, fmt.Errorf("call: %s%s; the payment may have been taken and could not be saved (%w): save this line to a file and send it with assay call --payment FILE (same URL and body%s): %s", why, redeem, werr, id, payment))
+		return callExit(status, fmt.Errorf("call: %s%s; %s and could not be saved (%w): save this line to a file and send it with assay call --payment FILE (same URL and body%s): %s", why, redeem, taken, werr, id, payment))
 	}
 	if marker != "" {
-		return callExit(callOwed, fmt.Errorf("call: %s%s, or send the payment again with: assay call --payment %s (same URL and body%s; never charged twice)", why, redeem, path, id))
+		return callExit(status, fmt.Errorf("call: %s%s; %s: or send the payment again with: assay call --payment %s (same URL and body%s; never charged twice)", why, redeem, taken, path, id))
 	}
-	return callExit(callOwed, fmt.Errorf("call: %s; the payment may have been taken: send it again with: assay call --payment %s (same URL and body%s; never charged twice)", why, path, id))
+	return callExit(status, fmt.Errorf("call: %s; %s: send it again with: assay call --payment %s (same URL and body%s; never charged twice)", why, taken, path, id))
+}
+
+// hostSaysCharged is the answer's payment.charged ("true", "false"), or
+// "" when there is no answer of the host's that says.
+func hostSaysCharged(res *x402.Paid) string {
+	if res == nil || res.Status == 0 {
+		return ""
+	}
+	var a struct {
+		Payment struct {
+			Charged *bool `json:"charged"`
+		} `json:"payment"`
+	}
+	if json.Unmarshal(res.Body, &a) != nil || a.Payment.Charged == nil {
+		return ""
+	}
+	return strconv.FormatBool(*a.Payment.Charged)
 }
