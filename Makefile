@@ -15,7 +15,7 @@ build:
 	$(BIN)/assay plugins pin --dir $(BIN) > $(BIN)/assay.hcl
 
 run: build
-	$(BIN)/assay serve --data-dir ./var
+	$(BIN)/assay serve --data-dir ./var --payments house
 
 test: build vet test-go corpus-test
 

@@ -23,6 +23,9 @@ import (
 type Config struct {
 	Listen   string `hcl:"listen,optional"`
 	DataDir  string `hcl:"data_dir,optional"`
+	// Payments is off, house (the embedded facilitator, no chain: nothing
+	// settles), local (the embedded facilitator on solana_rpc's chain) or
+	// a remote facilitator URL.
 	Payments string `hcl:"payments,optional"`
 	// PluginDir is where plugin binaries live; relative plugin paths resolve
 	// against it, and no plugin path may leave it. Relative to the config
@@ -60,9 +63,10 @@ type Config struct {
 	FeePayerKeyFile string `hcl:"fee_payer_key_file,optional"`
 	// PublicURL is the host's public base URL, for x402 resource.url.
 	PublicURL string `hcl:"public_url,optional"`
-	// SolanaRPC is a Solana JSON-RPC node: with payments = "local" the
-	// embedded facilitator then settles on the chain for real (unset: it
-	// checks and co-signs, never broadcasts, every payment a house proof).
+	// SolanaRPC is a Solana JSON-RPC node: payments = "local" needs it and
+	// settles on its chain; beside a remote facilitator it finds claims a
+	// crash left settling. payments = "house" (checked, co-signed, never
+	// broadcast) takes none.
 	SolanaRPC string `hcl:"solana_rpc,optional"`
 	// KeysSecretFile names the operator's key secret (at least 32 bytes;
 	// `assay keys secret` makes one). Set, the signing keys live in the
@@ -369,10 +373,16 @@ func (c Config) Problems(cores int) []string {
 	_, err = c.Proxies()
 	add(err)
 	switch p := c.Payments; {
-	case p == "off", p == "local":
+	case p == "off":
+	case p == "local" && c.SolanaRPC == "":
+		out = append(out, "payments (--payments) local settles on a Solana chain and needs its node: set solana_rpc (--solana-rpc URL); "+
+			"a host that takes no money names it: --payments house (payments checked, nothing settles) or --payments off")
+	case p == "house" && c.SolanaRPC != "":
+		out = append(out, "payments (--payments) house settles nothing, but solana_rpc is set: for payments settled on that chain use --payments local")
+	case p == "local", p == "house":
 	default:
 		if u, err := url.Parse(p); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			out = append(out, fmt.Sprintf("payments (--payments) %q: expected off, local or a facilitator URL", p))
+			out = append(out, fmt.Sprintf("payments (--payments) %q: expected off, house, local or a facilitator URL", p))
 		}
 	}
 	if b, err := solana.DecodeBase58(c.PayTo); c.PayTo != "" && (err != nil || len(b) != 32) {

@@ -125,6 +125,11 @@ func TestPaidCallEndToEnd(t *testing.T) {
 		a.Amount != "50000" || a.PayTo != h.payTo || a.MaxTimeoutSeconds != 300 || a.Extra["feePayer"] != h.feePayer {
 		t.Errorf("requirements %+v", a)
 	}
+	// a host whose facilitator settles nothing (no chain: house mode) says
+	// so before anyone signs, in the requirements and the resource
+	if a.Extra["house"] != x402.HouseNote || !strings.HasSuffix(pr.Resource.Description, "("+x402.HouseNote+")") {
+		t.Errorf("house mode unsaid in the 402: %v, %q", a.Extra["house"], pr.Resource.Description)
+	}
 	if inBody, _ := json.Marshal(r.json["x402"]); !strings.Contains(string(inBody), `"amount":"50000"`) {
 		t.Errorf("the 402 body does not carry the requirements: %s", inBody)
 	}
@@ -146,6 +151,9 @@ func TestPaidCallEndToEnd(t *testing.T) {
 	pay, _ := rep.json["payment"].(map[string]any)
 	if rep.json["byte_equal"] != false || pay["charged"] != true || pay["transaction"] != res.Settlement.Transaction || pay["payer"] != addr || pay["price_usdc_units"] != float64(50000) {
 		t.Errorf("report payment member %v", pay)
+	}
+	if pay["house"] != x402.HouseNote {
+		t.Errorf("house mode unsaid in the report: %v", pay)
 	}
 
 	// the ledger line: payer, tx, price, fee (2 signatures × 5,000 + ceil(1 µlamport × 20,000 CU)), house (local facilitator)

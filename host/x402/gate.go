@@ -192,6 +192,11 @@ type blockhashSource interface {
 // Requirements are what a paid request must pay.
 func (g *Gate) Requirements(req payment.Request) Requirements {
 	extra := map[string]any{"feePayer": g.cfg.Facilitator.FeePayer(), "memo": newMemo()}
+	if g.cfg.Facilitator.Offline() {
+		// the operator named house mode: a payer's client sees it before
+		// it signs anything
+		extra["house"] = HouseNote
+	}
 	if g.blockhash != "" {
 		extra["recentBlockhash"] = g.blockhash
 	}
@@ -220,7 +225,11 @@ func (g *Gate) resource(req payment.Request) Resource {
 		}
 		base = scheme + "://" + req.HTTP.Host
 	}
-	return Resource{URL: base + req.HTTP.URL.Path, Description: req.Service + " " + req.Op + ": " + req.Price.Basis, MimeType: "application/json"}
+	desc := req.Service + " " + req.Op + ": " + req.Price.Basis
+	if g.cfg.Facilitator.Offline() {
+		desc += " (" + HouseNote + ")"
+	}
+	return Resource{URL: base + req.HTTP.URL.Path, Description: desc, MimeType: "application/json"}
 }
 
 type admitted struct {
@@ -632,12 +641,26 @@ func (g *Gate) receipt(req payment.Request, st *admitted, c store.Claim) *paymen
 	return &payment.Receipt{
 		Payer: c.Payer, TransactionID: c.TxID, USDCUnits: req.Price.USDCUnits, FeeLamports: c.FeeLamports,
 		House: c.House,
-		Facts: map[string]any{"mode": "x402", "charged": true, "network": c.Network, "transaction": c.TxID, "payer": c.Payer,
-			"price_usdc_units": req.Price.USDCUnits, "price_label": req.Price.Label},
+		Facts: g.receiptFacts(req, c),
 		Header: map[string]string{HeaderResponse: resp},
 		Claim:  &payment.Claim{PaymentID: st.id, Owner: g.owner},
 	}
 }
+
+// receiptFacts are a report's payment member: what was paid, and, from a
+// host in house mode, that nothing moved.
+func (g *Gate) receiptFacts(req payment.Request, c store.Claim) map[string]any {
+	f := map[string]any{"mode": "x402", "charged": true, "network": c.Network, "transaction": c.TxID, "payer": c.Payer,
+		"price_usdc_units": req.Price.USDCUnits, "price_label": req.Price.Label}
+	if c.House {
+		f["house"] = HouseNote
+	}
+	return f
+}
+
+// HouseNote is what a host in house mode (the embedded facilitator with
+// no chain) says in every 402 and every report it issues.
+const HouseNote = "house mode: the host's own facilitator checked this payment and nothing settled on a chain; this host takes no money"
 
 // settle settles a claim in state settling through the facilitator and
 // records it settled; d is the answer when the facilitator refused.

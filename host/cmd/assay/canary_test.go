@@ -40,7 +40,7 @@ func TestServeWithCanaryProof(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "assay.hcl")
 	_ = os.WriteFile(cfg, []byte(`plugin_dir = "`+dir+`"`+"\n"+pins.String()), 0o600)
 	addr := freePort(t)
-	cmd := exec.Command(bin, "serve", "--config", cfg, "--listen", addr, "--data-dir", t.TempDir(), "--canary-proof")
+	cmd := exec.Command(bin, "serve", "--config", cfg, "--listen", addr, "--data-dir", t.TempDir(), "--canary-proof", "--payments", "house")
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

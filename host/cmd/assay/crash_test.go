@@ -41,7 +41,7 @@ type killable struct {
 func (k *killable) start() {
 	k.t.Helper()
 	k.mu.Lock()
-	cmd := exec.Command(k.bin, append([]string{"serve", "--config", k.cfg, "--listen", k.addr, "--data-dir", k.dir, "--store", k.store, "--payments", "local"}, k.extra...)...)
+	cmd := exec.Command(k.bin, append([]string{"serve", "--config", k.cfg, "--listen", k.addr, "--data-dir", k.dir, "--store", k.store, "--payments", paymentsFor(k.extra)}, k.extra...)...)
 	cmd.Stderr = &lockedWriter{mu: &k.mu, w: &k.logs}
 	k.cmd = cmd
 	k.mu.Unlock()
@@ -139,6 +139,17 @@ func TestPaymentsSurviveHostKillsOnTheChain(t *testing.T) {
 			}
 		})
 	}
+}
+
+// paymentsFor is the embedded facilitator's mode for those flags: local
+// on the chain they name, house without one.
+func paymentsFor(extra []string) string {
+	for _, a := range extra {
+		if strings.HasPrefix(a, "--solana-rpc") {
+			return "local"
+		}
+	}
+	return "house"
 }
 
 // killableServe builds the host and the stream-divergence plugin once;

@@ -303,6 +303,22 @@ func TestDeployFilesStartAsWritten(t *testing.T) {
 			if secret != "pg_password" {
 				t.Errorf("deploy/compose.yaml: %s reads the store's password from %q, not the pg_password postgres was made with", name, secret)
 			}
+			// payments that settle: local on a chain whose node comes from a
+			// secret file, the network from the environment
+			command := strings.Join(yamlBlock(h, "command"), " ")
+			if !strings.Contains(command, "--payments=local") {
+				t.Errorf("deploy/compose.yaml: %s does not serve --payments=local: the deployment would take no money", name)
+			}
+			if strings.Contains(command, "--solana-rpc") {
+				t.Errorf("deploy/compose.yaml: %s names its RPC node on the command line (it carries a key): use %s", name, EnvSolanaRPCFile)
+			}
+			rpc, ok := strings.CutPrefix(env[EnvSolanaRPCFile], "/run/secrets/")
+			if !ok || !containsItem(yamlValue(h, "secrets"), rpc) || topSecrets[rpc] == nil {
+				t.Errorf("deploy/compose.yaml: %s's %s is %q, want /run/secrets/<a secret it is given>", name, EnvSolanaRPCFile, env[EnvSolanaRPCFile])
+			}
+			if !strings.HasPrefix(env[EnvNetwork], "${ASSAY_NETWORK") {
+				t.Errorf("deploy/compose.yaml: %s's %s is %q: the operator picks mainnet or devnet in the environment", name, EnvNetwork, env[EnvNetwork])
+			}
 		}
 		dependsOn := yamlBlock(services["proxy"], "depends_on")
 		for _, name := range hosts {

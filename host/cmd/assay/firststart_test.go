@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -52,6 +53,11 @@ func (p *proc) url() string { return "http://" + p.addr }
 // added) and does not wait for it; the test's end stops it.
 func launch(t *testing.T, bin string, env []string, args ...string) *proc {
 	p := &proc{addr: freePort(t), done: make(chan struct{})}
+	if !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--payments") }) {
+		// a test that names no payments takes none: house mode, named
+		// (the default, local, needs a chain)
+		args = append([]string{"--payments", "house"}, args...)
+	}
 	p.cmd = exec.Command(bin, append([]string{"serve", "--listen", p.addr}, args...)...)
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stderr = p

@@ -84,7 +84,7 @@ func TestServeRefusesAnUnknownLogValue(t *testing.T) {
 		{`log_format = "jsn"` + "\n", []string{"--payments", "cash", "--pay-to", "notabase58"}, "3 problems in the config and flags:\n  log_format"},
 		// the flags win over a bad config: serve gets as far as the payment mode
 		{`log_format = "jsn"` + "\n" + `log_level = "verbose"` + "\n", []string{"--log-format", "json", "--log-level", "warn", "--payments", "cash"},
-			"expected off, local or a facilitator URL"},
+			"expected off, house, local or a facilitator URL"},
 	} {
 		if err := os.WriteFile(cfg, []byte(c.config), 0o600); err != nil {
 			t.Fatal(err)
@@ -157,7 +157,7 @@ func TestServeStopsWithAJSONLine(t *testing.T) {
 	var out bytes.Buffer
 	err := run([]string{"serve", "--data-dir", t.TempDir(), "--log-format", "json", "--payments", "cash"}, &out, &out)
 	var logged loggedError
-	if !errors.As(err, &logged) || !strings.Contains(err.Error(), "expected off, local or a facilitator URL") {
+	if !errors.As(err, &logged) || !strings.Contains(err.Error(), "expected off, house, local or a facilitator URL") {
 		t.Fatalf("serve: %v, want the payment mode's error, logged", err)
 	}
 	lines := jsonLines(t, out.String())
@@ -165,7 +165,7 @@ func TestServeStopsWithAJSONLine(t *testing.T) {
 		t.Fatal("nothing logged")
 	}
 	last := lines[len(lines)-1]
-	if last["@level"] != "error" || last["@message"] != "assay serve stopped" || !strings.Contains(fmt.Sprint(last["error"]), "expected off, local") {
+	if last["@level"] != "error" || last["@message"] != "assay serve stopped" || !strings.Contains(fmt.Sprint(last["error"]), "expected off, house, local") {
 		t.Errorf("last line %v", last)
 	}
 	// in text the error stays main's own line

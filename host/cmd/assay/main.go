@@ -180,22 +180,26 @@ func serve(args []string, stderr io.Writer) (err error) {
 	if *trusted != "" {
 		cfg.TrustedProxies = strings.Split(*trusted, ",")
 	}
+	capture := &logCapture{out: stderr}
+	if *proof {
+		capture.buf = &bytes.Buffer{}
+	}
+	// the logger first, where its own settings allow one, so that a JSON
+	// log reader gets the refusal below as a line of its own
+	if log, lerr := hostLogger(cfg, capture); lerr == nil {
+		if o, _ := cfg.LoggerOptions(); o.JSONFormat {
+			defer func() { err = logStop(log, err) }()
+		}
+	}
 	// every mistake at once, before anything starts
 	if p := cfg.Problems(runtime.GOMAXPROCS(0)); len(p) == 1 {
 		return errors.New(p[0])
 	} else if len(p) > 1 {
 		return fmt.Errorf("%d problems in the config and flags:\n  %s", len(p), strings.Join(p, "\n  "))
 	}
-	capture := &logCapture{out: stderr}
-	if *proof {
-		capture.buf = &bytes.Buffer{}
-	}
 	log, err := hostLogger(cfg, capture)
 	if err != nil {
 		return err
-	}
-	if o, _ := cfg.LoggerOptions(); o.JSONFormat {
-		defer func() { err = logStop(log, err) }()
 	}
 	timeout, err := cfg.Timeout()
 	if err != nil {
@@ -324,10 +328,7 @@ func serve(args []string, stderr io.Writer) (err error) {
 	defer func() { stopBoard(); owned.Wait() }()
 	// each family's corpus before the listener opens: one that fails is
 	// not served by this host
-	passed := launchSelfTests(ctx, services, keys, board, log)
-	// and then, while it serves, whether what a caller sends comes back
-	owned.Add(1)
-	go func() { defer owned.Done(); launchCustody(boardCtx, passed, keys, log) }()
+	launchSelfTests(ctx, services, keys, board, log)
 	ready := readiness.New(readiness.Config{Store: st, Board: board, Keys: keys, Services: serviceKeys(services),
 		HostID: id, Label: hostLabel(cfg.Listen), Log: log, Adapters: ps.router.Status,
 		Relaunch: func(ctx context.Context, k servicestate.Key) (bool, string) { return relaunch(ctx, services, keys, k) }})
@@ -439,6 +440,14 @@ func pauseAfterIssue(path string, log hclog.Logger) func() {
 const (
 	EnvStore      = "ASSAY_STORE"
 	EnvKeysSecret = "ASSAY_KEYS_SECRET_FILE"
+	// EnvSolanaRPCFile names a file holding the Solana RPC node's URL: the
+	// URL often carries an API key, so it belongs in a secret, never on a
+	// command line (ps, docker inspect) or in a config in a repository.
+	EnvSolanaRPCFile = "ASSAY_SOLANA_RPC_FILE"
+	// EnvNetwork is the CAIP-2 network payments are taken on (the
+	// config's network): a deployment picks mainnet or devnet here, with
+	// no config or pin to rewrite.
+	EnvNetwork = "ASSAY_NETWORK"
 )
 
 // loadConfig reads the config (path, or assay.hcl beside the binary), then
@@ -461,6 +470,9 @@ func loadConfig(path string, overrides func(*config.Config) map[*string]*string)
 			*field = v
 		}
 	}
+	if err := chainFromEnv(&cfg); err != nil {
+		return cfg, err
+	}
 	for flagValue, field := range overrides(&cfg) {
 		if *flagValue != "" {
 			*field = *flagValue
@@ -475,6 +487,31 @@ func loadConfig(path string, overrides func(*config.Config) map[*string]*string)
 	}
 	cfg.Store = spec
 	return cfg, nil
+}
+
+// chainFromEnv reads the chain's node and network from the environment:
+// the URL from the file EnvSolanaRPCFile names (its first line), the
+// network from EnvNetwork. A flag still wins over either.
+func chainFromEnv(cfg *config.Config) error {
+	if path := os.Getenv(EnvSolanaRPCFile); path != "" {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("%s: %w", EnvSolanaRPCFile, err)
+		}
+		line, _, _ := strings.Cut(strings.TrimSpace(string(raw)), "\n")
+		if line = strings.TrimSpace(line); line == "" {
+			return fmt.Errorf("%s: the file %s is empty: it holds the Solana RPC node's URL", EnvSolanaRPCFile, path)
+		}
+		cfg.SolanaRPC = line
+	}
+	if n := os.Getenv(EnvNetwork); n != "" {
+		// mainnet and devnet by name, or a CAIP-2 id
+		if id, ok := map[string]string{"mainnet": x402.SolanaMainnet, "devnet": x402.SolanaDevnet, "testnet": x402.SolanaTestnet}[n]; ok {
+			n = id
+		}
+		cfg.Network = n
+	}
+	return nil
 }
 
 // pluginEnv is the little a plugin needs from the host's environment.

@@ -111,7 +111,7 @@ func TestPluginsPinWritesALoadableConfig(t *testing.T) {
 func TestServeRefusesAnUnknownPaymentMode(t *testing.T) {
 	var out bytes.Buffer
 	err := run([]string{"serve", "--data-dir", t.TempDir(), "--payments", "cash"}, &out, &out)
-	if err == nil || !strings.Contains(err.Error(), "expected off, local or a facilitator URL") {
+	if err == nil || !strings.Contains(err.Error(), "expected off, house, local or a facilitator URL") {
 		t.Errorf("err = %v", err)
 	}
 }

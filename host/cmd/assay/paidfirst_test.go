@@ -28,7 +28,7 @@ import (
 // and waits until it is ready.
 func floodHost(tb testing.TB) string {
 	bin := testhost.Binary(tb, "host/cmd/assay", "assay")
-	args := []string{"--config", sdConfig(tb), "--payments", "local"}
+	args := []string{"--config", sdConfig(tb), "--payments", "house"}
 	var url string
 	if t, ok := tb.(*testing.T); ok {
 		p := launch(t, bin, nil, append(args, "--data-dir", t.TempDir())...)

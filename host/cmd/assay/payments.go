@@ -25,9 +25,12 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-// paymentGate builds the configured payments: off, the embedded local
-// facilitator (fee payer and, without pay_to, a seller wallet generated into
-// the data dir), or a remote facilitator URL.
+// paymentGate builds the configured payments: off; house, the embedded
+// facilitator with no chain (it checks and co-signs, nothing moves: the
+// operator names it, the start logs it, every 402 and report says it);
+// local, the embedded facilitator settling on the chain its solana_rpc
+// node serves (fee payer and, without pay_to, a seller wallet generated
+// into the data dir); or a remote facilitator URL.
 func paymentGate(ctx context.Context, cfg config.Config, st *store.Store, id string, met *metrics.Metrics, log hclog.Logger) (payment.Gate, error) {
 	if cfg.Payments == "off" {
 		return payment.Off{}, nil
@@ -44,7 +47,7 @@ func paymentGate(ctx context.Context, cfg config.Config, st *store.Store, id str
 	var fac x402.Facilitator
 	var lookup *x402.ChainLookup
 	switch {
-	case cfg.Payments == "local":
+	case cfg.Payments == "local", cfg.Payments == "house":
 		feePayer := cfg.FeePayerKeyFile
 		if feePayer == "" {
 			feePayer = filepath.Join(cfg.DataDir, "facilitator-fee-payer.json")
@@ -54,7 +57,11 @@ func paymentGate(ctx context.Context, cfg config.Config, st *store.Store, id str
 			return nil, err
 		}
 		local := x402.NewLocal(key, cfg.Network)
-		if rpc != nil {
+		if cfg.Payments == "house" {
+			log.Warn("payments: house mode: the host's own facilitator checks and co-signs every payment and nothing moves on a chain; "+
+				"this host takes no money (every 402 and report says so; --payments local with --solana-rpc settles for real)",
+				"network", cfg.Network)
+		} else {
 			local.WithChain(rpc, x402.ChainOptions{})
 			met.FeePayerBalance(func() (uint64, bool) { return local.FeePayerLamports(ctx) })
 			// the node's host only: an RPC URL often carries an API key
@@ -76,7 +83,7 @@ func paymentGate(ctx context.Context, cfg config.Config, st *store.Store, id str
 			log.Info("payment claims are looked up on the chain", "solana_rpc_host", urlHost(cfg.SolanaRPC))
 		}
 	default:
-		return nil, fmt.Errorf("payments %q: expected off, local or a facilitator URL", cfg.Payments)
+		return nil, fmt.Errorf("payments %q: expected off, house, local or a facilitator URL", cfg.Payments)
 	}
 	log.Info("payments", "mode", cfg.Payments, "network", cfg.Network, "pay_to", payTo, "fee_payer", fac.FeePayer())
 	sealer, err := redeliverySealer(cfg)

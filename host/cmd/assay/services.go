@@ -199,9 +199,10 @@ func selfTestHost(ctx context.Context, svc server.Service, keys *signing.Keyring
 }
 
 // launchCustody runs the canary check (selftest.Custody) on each family
-// that passed its corpus at launch, one family at a time, while the host
-// serves: it only warns, so it holds up nothing (about a second of CPU
-// for the shipped families together), and it stops with ctx.
+// that passed its corpus at launch, before the listener opens (its
+// requests reach the plugin outside the public host's admission): about
+// 0.2 s for stream-divergence, 1.2 s for context-audit, the families side
+// by side. It only warns.
 func launchCustody(ctx context.Context, services []server.Service, keys *signing.Keyring, log hclog.Logger) {
 	for _, svc := range services {
 		if ctx.Err() != nil {
@@ -230,9 +231,8 @@ const failuresLogged = 50
 // before the listener opens; a family whose corpus does not pass whole is
 // stopped on this host ("corpus failed at launch: N of M cases failed"),
 // the others are served.
-func launchSelfTests(ctx context.Context, services []server.Service, keys *signing.Keyring, board *servicestate.Board, log hclog.Logger) (passed []server.Service) {
+func launchSelfTests(ctx context.Context, services []server.Service, keys *signing.Keyring, board *servicestate.Board, log hclog.Logger) {
 	var wg sync.WaitGroup
-	var mu sync.Mutex
 	for _, svc := range services {
 		wg.Add(1)
 		go func() {
@@ -254,14 +254,14 @@ func launchSelfTests(ctx context.Context, services []server.Service, keys *signi
 				log.Error("corpus failed at launch: not served", "service", name, "cases", r.Cases, "passed", r.Passed, "ms", r.Elapsed.Milliseconds())
 			default:
 				log.Info("corpus passed at launch", "service", name, "cases", r.Cases, "passed", r.Passed, "ms", r.Elapsed.Milliseconds())
-				mu.Lock()
-				passed = append(passed, svc)
-				mu.Unlock()
+				// then whether what a caller sends comes back: before the
+				// listener too, since its requests reach the plugin past
+				// the public host's admission
+				launchCustody(ctx, []server.Service{svc}, keys, log)
 			}
 		}()
 	}
 	wg.Wait()
-	return passed
 }
 
 // warnCustody logs what the launch's canary check found: answers that

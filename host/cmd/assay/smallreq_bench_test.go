@@ -218,7 +218,7 @@ func BenchmarkSmallRequests(b *testing.B) {
 		}
 	})
 	b.Run("paid-local", func(b *testing.B) {
-		url, _, _ := serveInGroup(b, dir, nil, "--payments", "local")
+		url, _, _ := serveInGroup(b, dir, nil, "--payments", "house")
 		waitReady(b, url)
 		payer := newPaidCaller(b, url)
 		for _, c := range levels {
@@ -242,7 +242,7 @@ func BenchmarkSmallRequests(b *testing.B) {
 		// one payment issued once, then sent again and again with its
 		// submission: the kept answer, opened and written (#41); a host
 		// from before redelivery answers these 402 (the benchmark fails)
-		url, _, _ := serveInGroup(b, dir, nil, "--payments", "local")
+		url, _, _ := serveInGroup(b, dir, nil, "--payments", "house")
 		waitReady(b, url)
 		sig := newPaidCaller(b, url).sign(b)
 		resend := func(int) (*http.Request, error) {
