@@ -21,8 +21,8 @@ import (
 
 // Config is the host's whole configuration.
 type Config struct {
-	Listen   string `hcl:"listen,optional"`
-	DataDir  string `hcl:"data_dir,optional"`
+	Listen  string `hcl:"listen,optional"`
+	DataDir string `hcl:"data_dir,optional"`
 	// Payments is off, house (the embedded facilitator, no chain: nothing
 	// settles), local (the embedded facilitator on solana_rpc's chain) or
 	// a remote facilitator URL.

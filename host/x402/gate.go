@@ -640,8 +640,8 @@ func (g *Gate) receipt(req payment.Request, st *admitted, c store.Claim) *paymen
 	resp, _ := EncodeHeader(SettleResponse{Success: true, Transaction: c.TxID, Network: c.Network, Payer: c.Payer})
 	return &payment.Receipt{
 		Payer: c.Payer, TransactionID: c.TxID, USDCUnits: req.Price.USDCUnits, FeeLamports: c.FeeLamports,
-		House: c.House,
-		Facts: g.receiptFacts(req, c),
+		House:  c.House,
+		Facts:  g.receiptFacts(req, c),
 		Header: map[string]string{HeaderResponse: resp},
 		Claim:  &payment.Claim{PaymentID: st.id, Owner: g.owner},
 	}
