@@ -3,6 +3,7 @@ package sdk
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
@@ -30,18 +31,28 @@ const (
 	CouldNotMeasure
 )
 
+// Borrowed is a request body the family reads but does not own: in a
+// plugin it is the host's own pages, mapped read-only, and valid only
+// until the request ends (its report sent). The texts of a record
+// adapted from it (Request.Adapters) share its memory too. A family keeps
+// nothing of it, or of any string that aliases it, past Check and the
+// Measurer it returns; what must stay, it copies (Copy). Its underlying
+// type is []byte, so json.Unmarshal and any []byte parameter take it
+// (json.Unmarshal copies what it decodes into strings).
+type Borrowed []byte
+
+// Copy is the body in memory of the family's own, valid for as long as
+// the family keeps it.
+func (b Borrowed) Copy() []byte { return append([]byte(nil), b...) }
+
 // Request is one HTTP request as a family sees it: never a payment, never a
 // caller's address, only the route, the body and the host's clock.
 type Request struct {
 	Route Route
 	// Op is the paid op's name when Route is Op.
 	Op string
-	// Body is the request body. It is read-only: the texts of a record
-	// adapted from it (Adapters.Adapt) share its memory. In a plugin it
-	// is the host's own pages, mapped, and valid only until the request
-	// ends (the report sent): a family keeps nothing of it, or of any
-	// string made from it, past Check and Measure (copy what must stay).
-	Body []byte
+	// Body is the request body, borrowed for the request's life.
+	Body Borrowed
 	// Now is the host's clock when the request arrived.
 	Now time.Time
 	// Adapters reaches format adapters through the host; nil when the host
@@ -49,29 +60,90 @@ type Request struct {
 	Adapters AdapterCaller
 }
 
-// Checked is a family's answer to validation.
+// Checked is a family's answer to validation, made only by its
+// constructors, so that no invalid combination can be built: RefuseRequest
+// (400), CannotMeasure (a signed 422), Assessed (a pre-check's answer),
+// Accept (an op measured after payment), AdaptersUnavailable (503). The
+// zero Checked is no answer: the SDK reports it to the host as the
+// family's fault, as it does an answer of the wrong route (Assessed on an
+// op, Accept on a pre-check).
 type Checked struct {
-	Outcome Outcome
-	// Body holds the family's members of the answer: a pre-check answer, a
-	// refusal (see Refusal) or a could-not-measure answer. Nil for an
-	// accepted op, which answers with its report after Measure.
-	Body any
-	// Code is the refusal code or could-not-measure kind. Left empty with a
-	// Refusal body, the SDK takes the Refusal's code.
-	Code string
-	// Caller is the body's top-level caller member when it is a string;
-	// HasCaller says the member is present at all. A family may leave both
-	// unset: on the pre-check the SDK reads them from the body itself.
-	Caller    string
-	HasCaller bool
-	// Unavailable says the check could not run because something it needs
-	// through the host (an adapter) is unreachable: the host answers 503,
-	// nothing is charged, and the request can be sent again.
-	Unavailable bool
-	// Measure runs the paid measurement; set exactly when Route is Op and
-	// Outcome is Accepted. The parsed submission it closes over lives only
-	// as long as the request.
-	Measure func(ctx context.Context, clock func() time.Time) (Report, error)
+	outcome     Outcome
+	body        any
+	code        string
+	caller      string
+	hasCaller   bool
+	unavailable bool
+	measure     Measurer
+}
+
+// Measurer runs the paid measurement after the host has the payment.
+// clock is the host's; the report's CheckEnd is the instant the check
+// ended as the report prints it (zero: the clock when the Measurer
+// returned). It may close over what Check parsed, and over the request's
+// Borrowed body and adapted texts: it runs within the request.
+type Measurer func(ctx context.Context, clock func() time.Time) (Report, error)
+
+// RefuseRequest is a named free refusal (400): {"error": {...}}.
+func RefuseRequest(r Refusal) Checked { return Checked{outcome: Refused, body: r, code: r.Code} }
+
+// RefuseWith is a refusal with a body of the family's own shape, for a
+// criteria whose refusal carries more than the error member.
+func RefuseWith(code string, body any) Checked {
+	return Checked{outcome: Refused, body: body, code: code}
+}
+
+// CannotMeasure is a signed could-not-measure answer (422), never
+// charged: kind is the criteria's, body the family's members.
+func CannotMeasure(kind string, body any) Checked {
+	return Checked{outcome: CouldNotMeasure, body: body, code: kind}
+}
+
+// Assessed is an accepted pre-check's answer: the family's members.
+func Assessed(body any) Checked { return Checked{outcome: Accepted, body: body} }
+
+// Accept is an accepted op: m measures it after payment.
+func Accept(m Measurer) Checked { return Checked{outcome: Accepted, measure: m} }
+
+// AdaptersUnavailable says the check could not run because an adapter it
+// needs through the host is unreachable: the host answers 503, nothing is
+// charged, and the request can be sent again.
+func AdaptersUnavailable() Checked { return Checked{unavailable: true} }
+
+// WithCaller sets the pre-check's caller (the free tier counts by it).
+// Without it the SDK reads the body's top-level "caller" member.
+func (c Checked) WithCaller(caller string) Checked {
+	c.caller, c.hasCaller = caller, true
+	return c
+}
+
+// Outcome is what validation concluded (0 for no answer, or for
+// AdaptersUnavailable).
+func (c Checked) Outcome() Outcome { return c.outcome }
+
+// Code is the refusal code or could-not-measure kind.
+func (c Checked) Code() string { return c.code }
+
+// Body is the answer's members: a pre-check's, a refusal's or a
+// could-not-measure's (nil for Accept).
+func (c Checked) Body() any { return c.body }
+
+// Unavailable reports AdaptersUnavailable.
+func (c Checked) Unavailable() bool { return c.unavailable }
+
+// Measures reports an accepted op, with a Measurer.
+func (c Checked) Measures() bool { return c.measure != nil }
+
+// ErrNotMeasurable is Measure on a Checked that is not an accepted op.
+var ErrNotMeasurable = errors.New("sdk: not an accepted op: nothing to measure")
+
+// Measure runs an accepted op's Measurer (tests; the SDK runs it after
+// the host's proceed).
+func (c Checked) Measure(ctx context.Context, clock func() time.Time) (Report, error) {
+	if c.measure == nil {
+		return Report{}, ErrNotMeasurable
+	}
+	return c.measure(ctx, clock)
 }
 
 // Report is a measured answer.
@@ -81,7 +153,8 @@ type Report struct {
 	// Ledger holds the family's closed ledger fields for this answer (nil:
 	// none; the host's own fields make the line).
 	Ledger map[string]any
-	// CheckEnd is the instant the check ended, as printed in the report.
+	// CheckEnd is the instant the check ended, as printed in the report
+	// (zero: the clock when the Measurer returned).
 	CheckEnd time.Time
 }
 

@@ -128,21 +128,22 @@ func (s *familyServer) Run(stream grpc.BidiStreamingServer[pb.HostToFamily, pb.F
 	began := time.Now()
 	checked := s.impl.Check(ctx, req)
 	overran(ctx, s.log, "check ended after its request was given up", began, len(req.Body))
-	if checked.Unavailable {
+	if checked.unavailable {
 		return status.Error(codes.Unavailable, "a service the family needs is unavailable")
 	}
-	if req.Route == Precheck && !checked.HasCaller {
-		checked.Caller, checked.HasCaller = callerOf(req.Body)
+	if req.Route == Precheck && !checked.hasCaller {
+		checked.caller, checked.hasCaller = callerOf(req.Body)
 	}
 	start.Body = nil // the family holds what it parsed; drop the raw bytes
-	v, err := validatedOf(checked)
+	v, err := validatedOf(checked, req.Route)
 	if err != nil {
+		s.log.Error("family answered no valid outcome", "reason", status.Convert(err).Message())
 		return err
 	}
 	if err := stream.Send(&pb.FamilyToHost{Msg: &pb.FamilyToHost_Validated{Validated: v}}); err != nil {
 		return err
 	}
-	if checked.Measure == nil {
+	if checked.measure == nil {
 		return nil
 	}
 	next, err := stream.Recv()
@@ -164,27 +165,29 @@ func (s *familyServer) Run(stream grpc.BidiStreamingServer[pb.HostToFamily, pb.F
 	return stream.Send(&pb.FamilyToHost{Msg: &pb.FamilyToHost_Report{Report: out}})
 }
 
-// validatedOf is a validation as it crosses the wire.
-func validatedOf(checked Checked) (*pb.Validated, error) {
+// validatedOf is a validation as it crosses the wire. An answer no
+// constructor makes, or one of the wrong route, is the family's fault,
+// told in static words (the host answers 500, nothing charged).
+func validatedOf(checked Checked, route Route) (*pb.Validated, error) {
+	switch {
+	case checked.outcome == 0:
+		return nil, status.Error(codes.Internal, "the family's check answered nothing: use sdk.RefuseRequest, CannotMeasure, Assessed or Accept")
+	case route == Precheck && checked.measure != nil:
+		return nil, status.Error(codes.Internal, "the family answered a pre-check with sdk.Accept: a pre-check answers sdk.Assessed")
+	case route == Op && checked.outcome == Accepted && checked.measure == nil:
+		return nil, status.Error(codes.Internal, "the family answered an op with sdk.Assessed: an op answers sdk.Accept(measurer)")
+	}
 	v := &pb.Validated{
-		Outcome:          pb.Outcome(checked.Outcome),
-		Caller:           checked.Caller,
-		HasCaller:        checked.HasCaller,
+		Outcome:          pb.Outcome(checked.outcome),
+		Caller:           checked.caller,
+		HasCaller:        checked.hasCaller,
 		CheckEndUnixNano: time.Now().UnixNano(),
-		Code:             checked.Code,
+		Code:             checked.code,
 	}
-	if v.Code == "" {
-		switch r := checked.Body.(type) {
-		case Refusal:
-			v.Code = r.Code
-		case *Refusal:
-			v.Code = r.Code
-		}
-	}
-	if checked.Body != nil {
+	if checked.body != nil {
 		var err error
 		// canonical, so the host signs it as sent (sdk.IsCanonicalJSON)
-		if v.Body, err = CanonicalJSON(checked.Body); err != nil {
+		if v.Body, err = CanonicalJSON(checked.body); err != nil {
 			return nil, status.Error(codes.Internal, "answer not serialisable")
 		}
 	}
@@ -193,7 +196,7 @@ func validatedOf(checked Checked) (*pb.Validated, error) {
 
 // measure runs an accepted op's measurement and renders it for the wire.
 func measure(ctx context.Context, checked Checked) (*pb.Report, error) {
-	rep, err := checked.Measure(ctx, time.Now)
+	rep, err := checked.measure(ctx, time.Now)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, status.FromContextError(ctx.Err()).Err()
@@ -203,6 +206,9 @@ func measure(ctx context.Context, checked Checked) (*pb.Report, error) {
 			return nil, status.Error(codes.Unavailable, "adapter unavailable")
 		}
 		return nil, status.Error(codes.Internal, "measurement failed")
+	}
+	if rep.CheckEnd.IsZero() {
+		rep.CheckEnd = time.Now()
 	}
 	out := &pb.Report{CheckEndUnixNano: rep.CheckEnd.UnixNano()}
 	if out.Body, err = CanonicalJSON(rep.Body); err != nil {

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // LocalSession runs one request against a Family in the caller's process,
@@ -42,15 +44,18 @@ func (l *LocalSession) Start(s *pb.Start) (*pb.Validated, error) {
 		req.Route = Op
 	}
 	l.checked = l.Family.Check(l.Ctx, req)
-	if req.Route == Precheck && !l.checked.HasCaller {
-		l.checked.Caller, l.checked.HasCaller = callerOf(req.Body)
+	if l.checked.unavailable {
+		return nil, status.Error(codes.Unavailable, "a service the family needs is unavailable")
 	}
-	return validatedOf(l.checked)
+	if req.Route == Precheck && !l.checked.hasCaller {
+		l.checked.caller, l.checked.hasCaller = callerOf(req.Body)
+	}
+	return validatedOf(l.checked, req.Route)
 }
 
 // Proceed measures.
 func (l *LocalSession) Proceed() (*pb.Report, error) {
-	if l.checked.Measure == nil {
+	if l.checked.measure == nil {
 		return nil, errors.New("nothing to measure")
 	}
 	return measure(l.Ctx, l.checked)

@@ -35,17 +35,17 @@ func (k *keys) Describe() *pb.FamilyDescription { return k.desc }
 func (k *keys) Check(_ context.Context, req sdk.Request) sdk.Checked {
 	var doc map[string]json.RawMessage
 	if json.Unmarshal(req.Body, &doc) != nil {
-		return sdk.Checked{Outcome: sdk.Refused, Body: sdk.Refusal{Code: "body_not_object", Message: "request body is not a JSON object"}}
+		return sdk.RefuseRequest(sdk.Refusal{Code: "body_not_object", Message: "request body is not a JSON object"})
 	}
 	if req.Route == sdk.Precheck {
-		return sdk.Checked{Outcome: sdk.Accepted, Body: map[string]any{"assessable": true}}
+		return sdk.Assessed(map[string]any{"assessable": true})
 	}
 	names := make([]string, 0, len(doc))
 	for n := range doc {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	return sdk.Checked{Outcome: sdk.Accepted, Measure: func(context.Context, func() time.Time) (sdk.Report, error) {
+	return sdk.Accept(func(context.Context, func() time.Time) (sdk.Report, error) {
 		body := map[string]any{"key_count": len(names), "keys": names}
 		if k.asNames {
 			m := map[string]any{}
@@ -68,7 +68,7 @@ func (k *keys) Check(_ context.Context, req sdk.Request) sdk.Checked {
 			rep.Ledger = nil
 		}
 		return rep, nil
-	}}
+	})
 }
 
 // corpusOf writes a corpus whose expected answers follow the host's

@@ -17,8 +17,8 @@ import (
 // JSON text.
 func Report(tb testing.TB, c sdk.Checked, clock func() time.Time) (body map[string]any, ledger string) {
 	tb.Helper()
-	if c.Outcome != sdk.Accepted || c.Measure == nil {
-		tb.Fatalf("not accepted for measurement: outcome %v", c.Outcome)
+	if c.Outcome() != sdk.Accepted || !c.Measures() {
+		tb.Fatalf("not accepted for measurement: outcome %v", c.Outcome())
 	}
 	rep, err := c.Measure(context.Background(), clock)
 	if err != nil {

@@ -507,8 +507,9 @@ type heldFamily struct {
 
 func (f heldFamily) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 	c := f.Family.Check(ctx, req)
-	if measure := c.Measure; measure != nil {
-		c.Measure = func(ctx context.Context, clock func() time.Time) (sdk.Report, error) {
+	if c.Measures() {
+		measure := c.Measure
+		return sdk.Accept(func(ctx context.Context, clock func() time.Time) (sdk.Report, error) {
 			if os.Remove(filepath.Join(f.dir, "hold")) == nil {
 				_ = os.WriteFile(filepath.Join(f.dir, "measuring"), nil, 0o600)
 				select {
@@ -518,7 +519,7 @@ func (f heldFamily) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 				}
 			}
 			return measure(ctx, clock)
-		}
+		})
 	}
 	return c
 }

@@ -69,7 +69,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	now := time.Now()
 	c := s.family.Check(r.Context(), sdk.Request{Route: sdk.Op, Op: "compare", Body: body, Now: now})
-	if c.Outcome != sdk.Accepted || c.Measure == nil {
+	if c.Outcome() != sdk.Accepted || !c.Measures() {
 		http.Error(w, "refused", http.StatusBadRequest)
 		return
 	}

@@ -117,7 +117,7 @@ func couldNot(kind string, facts map[string]any) sdk.Checked {
 	for k, v := range facts {
 		inner[k] = v
 	}
-	return sdk.Checked{Outcome: sdk.CouldNotMeasure, Code: kind, Body: map[string]any{"could_not_measure": inner}}
+	return sdk.CannotMeasure(kind, map[string]any{"could_not_measure": inner})
 }
 
 // Check validates a submission: envelope, format (through the host's
@@ -126,22 +126,22 @@ func couldNot(kind string, facts map[string]any) sdk.Checked {
 func (f *Family) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 	env, ref := ParseEnvelope(req.Body, f.accepted)
 	if ref != nil && ref.Code != CodeStatedCounts {
-		return sdk.Checked{Outcome: sdk.Refused, Body: *ref}
+		return sdk.RefuseRequest(*ref)
 	}
 	// the stated-counts rule comes after R-4, whose "ambiguous" half only
 	// the adapter can see (an agent file with several agents)
 	statedRefusal := ref
 	if req.Adapters == nil {
-		return sdk.Checked{Unavailable: true} // a host that offers no adapters
+		return sdk.AdaptersUnavailable() // a host that offers no adapters
 	}
 	// the record goes by span: the host already holds the body
 	resp, err := req.Adapters.Adapt(ctx, &pb.AdaptRequest{FormatId: env.FormatID, RecordSpan: env.RecordSpan})
 	if err != nil {
 		// no adapter reachable: the measurement cannot start (503 upstream)
-		return sdk.Checked{Unavailable: true}
+		return sdk.AdaptersUnavailable()
 	}
 	if r := resp.GetRefusal(); (r == nil || r.GetCode() != CodeRecordRequired) && statedRefusal != nil {
-		return sdk.Checked{Outcome: sdk.Refused, Body: *statedRefusal}
+		return sdk.RefuseRequest(*statedRefusal)
 	}
 	if r := resp.GetRefusal(); r != nil {
 		code := r.GetCode()
@@ -151,7 +151,7 @@ func (f *Family) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 		} else if code != CodeFormat {
 			code = string(sdk.RecordDoesNotParse)
 		}
-		return sdk.Checked{Outcome: sdk.Refused, Body: sdk.Refusal{Code: code, Message: msg}}
+		return sdk.RefuseRequest(sdk.Refusal{Code: code, Message: msg})
 	}
 	rec := resp.GetRecord()
 	// the caps are read from the adapted record before anything is
@@ -186,14 +186,14 @@ func (f *Family) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 	if req.Route == sdk.Precheck {
 		// the pre-check discloses the kind (200); the paid route answers it (422)
 		st := ReadStated(env.StatedCounts, c, rec.GetStatedTotal(), rec.GetHasStatedTotal())
-		return sdk.Checked{Outcome: sdk.Accepted, Body: f.precheck(env, rec, c, st, kind, facts)}
+		return sdk.Assessed(f.precheck(env, rec, c, st, kind, facts))
 	}
 	if kind != "" {
 		return couldNot(kind, facts)
 	}
-	return sdk.Checked{Outcome: sdk.Accepted, Measure: func(ctx context.Context, clock func() time.Time) (sdk.Report, error) {
+	return sdk.Accept(func(ctx context.Context, clock func() time.Time) (sdk.Report, error) {
 		return f.Report(ctx, env, rec, c, clock)
-	}}
+	})
 }
 
 // Report measures an accepted submission (ANNEX C-13); clock gives the

@@ -62,10 +62,10 @@ func precheck(t *testing.T, stated string, rec *pb.SessionRecord) map[string]any
 	}
 	body := `{"envelope_version":"context-composition-envelope/1","declared_format_id":"letta-af","record":{}` + stated + `}`
 	c := f.Check(context.Background(), sdk.Request{Route: sdk.Precheck, Body: []byte(body), Adapters: fakeAdapters{rec}})
-	if c.Outcome != sdk.Accepted {
+	if c.Outcome() != sdk.Accepted {
 		t.Fatalf("%+v", c)
 	}
-	raw, _ := json.Marshal(c.Body)
+	raw, _ := json.Marshal(c.Body())
 	var m map[string]any
 	_ = json.Unmarshal(raw, &m)
 	return m

@@ -240,7 +240,7 @@ func benchAudit(b *testing.B, f *Family, body []byte, adapter sdk.Adapter) {
 	b.ReportAllocs()
 	for b.Loop() {
 		c := f.Check(context.Background(), sdk.Request{Route: sdk.Op, Op: "audit", Body: body, Adapters: fakeAdapters{resp.GetRecord()}})
-		if c.Measure == nil {
+		if !c.Measures() {
 			b.Fatal("not accepted")
 		}
 		if _, err := c.Measure(context.Background(), func() time.Time { return checkEnd }); err != nil {

@@ -80,21 +80,21 @@ type precheckBody struct {
 func (f *Family) Check(_ context.Context, req sdk.Request) sdk.Checked {
 	log, ref := Parse(req.Body)
 	if ref != nil {
-		return sdk.Checked{Outcome: sdk.Refused, Body: *ref}
+		return sdk.RefuseRequest(*ref)
 	}
 	ls := lines{Submitted: log.Submitted, Valid: len(log.Valid), Malformed: log.Malformed()}
 	if req.Route == sdk.Precheck {
-		return sdk.Checked{Outcome: sdk.Accepted, Body: precheckBody{Assessable: true, Lines: ls,
-			Disclosure: f.fixed.Disclosure, Honesty: f.fixed.Honesty, Retention: f.fixed.Retention}}
+		return sdk.Assessed(precheckBody{Assessable: true, Lines: ls,
+			Disclosure: f.fixed.Disclosure, Honesty: f.fixed.Honesty, Retention: f.fixed.Retention})
 	}
 	t, fromAsOf := FromTime(req.Now.UTC().Truncate(time.Second)), false
 	if log.HasAsOf {
 		t, fromAsOf = log.AsOf, true
 	}
-	return sdk.Checked{Outcome: sdk.Accepted, Measure: func(ctx context.Context, clock func() time.Time) (sdk.Report, error) {
+	return sdk.Accept(func(ctx context.Context, clock func() time.Time) (sdk.Report, error) {
 		a := Analyse(log, t, fromAsOf)
 		return f.Render(a, clock()), nil
-	}}
+	})
 }
 
 func usageOrNot(computable bool, n int) any {

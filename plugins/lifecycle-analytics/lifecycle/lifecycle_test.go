@@ -66,8 +66,8 @@ func render(t *testing.T, b []byte) map[string]any {
 		t.Fatal(err)
 	}
 	c := f.Check(context.Background(), sdk.Request{Route: sdk.Op, Op: "analyse", Body: b, Now: time.Date(2026, 11, 29, 12, 0, 0, 700, time.UTC)})
-	if c.Outcome != sdk.Accepted {
-		t.Fatalf("refused: %+v", c.Body)
+	if c.Outcome() != sdk.Accepted {
+		t.Fatalf("refused: %+v", c.Body())
 	}
 	m, ledger := familytest.Report(t, c, time.Now)
 	m["_ledger"] = ledger
@@ -226,8 +226,8 @@ func TestRefusalsInOrder(t *testing.T) {
 func TestPrecheckReturnsLineFactsOnly(t *testing.T) {
 	f, _ := New()
 	c := f.Check(context.Background(), sdk.Request{Route: sdk.Precheck, Body: body("", line("a", "2026-11-29T10:00:00Z", "2026-11-29T10:01:00Z", `"used_at":null`), `7`)})
-	got := js(c.Body)
-	if !strings.HasPrefix(got, `{"assessable":true,"lines":{"submitted":2,"valid":1,"malformed":1},"disclosure_sentence":"Submitting`) || strings.Contains(got, "used") && strings.Contains(got, `"used"`) || c.Measure != nil {
+	got := js(c.Body())
+	if !strings.HasPrefix(got, `{"assessable":true,"lines":{"submitted":2,"valid":1,"malformed":1},"disclosure_sentence":"Submitting`) || strings.Contains(got, "used") && strings.Contains(got, `"used"`) || c.Measures() {
 		t.Errorf("precheck %s", got)
 	}
 }
@@ -295,7 +295,7 @@ func BenchmarkAnalyseAtCap(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		c := f.Check(context.Background(), sdk.Request{Route: sdk.Op, Op: "analyse", Body: raw})
-		if c.Measure == nil {
+		if !c.Measures() {
 			b.Fatal("refused")
 		}
 		if _, err := c.Measure(context.Background(), time.Now); err != nil {

@@ -75,14 +75,14 @@ func (f *Family) Describe() *pb.FamilyDescription { return f.desc }
 func (f *Family) Check(_ context.Context, req sdk.Request) sdk.Checked {
 	e, ref := Parse(req.Body)
 	if ref != nil {
-		return sdk.Checked{Outcome: sdk.Refused, Body: *ref}
+		return sdk.RefuseRequest(*ref)
 	}
 	if req.Route == sdk.Precheck {
-		return sdk.Checked{Outcome: sdk.Accepted, Body: f.precheck(e)}
+		return sdk.Assessed(f.precheck(e))
 	}
-	return sdk.Checked{Outcome: sdk.Accepted, Measure: func(ctx context.Context, clock func() time.Time) (sdk.Report, error) {
+	return sdk.Accept(func(ctx context.Context, clock func() time.Time) (sdk.Report, error) {
 		return f.Report(e, clock()), nil
-	}}
+	})
 }
 
 func (f *Family) header(e *Export, a *audit) map[string]any {

@@ -30,8 +30,8 @@ func report(t *testing.T, body []byte) map[string]any {
 		t.Fatal(err)
 	}
 	c := f.Check(context.Background(), sdk.Request{Route: sdk.Op, Op: "audit", Body: body})
-	if c.Outcome != sdk.Accepted {
-		t.Fatalf("refused: %+v", c.Body)
+	if c.Outcome() != sdk.Accepted {
+		t.Fatalf("refused: %+v", c.Body())
 	}
 	m, ledger := familytest.Report(t, c, func() time.Time { return time.Date(2026, 11, 29, 15, 47, 22, 0, time.UTC) })
 	m["_ledger"] = ledger
@@ -295,14 +295,14 @@ func TestPrecheckMatrixRowAndStatuses(t *testing.T) {
 	f, _ := New()
 	c := f.Check(context.Background(), sdk.Request{Route: sdk.Precheck, Body: export("zep_graphiti", "hash_only", nil,
 		rec{"id": "1", "group_id": "g", "content_hash": "h"})})
-	got := js(c.Body)
+	got := js(c.Body())
 	for _, want := range []string{`"cross_scope_clusters":{"status":"CONDITIONAL","note":"Graphiti survives intact`, `"unscoped_rate":{"reason":"multi-scope not demonstrated","status":"NOT ASSESSABLE"}`,
 		`"records":1`, `"live_records":1`, `"price":{"label":"$0.05","status":"RULED","usdc_units":50000}`, `"variant":"graphiti","variant_defaulted":true`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("precheck lacks %s:\n%s", want, got)
 		}
 	}
-	if strings.Contains(got, `"rate"`) || c.Measure != nil {
+	if strings.Contains(got, `"rate"`) || c.Measures() {
 		t.Error("the pre-check computed a factor")
 	}
 }
@@ -365,7 +365,7 @@ func BenchmarkAuditAtCap(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		c := f.Check(context.Background(), sdk.Request{Route: sdk.Op, Op: "audit", Body: raw})
-		if c.Measure == nil {
+		if !c.Measures() {
 			b.Fatal("refused")
 		}
 		if _, err := c.Measure(context.Background(), time.Now); err != nil {

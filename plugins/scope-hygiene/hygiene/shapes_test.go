@@ -80,8 +80,8 @@ func audited(tb testing.TB, body []byte) any {
 		tb.Fatal(err)
 	}
 	c := f.Check(context.Background(), sdk.Request{Route: sdk.Op, Op: "audit", Body: body})
-	if c.Measure == nil {
-		tb.Fatalf("not accepted: %v", c.Body)
+	if !c.Measures() {
+		tb.Fatalf("not accepted: %v", c.Body())
 	}
 	rep, err := c.Measure(context.Background(), time.Now)
 	if err != nil {

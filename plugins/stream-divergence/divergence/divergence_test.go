@@ -184,7 +184,7 @@ func TestReportAndLedgerLine(t *testing.T) {
 	}
 	req := sdk.Request{Route: sdk.Op, Op: "compare", Body: body([]any{b64("ab"), b64("cd")}, []any{b64("aXcdef")})}
 	checked := f.Check(context.Background(), req)
-	if checked.Outcome != sdk.Accepted || checked.Measure == nil || checked.Body != nil {
+	if checked.Outcome() != sdk.Accepted || !checked.Measures() || checked.Body() != nil {
 		t.Fatalf("check: %+v", checked)
 	}
 	at := time.Date(2026, 11, 29, 15, 47, 22, 500, time.UTC)
@@ -226,9 +226,9 @@ func TestPrecheckRunsNoComparison(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := f.Check(context.Background(), sdk.Request{Route: sdk.Precheck, Body: body([]any{b64("abc")}, []any{b64("ab"), b64("d")})})
-	got, _ := json.Marshal(c.Body)
+	got, _ := json.Marshal(c.Body())
 	want := `{"assessable":true,"streamed_capture":{"chunk_count":1,"byte_length":3},"reference_output":{"chunk_count":2,"byte_length":3}}`
-	if string(got) != want || c.Measure != nil {
+	if string(got) != want || c.Measures() {
 		t.Errorf("precheck %s", got)
 	}
 }

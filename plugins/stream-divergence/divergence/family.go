@@ -77,18 +77,15 @@ type precheckBody struct {
 func (f *Family) Check(_ context.Context, req sdk.Request) sdk.Checked {
 	sub, ref := Parse(req.Body)
 	if ref != nil {
-		return sdk.Checked{Outcome: sdk.Refused, Body: *ref}
+		return sdk.RefuseRequest(*ref)
 	}
-	out := sdk.Checked{Outcome: sdk.Accepted}
 	if req.Route == sdk.Precheck {
-		out.Body = precheckBody{Assessable: true, Streamed: sideOf(sub.Streamed), Reference: sideOf(sub.Reference)}
-		return out
+		return sdk.Assessed(precheckBody{Assessable: true, Streamed: sideOf(sub.Streamed), Reference: sideOf(sub.Reference)})
 	}
-	out.Measure = func(ctx context.Context, clock func() time.Time) (sdk.Report, error) {
+	return sdk.Accept(func(ctx context.Context, clock func() time.Time) (sdk.Report, error) {
 		res := Compare(sub.Streamed.Bytes, sub.Reference.Bytes)
 		return f.Render(sub, res, clock()), nil
-	}
-	return out
+	})
 }
 
 type firstDivergence struct {

@@ -61,20 +61,25 @@ func (f *Family) Describe() *pb.FamilyDescription { return f.desc }
 func (f *Family) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 	var in instructions
 	if json.Unmarshal(req.Body, &in) != nil {
-		return sdk.Checked{Outcome: sdk.Refused, Body: sdk.Refusal{Code: "body_not_object", Message: "request body is not a JSON object"}}
+		return sdk.RefuseRequest(sdk.Refusal{Code: "body_not_object", Message: "request body is not a JSON object"})
 	}
 	if in.PanicInCheck != "" {
 		panic(in.PanicInCheck)
 	}
 	if in.CouldNot {
-		return sdk.Checked{Outcome: sdk.CouldNotMeasure, Code: "too_many_entries",
-			Body: map[string]any{"could_not_measure": map[string]any{"kind": "too_many_entries", "entries": 3}}}
+		return sdk.CannotMeasure("too_many_entries",
+			map[string]any{"could_not_measure": map[string]any{"kind": "too_many_entries", "entries": 3}})
 	}
 	if in.Refuse {
-		return sdk.Checked{Outcome: sdk.Refused, Body: sdk.Refusal{Code: "refused", Message: "refused on request", Facts: map[string]any{"n": 1}}}
+		return sdk.RefuseRequest(sdk.Refusal{Code: "refused", Message: "refused on request", Facts: map[string]any{"n": 1}})
 	}
 	n := len(req.Body)
-	out := sdk.Checked{Outcome: sdk.Accepted, Caller: in.Caller, HasCaller: in.Caller != ""}
+	withCaller := func(c sdk.Checked) sdk.Checked {
+		if in.Caller != "" {
+			return c.WithCaller(in.Caller)
+		}
+		return c
+	}
 	if req.Route == sdk.Precheck {
 		// touch_file, then wait_file: a test sees which pre-checks are
 		// in the family at once, and lets them go
@@ -86,13 +91,13 @@ func (f *Family) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 		if in.WaitFile != "" {
 			waitFor(ctx, in.WaitFile, 5*time.Second)
 		}
-		out.Body = map[string]any{"assessable": true, "body_bytes": n}
+		body := map[string]any{"assessable": true, "body_bytes": n}
 		if in.MemoryLimit {
-			out.Body.(map[string]any)["memory_limit"] = debug.SetMemoryLimit(-1) // -1 reads it
+			body["memory_limit"] = debug.SetMemoryLimit(-1) // -1 reads it
 		}
-		return out
+		return withCaller(sdk.Assessed(body))
 	}
-	out.Measure = func(ctx context.Context, clock func() time.Time) (sdk.Report, error) {
+	return withCaller(sdk.Accept(func(ctx context.Context, clock func() time.Time) (sdk.Report, error) {
 		if in.GoroutinePanic != "" {
 			// the measurement waits for the crash: a deferred close would
 			// run while the panic unwinds, letting a reply race out
@@ -154,8 +159,7 @@ func (f *Family) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 			fields = nil
 		}
 		return sdk.Report{Body: body, Ledger: fields, CheckEnd: clock()}, nil
-	}
-	return out
+	}))
 }
 
 // waitFor is true once path exists, false when within has passed first.

@@ -25,11 +25,11 @@ func (f forged) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 	}
 	_ = json.Unmarshal(req.Body, &in)
 	c := f.Family.Check(ctx, req)
-	if c.Measure == nil || in.Forge == "" {
+	if !c.Measures() || in.Forge == "" {
 		return c
 	}
 	measure := c.Measure
-	c.Measure = func(ctx context.Context, clock func() time.Time) (sdk.Report, error) {
+	return sdk.Accept(func(ctx context.Context, clock func() time.Time) (sdk.Report, error) {
 		r, err := measure(ctx, clock)
 		if err != nil {
 			return r, err
@@ -60,8 +60,7 @@ func (f forged) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 			body["summary"] = "this context is healthy"
 		}
 		return r, nil
-	}
-	return c
+	})
 }
 
 func main() {

@@ -25,34 +25,24 @@ var (
 )
 
 // Family is the example-count family.
-type Family struct {
-	desc    *pb.FamilyDescription
-	formats []string
-}
+type Family struct{ desc *pb.FamilyDescription }
 
-// New reads the embedded criteria document.
+// New describes the family from its embedded criteria (ids, op, price,
+// caps, pin and accepted_formats come from the document).
 func New() (*Family, error) {
-	d, err := sdk.DescribeFromCriteria(criteria)
+	d, err := sdk.Describe(criteria, sdk.WithCorpus(corpus),
+		sdk.WithLedgerFields(sdk.LedgerString("format", "example-lines")))
 	if err != nil {
 		return nil, err
 	}
-	var doc struct {
-		Formats []string `json:"accepted_formats"`
-	}
-	if err := json.Unmarshal(criteria, &doc); err != nil {
-		return nil, err
-	}
-	d.Formats = doc.Formats // the host routes these formats to their adapters
-	d.Corpus = corpus
-	d.LedgerFields = []*pb.LedgerField{{Name: "format", Type: pb.LedgerField_STRING, Vocabulary: doc.Formats}}
-	return &Family{desc: d, formats: doc.Formats}, nil
+	return &Family{desc: d}, nil
 }
 
 // Describe says what the family serves.
 func (f *Family) Describe() *pb.FamilyDescription { return f.desc }
 
 func refuse(code, message string) sdk.Checked {
-	return sdk.Checked{Outcome: sdk.Refused, Body: sdk.Refusal{Code: code, Message: message}}
+	return sdk.RefuseRequest(sdk.Refusal{Code: code, Message: message})
 }
 
 // Check validates the request (R-1 to R-3) and, on the op, measures it
@@ -65,25 +55,25 @@ func (f *Family) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 	if json.Unmarshal(req.Body, &body) != nil || body.Format == nil || len(body.Record) == 0 {
 		return refuse("body_not_object", "request body is not a JSON object with declared_format_id and record")
 	}
-	if !slices.Contains(f.formats, *body.Format) {
+	if !slices.Contains(f.desc.GetFormats(), *body.Format) {
 		return refuse("format_not_accepted", "declared_format_id is not one of the criteria's accepted_formats")
 	}
 	if req.Adapters == nil {
-		return sdk.Checked{Unavailable: true}
+		return sdk.AdaptersUnavailable()
 	}
 	resp, err := req.Adapters.Adapt(ctx, &pb.AdaptRequest{FormatId: *body.Format, Record: body.Record})
 	if err != nil {
-		return sdk.Checked{Unavailable: true} // the host names the adapter's fault
+		return sdk.AdaptersUnavailable() // the host names the adapter's fault
 	}
 	if r := resp.GetRefusal(); r != nil {
 		return refuse(r.GetCode(), r.GetMessage())
 	}
 	rec := resp.GetRecord()
 	if req.Route == sdk.Precheck {
-		return sdk.Checked{Outcome: sdk.Accepted, Body: map[string]any{"assessable": true}}
+		return sdk.Assessed(map[string]any{"assessable": true})
 	}
 	format := *body.Format
-	return sdk.Checked{Outcome: sdk.Accepted, Measure: func(_ context.Context, clock func() time.Time) (sdk.Report, error) {
+	return sdk.Accept(func(_ context.Context, _ func() time.Time) (sdk.Report, error) {
 		blocks, text := 0, 0
 		for _, m := range rec.GetMessages() {
 			blocks += len(m.GetBlocks())
@@ -92,9 +82,8 @@ func (f *Family) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 			}
 		}
 		return sdk.Report{
-			Body:     map[string]any{"message_count": len(rec.GetMessages()), "block_count": blocks, "text_bytes": text},
-			Ledger:   map[string]any{"format": format},
-			CheckEnd: clock(),
+			Body:   map[string]any{"message_count": len(rec.GetMessages()), "block_count": blocks, "text_bytes": text},
+			Ledger: map[string]any{"format": format},
 		}, nil
-	}}
+	})
 }

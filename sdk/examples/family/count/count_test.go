@@ -61,7 +61,7 @@ func TestRefusals(t *testing.T) {
 		`{"declared_format_id":"letta-af","record":[]}`: "format_not_accepted",
 	} {
 		c := f.Check(context.Background(), sdk.Request{Route: sdk.Precheck, Body: []byte(body), Adapters: sdk.LocalAdapters{}})
-		if r, ok := c.Body.(sdk.Refusal); c.Outcome != sdk.Refused || !ok || r.Code != code {
+		if r, ok := c.Body().(sdk.Refusal); c.Outcome() != sdk.Refused || !ok || r.Code != code {
 			t.Errorf("%s: %+v, want refused %s", body, c, code)
 		}
 	}
@@ -86,11 +86,11 @@ func TestThePrecheckAdaptsAndIgnoresOtherMembers(t *testing.T) {
 	}
 	body := []byte(`{"declared_format_id":"example-lines","record":{"lines":["x"]},"note":"x"}`)
 	c := f.Check(context.Background(), sdk.Request{Route: sdk.Precheck, Body: body, Adapters: sdk.LocalAdapters{"example-lines": refuser{}}})
-	if r, ok := c.Body.(sdk.Refusal); c.Outcome != sdk.Refused || !ok || sdk.RefusalCode(r.Code) != sdk.RecordDoesNotParse {
+	if r, ok := c.Body().(sdk.Refusal); c.Outcome() != sdk.Refused || !ok || sdk.RefusalCode(r.Code) != sdk.RecordDoesNotParse {
 		t.Errorf("pre-check of a refused record: %+v", c)
 	}
 	c = f.Check(context.Background(), sdk.Request{Route: sdk.Precheck, Body: body, Adapters: sdk.LocalAdapters{"example-lines": fixed{sdk.Record(sdk.L0)}}})
-	if c.Outcome != sdk.Accepted {
+	if c.Outcome() != sdk.Accepted {
 		t.Errorf("an extra member: %+v", c)
 	}
 }
