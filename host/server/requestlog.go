@@ -56,6 +56,7 @@ func demandOutcome(code string, settling bool) string {
 // handler decides and read once the answer is out.
 type requestNote struct {
 	code    string // the refusal's error code
+	reason  string // a refused payment's reason code (the facilitator's or the gate's)
 	payment string // a paid route's outcome (empty elsewhere)
 	tx      string // the settled payment's transaction id
 }
@@ -88,6 +89,14 @@ func (s *Server) logRequest(level hclog.Level, pattern, service, method string, 
 		}
 		args = append(args, "code", c)
 	}
+	if r := rec.note.reason; r != "" {
+		// a code of the facilitator's vocabulary, never the payment: an
+		// operator acts on it (invalid_exact_svm_payload_…)
+		if !reasonShaped(r) {
+			r = "other"
+		}
+		args = append(args, "reason", r)
+	}
 	args = append(args, "duration_ms", float64(took.Microseconds())/1000)
 	if rec.note.payment != "" {
 		args = append(args, "payment", rec.note.payment)
@@ -112,6 +121,20 @@ func methodName(m string) string {
 // codeShaped says c looks like a criteria code (as the metrics' labels
 // require): a family's code comes from a plugin, which could put anything
 // there.
+// reasonShaped is a reason code: 1 to 96 of a-z, 0-9 and _, as x402's
+// facilitators write theirs.
+func reasonShaped(r string) bool {
+	if r == "" || len(r) > 96 {
+		return false
+	}
+	for i := 0; i < len(r); i++ {
+		if b := r[i]; !(b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b == '_') {
+			return false
+		}
+	}
+	return true
+}
+
 func codeShaped(c string) bool {
 	if c == "" || len(c) > 64 {
 		return false

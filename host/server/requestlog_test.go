@@ -21,7 +21,7 @@ import (
 // requestFields are every key a request line may carry: hclog's own and
 // the host's metadata, nothing named after what a caller sent.
 var requestFields = map[string]bool{"@level": true, "@message": true, "@module": true, "@timestamp": true,
-	"route": true, "service": true, "method": true, "status": true, "code": true, "duration_ms": true, "payment": true, "tx": true}
+	"route": true, "service": true, "method": true, "status": true, "code": true, "duration_ms": true, "payment": true, "tx": true, "reason": true}
 
 // requestLines are the host's per-request lines in a JSON log.
 func requestLines(t *testing.T, log string) []map[string]any {
@@ -76,6 +76,11 @@ func checkLine(t *testing.T, name string, got map[string]any, w wantLine) {
 	if str("@level") != w.level || str("route") != w.route || str("service") != w.service || str("method") != w.method ||
 		got["status"] != float64(w.status) || str("code") != w.code || str("payment") != w.payment {
 		t.Errorf("%s: request line %v, want %+v", name, got, w)
+	}
+	// a refused payment's line says why, in the facilitator's words, so
+	// an operator can act on it; no other line has a reason
+	if r := str("reason"); (w.payment == "invalid") != (r != "") || r != "" && strings.Trim(r, "abcdefghijklmnopqrstuvwxyz0123456789_") != "" {
+		t.Errorf("%s: reason %q on a %q payment", name, r, w.payment)
 	}
 	if ms, ok := got["duration_ms"].(float64); !ok || ms < 0 {
 		t.Errorf("%s: duration_ms %v", name, got["duration_ms"])

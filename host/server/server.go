@@ -545,6 +545,9 @@ func (s *Server) sendDemand(q *request, d *payment.Demand) {
 		q.w.Header().Set(k, v)
 	}
 	q.note.code = d.Code
+	if r, ok := d.Facts["reason"].(string); ok {
+		q.note.reason = r
+	}
 	s.cfg.Metrics.Refusal(q.sv.Desc.GetService(), d.Code)
 	s.send(q, d.Status, answer)
 }
