@@ -68,6 +68,9 @@ func RunCorpus(t testing.TB, f sdk.Family, corpusFile []byte, opts ...Option) Co
 	if err != nil {
 		t.Fatalf("corpus: %v", err)
 	}
+	if len(cs.Cases) == 0 {
+		t.Fatal("corpus: no cases: a host serves no family whose corpus proves nothing")
+	}
 	r := &runner{f: f, d: d, check: selfcheck.New(d.GetTripwires()), fields: selfcheck.NewLedgerFields(d.GetLedgerFields())}
 	for _, o := range opts {
 		o(r)
