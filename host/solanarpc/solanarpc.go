@@ -206,6 +206,14 @@ func (c *Client) SignatureStatus(ctx context.Context, sig string) (*Status, erro
 	return &Status{Slot: v.Slot, Err: v.Err, Confirmation: v.ConfirmationStatus}, nil
 }
 
+// GenesisHash is the network's genesis hash: which network the node
+// serves (a CAIP-2 Solana id is its first 32 characters).
+func (c *Client) GenesisHash(ctx context.Context) (string, error) {
+	var h string
+	err := c.call(ctx, "getGenesisHash", []any{}, &h)
+	return h, err
+}
+
 // Balance is an account's lamports (0 for none).
 func (c *Client) Balance(ctx context.Context, addr string) (uint64, error) {
 	var r struct {

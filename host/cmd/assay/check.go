@@ -2,17 +2,22 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/assay-audit/assay/host/config"
 	"github.com/assay-audit/assay/host/ledger"
+	"github.com/assay-audit/assay/host/preflight"
+	"github.com/assay-audit/assay/host/solana"
+	"github.com/assay-audit/assay/host/solanarpc"
 	"github.com/assay-audit/assay/host/store"
 	"github.com/assay-audit/assay/host/wallet"
 )
@@ -69,11 +74,46 @@ func dryRun(ctx context.Context, cfg config.Config, log hclog.Logger, out io.Wri
 	default:
 		note(fmt.Sprintf("plugins: %d families, %d adapters, every pin matched", len(ps.services), len(cfg.Plugins)-len(ps.services)), nil)
 	}
+	if cfg.SolanaRPC != "" && cfg.Payments != "off" && cfg.Payments != "house" {
+		for _, f := range checkPayments(ctx, cfg) {
+			switch {
+			case f.OK():
+				fmt.Fprintf(out, "ok   payments: %s\n", f.What)
+			case f.Fatal:
+				note("payments: "+f.What, fmt.Errorf("%s (fix: %s)", f.Err, f.Fix))
+			default:
+				fmt.Fprintf(out, "WARN payments: %s: %s (fix: %s)\n", f.What, f.Err, f.Fix)
+			}
+		}
+	}
 	if len(problems) > 0 {
 		return fmt.Errorf("serve --check: %d problem(s):\n  %s", len(problems), strings.Join(problems, "\n  "))
 	}
 	fmt.Fprintln(out, "serve --check: ready to serve")
 	return nil
+}
+
+// checkPayments is the payment preflight serve runs at start, on the
+// config's node, pay_to (a generated seller wallet when there is one) and
+// the embedded facilitator's fee payer.
+func checkPayments(ctx context.Context, cfg config.Config) []preflight.Finding {
+	asset, payTo, err := seller(cfg, false)
+	if err != nil {
+		return []preflight.Finding{{What: "pay_to", Err: err.Error(), Fix: "set pay_to (--pay-to) to the seller's wallet", Fatal: true}}
+	}
+	feePayer := ""
+	if cfg.Payments == "local" {
+		path := cfg.FeePayerKeyFile
+		if path == "" {
+			path = filepath.Join(cfg.DataDir, "facilitator-fee-payer.json")
+		}
+		if w, err := wallet.Load(path); err == nil {
+			feePayer = solana.EncodeBase58(w.Public().(ed25519.PublicKey))
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	return preflight.Run(ctx, preflight.Params{Chain: solanarpc.New(cfg.SolanaRPC), Network: cfg.Network, PayTo: payTo, Mint: asset, FeePayer: feePayer})
 }
 
 // writableDir is whether dir exists (or can be made, as serve makes it)

@@ -127,7 +127,20 @@ func TestPaymentsSurviveHostKillsOnTheChain(t *testing.T) {
 			seller, _ := wallet.New(filepath.Join(dir, "seller.json"))
 			chain.TokenAccount(t, address(seller), 0)
 			k := serve(t, kind, []string{"--solana-rpc", chain.URL, "--pay-to", address(seller), "--fee-payer-key", filepath.Join(dir, "fee-payer.json")})
-			crashLoad(t, k, k.dir, k.store, func(addr string) { chain.TokenAccount(t, addr, 200*sdPrice) })
+			// the load pays for as long as the kills last, so how many
+			// payments a client makes is the machine's speed: fund far more
+			// than any machine pays, or a drained wallet's payments are
+			// refused (InsufficientFunds) and can never be delivered
+			const funds = 1_000_000 * sdPrice
+			var payers []string
+			t.Cleanup(func() { // runs before the chain stops, and after a failed re-send
+				for _, p := range payers {
+					if chain.Tokens(t, p) < sdPrice {
+						t.Errorf("a payer ran out of tokens (%d funded): the load outran its funds", uint64(funds))
+					}
+				}
+			})
+			crashLoad(t, k, k.dir, k.store, func(addr string) { payers = append(payers, addr); chain.TokenAccount(t, addr, funds) })
 			st, err := store.Open(context.Background(), k.store, k.dir)
 			if err != nil {
 				t.Fatal(err)

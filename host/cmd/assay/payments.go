@@ -12,10 +12,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/assay-audit/assay/host/config"
 	"github.com/assay-audit/assay/host/metrics"
 	"github.com/assay-audit/assay/host/payment"
+	"github.com/assay-audit/assay/host/preflight"
 	"github.com/assay-audit/assay/host/redelivery"
 	"github.com/assay-audit/assay/host/solana"
 	"github.com/assay-audit/assay/host/solanarpc"
@@ -86,6 +88,15 @@ func paymentGate(ctx context.Context, cfg config.Config, st *store.Store, id str
 		return nil, fmt.Errorf("payments %q: expected off, house, local or a facilitator URL", cfg.Payments)
 	}
 	log.Info("payments", "mode", cfg.Payments, "network", cfg.Network, "pay_to", payTo, "fee_payer", fac.FeePayer())
+	if rpc != nil {
+		feePayer := ""
+		if cfg.Payments == "local" {
+			feePayer = fac.FeePayer()
+		}
+		if err := paymentPreflight(ctx, log, preflight.Params{Chain: rpc, Network: cfg.Network, PayTo: payTo, Mint: asset, FeePayer: feePayer}); err != nil {
+			return nil, err
+		}
+	}
 	sealer, err := redeliverySealer(cfg)
 	if err != nil {
 		return nil, err
@@ -95,6 +106,30 @@ func paymentGate(ctx context.Context, cfg config.Config, st *store.Store, id str
 		gc.Chain = lookup
 	}
 	return x402.NewGate(ctx, gc)
+}
+
+// paymentPreflight checks the payment path before the host takes a
+// payment: a finding that would fail every payer (no node, another
+// network, no token account for pay_to) refuses the start, naming the
+// fix; a fee payer short of SOL only warns (preflight.feePayer says why).
+func paymentPreflight(ctx context.Context, log hclog.Logger, p preflight.Params) error {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	var fatal []string
+	for _, f := range preflight.Run(ctx, p) {
+		switch {
+		case f.OK():
+			log.Info("payment preflight: ok", "check", f.What)
+		case f.Fatal:
+			fatal = append(fatal, f.What+": "+f.Err+" (fix: "+f.Fix+")")
+		default:
+			log.Warn("payment preflight: "+f.What+": "+f.Err, "fix", f.Fix)
+		}
+	}
+	if len(fatal) > 0 {
+		return fmt.Errorf("payment preflight: this host cannot take a payment:\n  %s", strings.Join(fatal, "\n  "))
+	}
+	return nil
 }
 
 // redeliverySealer keeps issued answers under the operator's key secret

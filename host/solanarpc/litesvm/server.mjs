@@ -141,7 +141,12 @@ function tokenBalances(keys) {
   return out;
 }
 
+// the chain stands in for devnet: its genesis hash is devnet's, so a
+// host configured for devnet passes its preflight against it
+const DEVNET_GENESIS = 'EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG';
+
 const methods = {
+  getGenesisHash: () => DEVNET_GENESIS,
   getLatestBlockhash: () => ({ ...ctx(), value: { blockhash: svm.latestBlockhash(), lastValidBlockHeight: Number(hashHeight + 150n) } }),
   isBlockhashValid: ([hash]) => ({ ...ctx(), value: hash === svm.latestBlockhash() }),
   getBlockHeight: () => Number(height),
