@@ -660,7 +660,7 @@ func (g *Gate) receiptFacts(req payment.Request, c store.Claim) map[string]any {
 
 // HouseNote is what a host in house mode (the embedded facilitator with
 // no chain) says in every 402 and every report it issues.
-const HouseNote = "house mode: the host's own facilitator checked this payment and nothing settled on a chain; this host takes no money"
+const HouseNote = "house mode: this host's own facilitator checks and co-signs payments and broadcasts nothing: no USDC moves and this host takes no money (charged means recorded in its books)"
 
 // settle settles a claim in state settling through the facilitator and
 // records it settled; d is the answer when the facilitator refused.

@@ -204,7 +204,16 @@ func call(args []string, stdout io.Writer) error {
 		if res.Identifier != "" {
 			id = " (payment id " + res.Identifier + ")"
 		}
-		fmt.Fprintf(stdout, "paid: transaction %s on %s by %s%s\n", tx, res.Settlement.Network, res.Settlement.Payer, id)
+		house := ""
+		var a struct {
+			Payment struct {
+				House string `json:"house"`
+			} `json:"payment"`
+		}
+		if json.Unmarshal(res.Body, &a) == nil && a.Payment.House != "" {
+			house = "; house mode: the host's own facilitator co-signed it and nothing moved on a chain (no USDC left your wallet)"
+		}
+		fmt.Fprintf(stdout, "paid: transaction %s on %s by %s%s%s\n", tx, res.Settlement.Network, res.Settlement.Payer, id, house)
 	}
 	if *paymentFile != "" && *paymentFile == owed {
 		// the report it bought is saved: the file would only refuse the

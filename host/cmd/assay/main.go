@@ -43,7 +43,7 @@ import (
 )
 
 const usage = `usage:
-  assay serve [--config FILE] [--listen ADDR] [--data-dir DIR] [--store sqlite|postgres://...] [--payments local|off|<facilitator URL>]
+  assay serve [--config FILE] [--listen ADDR] [--data-dir DIR] [--store sqlite|postgres://...] [--payments house|local|off|<facilitator URL>]
               [--keys-secret FILE] [--pay-to WALLET] [--fee-payer-key FILE] [--solana-rpc URL] [--public-url URL] [--trusted-proxies CIDR,...] [--canary-proof]
               [--log-format text|json] [--log-level trace|debug|info|warn|error]
   assay wallet new [--out FILE]
@@ -151,7 +151,7 @@ func serve(args []string, stderr io.Writer) (err error) {
 	cfgPath := fs.String("config", "", "HCL config file (default: assay.hcl beside the binary, if present)")
 	listen := fs.String("listen", "", "listen address (default 127.0.0.1:8402)")
 	dataDir := fs.String("data-dir", "", "data directory (default ./var)")
-	payments := fs.String("payments", "", "off | local | <facilitator URL>")
+	payments := fs.String("payments", "", "house (no chain: nothing settles, no money taken) | local (settles on --solana-rpc's chain; the default, refused without a node) | off | <facilitator URL>")
 	storeSpec := fs.String("store", "", "sqlite (default), sqlite:PATH, or a postgres:// URL")
 	keysSecret := fs.String("keys-secret", "", "key secret file: sign with the keys every host on the store shares")
 	payTo := fs.String("pay-to", "", "the seller's wallet (default: the config's pay_to, else one generated into the data dir)")
