@@ -145,8 +145,14 @@ func TestLoadNamesEveryProblem(t *testing.T) {
 // each with its setting; a config without mistakes has none.
 func TestProblemsNamesEveryMistake(t *testing.T) {
 	c := Defaults()
-	if p := c.Problems(2); len(p) != 0 {
+	// the default payments settle on a chain: without a node, that is
+	// the one problem, with its fix
+	if p := c.Problems(2); len(p) != 1 || !strings.Contains(p[0], "needs its node") || !strings.Contains(p[0], "--payments house") {
 		t.Fatalf("the defaults: %q", p)
+	}
+	c.Payments = "house"
+	if p := c.Problems(2); len(p) != 0 {
+		t.Fatalf("the defaults in house mode: %q", p)
 	}
 	c.LogFormat, c.LogLevel, c.CallTimeout, c.ShutdownGrace = "jsn", "verbose", "soon", "-1s"
 	c.Payments, c.PayTo, c.PublicURL, c.SolanaRPC = "cash", "notabase58", "example.com", "127.0.0.1:1"
