@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -251,13 +253,29 @@ func copyFile(from, to string) error {
 	return os.WriteFile(to, raw, 0o755)
 }
 
+// freeAddr is a loopback address below the kernel's ephemeral range: a
+// ":0" port comes from that range, and in the seconds before the host binds
+// it an outbound connection of another process may take it; ports below
+// the range are never given to outbound connections.
 func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
+	low := 32768
+	if raw, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(raw)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil && n > 11000 {
+				low = n
+			}
+		}
 	}
-	defer l.Close()
-	return l.Addr().String(), nil
+	for range 200 {
+		addr := "127.0.0.1:" + strconv.Itoa(10000+rand.IntN(low-10000))
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			continue
+		}
+		l.Close()
+		return addr, nil
+	}
+	return "", fmt.Errorf("no free port found below %d", low)
 }
 
 // stop asks the host to drain (SIGTERM) and kills it after 10 s.

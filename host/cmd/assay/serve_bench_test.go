@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -165,12 +164,4 @@ func serveInGroup(b *testing.B, dir string, env []string, args ...string) (url s
 	}
 }
 
-func freePortB(b *testing.B) string {
-	b.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
+func freePortB(b *testing.B) string { return testhost.FreePort(b) }
