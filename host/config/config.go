@@ -5,6 +5,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"net/url"
 	"os"
@@ -21,8 +22,12 @@ import (
 
 // Config is the host's whole configuration.
 type Config struct {
-	Listen  string `hcl:"listen,optional"`
-	DataDir string `hcl:"data_dir,optional"`
+	Listen string `hcl:"listen,optional"`
+	// MetricsListen, when set, is the address /metrics is served on, and
+	// the public listener answers it 404: the operator's figures (load,
+	// payment claims, stopped services) stay off the public address.
+	MetricsListen string `hcl:"metrics_listen,optional"`
+	DataDir       string `hcl:"data_dir,optional"`
 	// Payments is off, house (the embedded facilitator, no chain: nothing
 	// settles), local (the embedded facilitator on solana_rpc's chain) or
 	// a remote facilitator URL.
@@ -224,6 +229,7 @@ func Load(path string) (Config, error) {
 	if f.Listen != "" {
 		c.Listen = f.Listen
 	}
+	c.MetricsListen = f.MetricsListen
 	if f.DataDir != "" {
 		c.DataDir = f.DataDir
 	}
@@ -383,6 +389,13 @@ func (c Config) Problems(cores int) []string {
 	default:
 		if u, err := url.Parse(p); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			out = append(out, fmt.Sprintf("payments (--payments) %q: expected off, house, local or a facilitator URL", p))
+		}
+	}
+	if c.MetricsListen != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsListen); err != nil {
+			out = append(out, fmt.Sprintf("metrics_listen (--metrics-listen) %q: expected host:port", c.MetricsListen))
+		} else if c.MetricsListen == c.Listen {
+			out = append(out, "metrics_listen (--metrics-listen) is the public listen address: give the metrics an address of their own")
 		}
 	}
 	if b, err := solana.DecodeBase58(c.PayTo); c.PayTo != "" && (err != nil || len(b) != 32) {

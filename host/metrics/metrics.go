@@ -100,19 +100,69 @@ func (m *Metrics) Settlement(service, outcome string, took time.Duration) {
 // names, a closed set).
 func (m *Metrics) RPCError(method string) { m.rpcErrors.WithLabelValues(code(method)).Inc() }
 
-// Claims publishes the count of payment claims in each state, read at
-// each scrape.
-func (m *Metrics) Claims(count func(state string) (int, bool)) {
+// ClaimFigures is a state's claim count and the creation time of its
+// oldest claim (zero: none); ok is false when the store does not answer.
+type ClaimFigures func(state string) (n int, oldest time.Time, ok bool)
+
+// Claims publishes the payment claims in each state, read from the store
+// at each scrape. Claims are the store's, not the host's: every host on a
+// store publishes the same figures, labelled with the store's id, so
+// max by (store, state) is the fleet's truth where a sum would count each
+// claim once per host.
+func (m *Metrics) Claims(storeID string, figures ClaimFigures, now func() time.Time) {
 	for _, state := range []string{"settling", "settled", "issued"} {
+		labels := prometheus.Labels{"state": state, "store": storeID}
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "assay_payment_claims",
-			Help:        "Payment claims by state (settling: the outcome not yet known; settled: taken, its report not yet issued; issued: its ledger line committed and its answer kept for redelivery); NaN when the store does not answer.",
-			ConstLabels: prometheus.Labels{"state": state}}, func() float64 {
-			if n, ok := count(state); ok {
+			Help:        "Payment claims in the store by state (settling: the outcome not yet known; settled: taken, its report not yet issued; issued: its ledger line committed and its answer kept for redelivery); every host on a store publishes the store's figure (max by (store, state) for a fleet); NaN when the store does not answer.",
+			ConstLabels: labels}, func() float64 {
+			if n, _, ok := figures(state); ok {
 				return float64(n)
 			}
 			return math.NaN()
 		}))
+		if state == "issued" {
+			continue // spent: kept for redelivery, its age says nothing
+		}
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "assay_payment_claim_oldest_seconds",
+			Help:        "Age of the store's oldest payment claim in the state (0: none): a settling claim older than a settlement's deadline, or a settled one whose report is owed, is a payment to look at; NaN when the store does not answer.",
+			ConstLabels: labels}, func() float64 {
+			_, oldest, ok := figures(state)
+			switch {
+			case !ok:
+				return math.NaN()
+			case oldest.IsZero():
+				return 0
+			}
+			return now().Sub(oldest).Seconds()
+		}))
 	}
+}
+
+// PaymentPreflight publishes how many of the payment preflight's checks
+// failed at its latest run (readiness repeats it every minute; absent when
+// the payments check nothing).
+func (m *Metrics) PaymentPreflight(problems func() (int, bool)) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "assay_payment_preflight_problems",
+		Help: "Payment preflight checks failing at the latest run (the node, its network, pay_to's token account, the fee payer's SOL, the facilitator's /supported); GET /readyz names them and the fix; NaN before the first run."},
+		func() float64 {
+			if n, ok := problems(); ok {
+				return float64(n)
+			}
+			return math.NaN()
+		}))
+}
+
+// Ready publishes whether the host would answer /readyz with 200, so an
+// alert needs no probe of its own.
+func (m *Metrics) Ready(ready func() bool) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "assay_ready",
+		Help: "1 while this host is ready (its /readyz answers 200: store reachable, keys loaded, every service it should serve passed its launch self-test), else 0."},
+		func() float64 {
+			if ready() {
+				return 1
+			}
+			return 0
+		}))
 }
 
 // FeePayerBalance publishes the embedded facilitator's fee payer's SOL
@@ -248,4 +298,16 @@ func (m *Metrics) Handler(service string) http.Handler {
 			}
 		}
 	})
+}
+
+// Mux serves every metric at /metrics and each service's at
+// /<service>/metrics, the paths the public listener has when the metrics
+// are not on a listener of their own; anything else is 404.
+func (m *Metrics) Mux(services []string) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.Handler(""))
+	for _, s := range services {
+		mux.Handle("GET /"+s+"/metrics", m.Handler(s))
+	}
+	return mux
 }

@@ -21,9 +21,19 @@ type Chain interface {
 	AccountExists(ctx context.Context, addr string) (bool, error)
 }
 
+// Facilitator is a remote facilitator: what its /supported offers.
+type Facilitator interface {
+	// Offers is whether /supported lists the scheme on the network.
+	Offers(ctx context.Context, scheme, network string) (bool, error)
+}
+
 // Params are the payment path's settings.
 type Params struct {
+	// Chain is the Solana node (nil: none configured, the chain checks
+	// are not run).
 	Chain Chain
+	// Facilitator is the remote facilitator (nil: the embedded one).
+	Facilitator Facilitator
 	// Network is the CAIP-2 id payments are taken on ("solana:" and the
 	// first 32 characters of the network's genesis hash).
 	Network string
@@ -45,23 +55,42 @@ const (
 // Finding is one check: ok, or what is wrong and how to fix it. Fatal
 // findings refuse the start; the rest warn.
 type Finding struct {
-	What  string
-	Err   string
-	Fix   string
-	Fatal bool
+	What string
+	// Err is what is wrong in static words and public values (addresses,
+	// a network id): /readyz shows it to anyone.
+	Err string
+	// Detail is the underlying error's text (a node's or facilitator's
+	// address among it): for the log and serve --check, never /readyz.
+	Detail string
+	Fix    string
+	Fatal  bool
 }
 
 // OK reports a check that passed.
 func (f Finding) OK() bool { return f.Err == "" }
+
+// Explained is Err with Detail, for the operator (the log, serve --check).
+func (f Finding) Explained() string {
+	if f.Detail == "" {
+		return f.Err
+	}
+	return f.Err + ": " + f.Detail
+}
 
 // Run runs every check that can run: one that depends on a failed one is
 // not run (a node that does not answer cannot say whether an account
 // exists).
 func Run(ctx context.Context, p Params) []Finding {
 	var out []Finding
+	if p.Facilitator != nil {
+		out = append(out, facilitator(ctx, p))
+	}
+	if p.Chain == nil {
+		return out
+	}
 	genesis, err := p.Chain.GenesisHash(ctx)
 	if err != nil {
-		return append(out, Finding{What: "the Solana node answers", Err: "no answer to getGenesisHash: " + err.Error(),
+		return append(out, Finding{What: "the Solana node answers", Err: "no answer to getGenesisHash", Detail: err.Error(),
 			Fix: "check solana_rpc (ASSAY_SOLANA_RPC_FILE or --solana-rpc): the URL, its API key, and that this host reaches it", Fatal: true})
 	}
 	out = append(out, Finding{What: "the Solana node answers"})
@@ -79,6 +108,24 @@ func Run(ctx context.Context, p Params) []Finding {
 	return out
 }
 
+// facilitator checks that the remote facilitator offers the exact scheme
+// on the network. One that answers without it would refuse every payment:
+// that refuses the start. One that does not answer only warns: payers get
+// 503 payment_unavailable (nothing taken) until it does, and the free
+// pre-checks stay up meanwhile.
+func facilitator(ctx context.Context, p Params) Finding {
+	what := "the facilitator's /supported offers the exact scheme on " + p.Network
+	ok, err := p.Facilitator.Offers(ctx, "exact", p.Network)
+	switch {
+	case err != nil:
+		return Finding{What: what, Err: "no answer", Detail: err.Error(), Fix: "check the facilitator's URL (payments) and that this host reaches it"}
+	case !ok:
+		return Finding{What: what, Err: "its /supported does not list exact on " + p.Network,
+			Fix: "use a facilitator that settles " + p.Network + ", or set the network (ASSAY_NETWORK) to one it offers", Fatal: true}
+	}
+	return Finding{What: what}
+}
+
 func payTo(ctx context.Context, p Params) Finding {
 	what := "pay_to's USDC token account exists"
 	owner, err := solana.ParsePublicKey(p.PayTo)
@@ -91,12 +138,12 @@ func payTo(ctx context.Context, p Params) Finding {
 	}
 	ata, err := solana.FindAssociatedTokenAddress(owner, mint, solana.TokenProgram())
 	if err != nil {
-		return Finding{What: what, Err: err.Error(), Fatal: true}
+		return Finding{What: what, Err: "no associated token address", Detail: err.Error(), Fatal: true}
 	}
 	exists, err := p.Chain.AccountExists(ctx, ata.String())
 	switch {
 	case err != nil:
-		return Finding{What: what, Err: "the node did not say: " + err.Error(), Fix: "check the node", Fatal: true}
+		return Finding{What: what, Err: "the node did not say", Detail: err.Error(), Fix: "check the node", Fatal: true}
 	case !exists:
 		// every payer's transfer to it would fail: each would get 402
 		// payment_invalid for a fault of the seller's
@@ -112,7 +159,7 @@ func feePayer(ctx context.Context, p Params) Finding {
 	have, err := p.Chain.Balance(ctx, p.FeePayer)
 	switch {
 	case err != nil:
-		return Finding{What: what, Err: "the node did not say: " + err.Error(), Fix: "check the node"}
+		return Finding{What: what, Err: "the node did not say", Detail: err.Error(), Fix: "check the node"}
 	case have < need:
 		// a warning, not a refusal: on a fleet, one host's start refused
 		// would take its free pre-checks down too, and a top-up fixes the

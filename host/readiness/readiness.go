@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/assay-audit/assay/host/pluginhost"
+	"github.com/assay-audit/assay/host/preflight"
 	"github.com/assay-audit/assay/host/ratelog"
 	"github.com/assay-audit/assay/host/servicestate"
 	"github.com/assay-audit/assay/host/signing"
@@ -48,6 +49,11 @@ type Config struct {
 	Adapters func() []pluginhost.AdapterStatus
 	Log      hclog.Logger
 	Now      func() time.Time
+	// Preflight is the payment preflight (nil: none, the payments take no
+	// chain and no remote facilitator); Run repeats it every PreflightEvery
+	// (default a minute) and /readyz shows its latest findings.
+	Preflight      func(context.Context) []preflight.Finding
+	PreflightEvery time.Duration
 }
 
 // Host tracks one host's readiness.
@@ -64,6 +70,81 @@ type Host struct {
 	relaunching map[servicestate.Key]int64
 	// withheld: answers the self-check withheld on this host, by service
 	withheld map[string]*Withheld
+	payments *Payments // the latest preflight (nil: not run)
+}
+
+// Payments is the payment preflight's latest findings. They are not part
+// of ready: the node and the facilitator are the fleet's, so a node that
+// stops answering would take every host out of rotation, and with them
+// the free pre-checks and the redeliveries, while payers get a 503
+// (nothing taken) anyway; the alert on assay_payment_preflight_problems
+// tells the operator instead.
+type Payments struct {
+	OK        bool           `json:"ok"`
+	CheckedAt string         `json:"checked_at"`
+	Checks    []PaymentCheck `json:"checks"`
+}
+
+// PaymentCheck is one preflight check: static words and public values
+// (addresses, a network id), never a node's or facilitator's URL or error
+// text (the log has those).
+type PaymentCheck struct {
+	Check string `json:"check"`
+	OK    bool   `json:"ok"`
+	Error string `json:"error,omitempty"`
+	Fix   string `json:"fix,omitempty"`
+	// RefusesStart: a host starting with this finding is refused (every
+	// payer would fail); the rest only warn.
+	RefusesStart bool `json:"refuses_start,omitempty"`
+}
+
+// Preflight runs the payment preflight now and keeps its findings for
+// /readyz; it returns how many failed, refusing the start or not.
+func (h *Host) Preflight(ctx context.Context) (fatal, warn int) {
+	if h.cfg.Preflight == nil {
+		return 0, 0
+	}
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	p := &Payments{OK: true, Checks: []PaymentCheck{}}
+	for _, f := range h.cfg.Preflight(ctx) {
+		p.Checks = append(p.Checks, PaymentCheck{Check: f.What, OK: f.OK(), Error: f.Err, Fix: f.Fix, RefusesStart: f.Fatal && !f.OK()})
+		switch {
+		case f.OK():
+		case f.Fatal:
+			fatal++
+		default:
+			warn++
+		}
+	}
+	p.OK = fatal+warn == 0
+	p.CheckedAt = h.cfg.Now().UTC().Format(time.RFC3339)
+	h.mu.Lock()
+	was := h.payments
+	h.payments = p
+	h.mu.Unlock()
+	if !p.OK && (was == nil || was.OK) {
+		h.cfg.Log.Warn("payment preflight fails now (GET /readyz lists what and the fix)", "refusing_start", fatal, "warnings", warn)
+	} else if p.OK && was != nil && !was.OK {
+		h.cfg.Log.Info("payment preflight passes again")
+	}
+	return fatal, warn
+}
+
+// PaymentProblems is the latest preflight's failed checks (ok false: not
+// run yet).
+func (h *Host) PaymentProblems() (n int, ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.payments == nil {
+		return 0, false
+	}
+	for _, c := range h.payments.Checks {
+		if !c.OK {
+			n++
+		}
+	}
+	return n, true
 }
 
 // Withheld is what a service's answers withheld by the pre-signing
@@ -129,6 +210,9 @@ type Report struct {
 	// (its other formats and services serve; a restart ends by itself),
 	// and shows here for the operator.
 	Adapters []pluginhost.AdapterStatus `json:"adapters"`
+	// Payments: the payment preflight's latest findings (absent when the
+	// payments check nothing: off, house).
+	Payments *Payments `json:"payments,omitempty"`
 }
 
 // Report is the host's readiness now.
@@ -147,6 +231,12 @@ func (h *Host) Report() Report {
 		r.Keys = Check{Reason: "no signing key loaded"}
 	}
 	r.Ready = r.Store.OK && r.Keys.OK
+	h.mu.Lock()
+	if h.payments != nil {
+		copied := *h.payments
+		r.Payments = &copied
+	}
+	h.mu.Unlock()
 	r.Adapters = []pluginhost.AdapterStatus{}
 	if h.cfg.Adapters != nil {
 		r.Adapters = h.cfg.Adapters()
@@ -177,6 +267,12 @@ func (h *Host) Report() Report {
 func (h *Host) Run(ctx context.Context) {
 	var relaunches sync.WaitGroup
 	defer relaunches.Wait()
+	if h.cfg.Preflight != nil {
+		// its own loop: a node that takes its 15 s to not answer must not
+		// hold the heartbeat
+		relaunches.Add(1)
+		go func() { defer relaunches.Done(); h.preflightLoop(ctx) }()
+	}
 	t := time.NewTicker(HeartbeatEvery)
 	defer t.Stop()
 	for {
@@ -190,6 +286,23 @@ func (h *Host) Run(ctx context.Context) {
 			}
 			return
 		case <-t.C:
+		}
+	}
+}
+
+func (h *Host) preflightLoop(ctx context.Context) {
+	every := h.cfg.PreflightEvery
+	if every <= 0 {
+		every = time.Minute
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			h.Preflight(ctx)
 		}
 	}
 }

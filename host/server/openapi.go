@@ -196,7 +196,13 @@ func (s *Server) openAPI() object {
 					"properties": object{"service": object{"type": "string"}, "criteria_id": object{"type": "string"},
 						"criteria_revision": object{"type": "string"}, "state": object{"type": "string", "enum": []any{"serving", "stopped"}},
 						"reason": object{"type": "string"}, "local": object{"type": "boolean", "description": "stopped on this host alone (its launch self-test failed)"},
-						"ready": object{"type": "boolean"}}}}}},
+						"ready": object{"type": "boolean"}}}},
+				"payments": object{"type": "object", "description": "the payment preflight's latest findings (every minute; absent when payments check nothing). Not part of ready: the node and the facilitator are the fleet's",
+					"required": []any{"ok", "checked_at", "checks"},
+					"properties": object{"ok": object{"type": "boolean"}, "checked_at": object{"type": "string", "format": "date-time"},
+						"checks": object{"type": "array", "items": object{"type": "object", "required": []any{"check", "ok"},
+							"properties": object{"check": object{"type": "string"}, "ok": object{"type": "boolean"}, "error": object{"type": "string"},
+								"fix": object{"type": "string"}, "refuses_start": object{"type": "boolean"}}}}}}}},
 		"SignedAnswer": object{"type": "object", "description": "Every JSON answer on a service route: the family's members plus these, signed (Ed25519 over the RFC 8785 bytes of the object without signature).",
 			"required": []any{"service", "service_version", "criteria", "corpus", "op", "kind", "issued_at", "signature"},
 			"properties": object{
@@ -249,6 +255,14 @@ func (s *Server) openAPI() object {
 		serviceOperations(d, "/"+name, paths)
 		if len(s.services) == 1 {
 			serviceOperations(d, "", paths)
+		}
+	}
+	if s.cfg.MetricsElsewhere {
+		// served on the operator's own listener: not part of the public API
+		for path := range paths {
+			if path == "/metrics" || strings.HasSuffix(path, "/metrics") {
+				delete(paths, path)
+			}
 		}
 	}
 	return object{

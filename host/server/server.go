@@ -141,6 +141,10 @@ type Config struct {
 	// Readiness answers GET /readyz (nil: the services' states and the
 	// keys alone, no store checked).
 	Readiness *readiness.Host
+	// MetricsElsewhere leaves /metrics and /<service>/metrics off this
+	// handler (404): the operator serves them on a listener of its own
+	// (assay serve --metrics-listen), not to the public.
+	MetricsElsewhere bool
 }
 
 // Server is the HTTP handler.
@@ -294,7 +298,9 @@ func New(cfg Config) *Server {
 	s.route("GET /readyz", "", "readyz", s.readyz)
 	s.route("GET /keys", "", "keys", s.keys)
 	s.route("GET /{$}", "", "catalog", s.catalog)
-	s.route("GET /metrics", "", "metrics", cfg.Metrics.Handler("").ServeHTTP)
+	if !cfg.MetricsElsewhere {
+		s.route("GET /metrics", "", "metrics", cfg.Metrics.Handler("").ServeHTTP)
+	}
 	s.route("GET /openapi.json", "", "openapi", s.openAPIDoc)
 	s.route("GET /view", "", "view", viewer.New().ServeHTTP)
 	s.route("/", "", "unmatched", notCovered)
@@ -329,8 +335,10 @@ func (s *Server) mount(prefix string, sv *service) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(sv.Desc.GetCriteriaDocument())
 	})
-	if prefix != "" {
+	if prefix != "" && !s.cfg.MetricsElsewhere {
 		s.route("GET "+prefix+"/metrics", name, "metrics", s.cfg.Metrics.Handler(name).ServeHTTP)
+	}
+	if prefix != "" {
 		s.route("GET "+prefix, name, "page", s.servicePage(name, sv))
 	}
 	s.route("POST "+prefix+"/precheck", name, "precheck", func(w http.ResponseWriter, r *http.Request) {

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -71,12 +72,12 @@ func (c *Client) do(ctx context.Context, method string, params []any, out any) e
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrTransport, method, err)
+		return fmt.Errorf("%w: %s: the node's URL does not parse", ErrTransport, method)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrTransport, method, err)
+		return fmt.Errorf("%w: %s: %v", ErrTransport, method, withoutURL(err))
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
@@ -390,4 +391,15 @@ func (c *Client) Control(ctx context.Context, method string, params ...any) erro
 		params = []any{}
 	}
 	return c.call(ctx, method, params, nil)
+}
+
+// withoutURL is a transport error without the URL net/http puts in it: a
+// node's URL often carries its API key, and these errors reach the log and
+// the preflight's findings.
+func withoutURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
 }

@@ -48,3 +48,21 @@ func TestOnErrorNamesTheMethodOfEachFailedCall(t *testing.T) {
 		t.Errorf("OnError heard %q", got)
 	}
 }
+
+// A node's URL carries its API key: an unreachable node's error names the
+// method and the network's complaint, never the URL.
+func TestTransportErrorsKeepTheURLOut(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	srv.Close()
+	c := New(srv.URL + "/?api-key=secret-key-4711")
+	_, err := c.GenesisHash(context.Background())
+	if !errors.Is(err, ErrTransport) {
+		t.Fatalf("unreachable: %v", err)
+	}
+	if strings.Contains(err.Error(), "secret-key-4711") || strings.Contains(err.Error(), "api-key") {
+		t.Errorf("the error carries the URL: %v", err)
+	}
+	if !strings.Contains(err.Error(), "getGenesisHash") {
+		t.Errorf("the error does not name the method: %v", err)
+	}
+}

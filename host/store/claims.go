@@ -441,9 +441,22 @@ func affectedOne(res sql.Result, what string) (bool, error) {
 
 // CountClaims is how many claims are in a state.
 func (s *Store) CountClaims(ctx context.Context, state string) (int, error) {
+	n, _, err := s.ClaimFigures(ctx, state)
+	return n, err
+}
+
+// ClaimFigures is the count of claims in a state and the creation time of
+// the oldest (zero when there is none): a claim that stays settling or
+// settled is a payment to look at, and its age says so where a count
+// alone cannot (a busy store always has a few settling).
+func (s *Store) ClaimFigures(ctx context.Context, state string) (int, time.Time, error) {
 	var n int
-	if err := s.db.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM payment_claims WHERE state = ?`), state).Scan(&n); err != nil {
-		return 0, fmt.Errorf("store: count claims: %w", err)
+	var oldest sql.NullInt64
+	if err := s.db.QueryRowContext(ctx, s.q(`SELECT COUNT(*), MIN(created_ns) FROM payment_claims WHERE state = ?`), state).Scan(&n, &oldest); err != nil {
+		return 0, time.Time{}, fmt.Errorf("store: count claims: %w", err)
 	}
-	return n, nil
+	if !oldest.Valid {
+		return n, time.Time{}, nil
+	}
+	return n, time.Unix(0, oldest.Int64), nil
 }

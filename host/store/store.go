@@ -510,7 +510,27 @@ func (s *Store) migrate(ctx context.Context, create bool) error {
 			return fmt.Errorf("store: settings: %w", err)
 		}
 	}
+	// the store's own name, not a secret: every host on it labels the
+	// store-wide figures it publishes with it, so a fleet's query takes
+	// one host's figure per store instead of adding them up
+	if _, err := rand.Read(secret[:16]); err != nil {
+		return fmt.Errorf("store: id: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`), "store_id", hex.EncodeToString(secret[:16])); err != nil {
+		return fmt.Errorf("store: settings: %w", err)
+	}
 	return tx.Commit()
+}
+
+// ID names the store (a random value made with it): the label that tells
+// a store-wide figure published by every host on it apart from a
+// per-host one.
+func (s *Store) ID(ctx context.Context) (string, error) {
+	var v string
+	if err := s.db.QueryRowContext(ctx, s.q(`SELECT value FROM settings WHERE name = ?`), "store_id").Scan(&v); err != nil {
+		return "", fmt.Errorf("store: id: %w", err)
+	}
+	return v, nil
 }
 
 // ErrNoStore is a database that holds no Assay store: no host has run on it.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -81,8 +82,8 @@ const SupportedWithin = 8 * time.Second
 // NewRemote asks the facilitator's /supported which fee payer it signs
 // with for network (unless feePayer is given) and returns the client.
 func NewRemote(ctx context.Context, baseURL, network, feePayer string) (*Remote, error) {
-	r := &Remote{BaseURL: strings.TrimRight(baseURL, "/"), Client: &http.Client{}, feePayer: feePayer,
-		VerifyTimeout: 10 * time.Second, SettleTimeout: 30 * time.Second, Retries: 2}
+	r := NewRemoteAt(baseURL)
+	r.feePayer = feePayer
 	if feePayer != "" {
 		return r, nil
 	}
@@ -112,6 +113,30 @@ func NewRemote(ctx context.Context, baseURL, network, feePayer string) (*Remote,
 		}
 	}
 	return nil, fmt.Errorf("%w: /supported names no exact-scheme fee payer for the network", ErrFacilitator)
+}
+
+// NewRemoteAt is a client of the facilitator at baseURL that has asked it
+// nothing yet (serve --check's preflight: Offers; a gate uses NewRemote).
+func NewRemoteAt(baseURL string) *Remote {
+	return &Remote{BaseURL: strings.TrimRight(baseURL, "/"), Client: &http.Client{},
+		VerifyTimeout: 10 * time.Second, SettleTimeout: 30 * time.Second, Retries: 2}
+}
+
+// Offers is whether the facilitator's /supported lists scheme on network
+// (the payment preflight's question).
+func (r *Remote) Offers(ctx context.Context, scheme, network string) (bool, error) {
+	var sup Supported
+	sctx, cancel := context.WithTimeout(ctx, SupportedWithin)
+	defer cancel()
+	if err := r.call(sctx, http.MethodGet, "/supported", nil, &sup, r.VerifyTimeout, true); err != nil {
+		return false, err
+	}
+	for _, k := range sup.Kinds {
+		if k.Scheme == scheme && k.Network == network {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // FeePayer is the facilitator's signer.
@@ -217,6 +242,12 @@ func (r *Remote) once(ctx context.Context, method, path string, body []byte, out
 	}
 	resp, err := r.Client.Do(req)
 	if err != nil {
+		// the URL out: a facilitator's may carry a key, and this error
+		// reaches the log and the preflight's findings
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return true, fmt.Errorf("%w: %s: %w", ErrFacilitator, path, err)
 	}
 	defer resp.Body.Close()

@@ -20,6 +20,7 @@ import (
 	"github.com/assay-audit/assay/host/solanarpc"
 	"github.com/assay-audit/assay/host/store"
 	"github.com/assay-audit/assay/host/wallet"
+	"github.com/assay-audit/assay/host/x402"
 )
 
 // dryRun is `assay serve --check`: everything serve would refuse to start
@@ -74,15 +75,16 @@ func dryRun(ctx context.Context, cfg config.Config, log hclog.Logger, out io.Wri
 	default:
 		note(fmt.Sprintf("plugins: %d families, %d adapters, every pin matched", len(ps.services), len(cfg.Plugins)-len(ps.services)), nil)
 	}
-	if cfg.SolanaRPC != "" && cfg.Payments != "off" && cfg.Payments != "house" {
-		for _, f := range checkPayments(ctx, cfg) {
+	remote := strings.HasPrefix(cfg.Payments, "http://") || strings.HasPrefix(cfg.Payments, "https://")
+	if (cfg.SolanaRPC != "" && cfg.Payments == "local") || remote {
+		for _, f := range checkPayments(ctx, cfg, remote) {
 			switch {
 			case f.OK():
 				fmt.Fprintf(out, "ok   payments: %s\n", f.What)
 			case f.Fatal:
-				note("payments: "+f.What, fmt.Errorf("%s (fix: %s)", f.Err, f.Fix))
+				note("payments: "+f.What, fmt.Errorf("%s (fix: %s)", f.Explained(), f.Fix))
 			default:
-				fmt.Fprintf(out, "WARN payments: %s: %s (fix: %s)\n", f.What, f.Err, f.Fix)
+				fmt.Fprintf(out, "WARN payments: %s: %s (fix: %s)\n", f.What, f.Explained(), f.Fix)
 			}
 		}
 	}
@@ -95,10 +97,11 @@ func dryRun(ctx context.Context, cfg config.Config, log hclog.Logger, out io.Wri
 
 // checkPayments is the payment preflight serve runs at start, on the
 // config's node, pay_to (a generated seller wallet when there is one) and
-// the embedded facilitator's fee payer.
-func checkPayments(ctx context.Context, cfg config.Config) []preflight.Finding {
+// the embedded facilitator's fee payer, or the remote facilitator.
+func checkPayments(ctx context.Context, cfg config.Config, remote bool) []preflight.Finding {
 	asset, payTo, err := seller(cfg, false)
-	if err != nil {
+	if err != nil && cfg.SolanaRPC != "" {
+		// a seller wallet serve would generate has no token account yet
 		return []preflight.Finding{{What: "pay_to", Err: err.Error(), Fix: "set pay_to (--pay-to) to the seller's wallet", Fatal: true}}
 	}
 	feePayer := ""
@@ -113,7 +116,14 @@ func checkPayments(ctx context.Context, cfg config.Config) []preflight.Finding {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	return preflight.Run(ctx, preflight.Params{Chain: solanarpc.New(cfg.SolanaRPC), Network: cfg.Network, PayTo: payTo, Mint: asset, FeePayer: feePayer})
+	p := preflight.Params{Network: cfg.Network, PayTo: payTo, Mint: asset, FeePayer: feePayer}
+	if cfg.SolanaRPC != "" {
+		p.Chain = solanarpc.New(cfg.SolanaRPC)
+	}
+	if remote {
+		p.Facilitator = x402.NewRemoteAt(cfg.Payments)
+	}
+	return preflight.Run(ctx, p)
 }
 
 // writableDir is whether dir exists (or can be made, as serve makes it)

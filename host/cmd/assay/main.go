@@ -150,6 +150,7 @@ func serve(args []string, stderr io.Writer) (err error) {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	cfgPath := fs.String("config", "", "HCL config file (default: assay.hcl beside the binary, if present)")
 	listen := fs.String("listen", "", "listen address (default 127.0.0.1:8402)")
+	metricsListen := fs.String("metrics-listen", "", "serve /metrics on this address of its own, and not on the public listener (config metrics_listen)")
 	dataDir := fs.String("data-dir", "", "data directory (default ./var)")
 	payments := fs.String("payments", "", "house (no chain: nothing settles, no money taken) | local (settles on --solana-rpc's chain; the default, refused without a node) | off | <facilitator URL>")
 	storeSpec := fs.String("store", "", "sqlite (default), sqlite:PATH, or a postgres:// URL")
@@ -169,7 +170,7 @@ func serve(args []string, stderr io.Writer) (err error) {
 		return err
 	}
 	cfg, err := loadConfig(*cfgPath, func(c *config.Config) map[*string]*string {
-		return map[*string]*string{listen: &c.Listen, dataDir: &c.DataDir, payments: &c.Payments, storeSpec: &c.Store,
+		return map[*string]*string{listen: &c.Listen, metricsListen: &c.MetricsListen, dataDir: &c.DataDir, payments: &c.Payments, storeSpec: &c.Store,
 			keysSecret: &c.KeysSecretFile, payTo: &c.PayTo, feePayerKey: &c.FeePayerKeyFile, publicURL: &c.PublicURL, solanaRPC: &c.SolanaRPC,
 			logFormat: &c.LogFormat, logLevel: &c.LogLevel, grace: &c.ShutdownGrace}
 	})
@@ -262,17 +263,21 @@ func serve(args []string, stderr io.Writer) (err error) {
 	}
 	met := metrics.New()
 	met.StoreGroups(st.GroupStats)
-	gate, err := paymentGate(ctx, cfg, st, id, met, log)
+	gate, preflights, err := paymentGate(ctx, cfg, st, id, met, log)
 	if err != nil {
 		return err
 	}
 	if _, ok := gate.(*x402.Gate); ok {
-		met.Claims(func(state string) (int, bool) {
+		storeID, err := st.ID(ctx)
+		if err != nil {
+			return err
+		}
+		met.Claims(storeID, func(state string) (int, time.Time, bool) {
 			cctx, cancel := context.WithTimeout(ctx, time.Second)
 			defer cancel()
-			n, err := st.CountClaims(cctx, state)
-			return n, err == nil
-		})
+			n, oldest, err := st.ClaimFigures(cctx, state)
+			return n, oldest, err == nil
+		}, time.Now)
 	}
 	if g, ok := gate.(*x402.Gate); ok && g.Resolved != (x402.Resolved{}) {
 		log.Info("payment claims left settling, looked up on the chain", "landed_now_settled", g.Resolved.Settled,
@@ -331,17 +336,30 @@ func serve(args []string, stderr io.Writer) (err error) {
 	launchSelfTests(ctx, services, keys, board, log)
 	ready := readiness.New(readiness.Config{Store: st, Board: board, Keys: keys, Services: serviceKeys(services),
 		HostID: id, Label: hostLabel(cfg.Listen), Log: log, Adapters: ps.router.Status,
-		Relaunch: func(ctx context.Context, k servicestate.Key) (bool, string) { return relaunch(ctx, services, keys, k) }})
+		Relaunch: func(ctx context.Context, k servicestate.Key) (bool, string) { return relaunch(ctx, services, keys, k) },
+		Preflight: preflights})
+	met.Ready(func() bool { return ready.Report().Ready })
+	if preflights != nil {
+		ready.Preflight(ctx)
+		met.PaymentPreflight(ready.PaymentProblems)
+	}
 	owned.Add(1)
 	go func() { defer owned.Done(); ready.Run(boardCtx) }()
 	handler := server.New(server.Config{Services: services, Keys: keys, Payments: gate, FreeTier: free,
 		Ledger: writer, Metrics: met, Logger: log, CallTimeout: timeout,
 		Admission: limits, States: board, TrustedProxies: proxies, Readiness: ready, Adapters: ps.router,
-		AfterIssue: pauseAfterIssue(os.Getenv(EnvPauseAfterIssue), log)})
+		AfterIssue: pauseAfterIssue(os.Getenv(EnvPauseAfterIssue), log), MetricsElsewhere: cfg.MetricsListen != ""})
 	if *proof {
 		if err := canaryProof(ctx, services, board, handler, keys, st, cfg.DataDir, capture, log); err != nil {
 			return err
 		}
+	}
+	if cfg.MetricsListen != "" {
+		stopMetrics, err := metricsListener(cfg.MetricsListen, met, services, log)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {

@@ -32,19 +32,23 @@ import (
 // operator names it, the start logs it, every 402 and report says it);
 // local, the embedded facilitator settling on the chain its solana_rpc
 // node serves (fee payer and, without pay_to, a seller wallet generated
-// into the data dir); or a remote facilitator URL.
-func paymentGate(ctx context.Context, cfg config.Config, st *store.Store, id string, met *metrics.Metrics, log hclog.Logger) (payment.Gate, error) {
+// into the data dir); or a remote facilitator URL. checks is the payment
+// preflight, run once here (a fatal finding refuses the start) and again
+// by readiness (nil: nothing to check, no node and no remote facilitator).
+func paymentGate(ctx context.Context, cfg config.Config, st *store.Store, id string, met *metrics.Metrics, log hclog.Logger) (gate payment.Gate, checks func(context.Context) []preflight.Finding, err error) {
 	if cfg.Payments == "off" {
-		return payment.Off{}, nil
+		return payment.Off{}, nil, nil
 	}
 	asset, payTo, err := seller(cfg, true)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	params := preflight.Params{Network: cfg.Network, PayTo: payTo, Mint: asset}
 	var rpc *solanarpc.Client
 	if cfg.SolanaRPC != "" {
 		rpc = solanarpc.New(cfg.SolanaRPC)
 		rpc.OnError = met.RPCError
+		params.Chain = rpc
 	}
 	var fac x402.Facilitator
 	var lookup *x402.ChainLookup
@@ -56,7 +60,7 @@ func paymentGate(ctx context.Context, cfg config.Config, st *store.Store, id str
 		}
 		key, err := wallet.LoadOrNew(feePayer)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		local := x402.NewLocal(key, cfg.Network)
 		if cfg.Payments == "house" {
@@ -73,57 +77,61 @@ func paymentGate(ctx context.Context, cfg config.Config, st *store.Store, id str
 	case strings.HasPrefix(cfg.Payments, "http://") || strings.HasPrefix(cfg.Payments, "https://"):
 		remote, err := x402.NewRemote(ctx, cfg.Payments, cfg.Network, cfg.FeePayer)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		fac = remote
+		fac, params.Facilitator = remote, remote
 		if rpc != nil {
 			// beside a remote facilitator the node finds a claim a crash
 			// left settling by its memo, and gives 402s a live blockhash
 			if lookup, err = x402.NewChainLookup(rpc, payTo, asset); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			log.Info("payment claims are looked up on the chain", "solana_rpc_host", urlHost(cfg.SolanaRPC))
 		}
 	default:
-		return nil, fmt.Errorf("payments %q: expected off, house, local or a facilitator URL", cfg.Payments)
+		return nil, nil, fmt.Errorf("payments %q: expected off, house, local or a facilitator URL", cfg.Payments)
 	}
 	log.Info("payments", "mode", cfg.Payments, "network", cfg.Network, "pay_to", payTo, "fee_payer", fac.FeePayer())
-	if rpc != nil {
-		feePayer := ""
-		if cfg.Payments == "local" {
-			feePayer = fac.FeePayer()
-		}
-		if err := paymentPreflight(ctx, log, preflight.Params{Chain: rpc, Network: cfg.Network, PayTo: payTo, Mint: asset, FeePayer: feePayer}); err != nil {
-			return nil, err
+	if cfg.Payments == "local" {
+		params.FeePayer = fac.FeePayer()
+	}
+	if params.Chain != nil || params.Facilitator != nil {
+		checks = func(ctx context.Context) []preflight.Finding { return preflight.Run(ctx, params) }
+		if err := paymentPreflight(ctx, log, checks); err != nil {
+			return nil, nil, err
 		}
 	}
 	sealer, err := redeliverySealer(cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	gc := x402.Config{Facilitator: fac, Store: st, Network: cfg.Network, Asset: asset, PayTo: payTo, PublicURL: cfg.PublicURL, HostID: id, Sealer: sealer}
 	if lookup != nil {
 		gc.Chain = lookup
 	}
-	return x402.NewGate(ctx, gc)
+	g, err := x402.NewGate(ctx, gc)
+	if err != nil {
+		return nil, nil, err
+	}
+	return g, checks, nil
 }
 
 // paymentPreflight checks the payment path before the host takes a
 // payment: a finding that would fail every payer (no node, another
 // network, no token account for pay_to) refuses the start, naming the
 // fix; a fee payer short of SOL only warns (preflight.feePayer says why).
-func paymentPreflight(ctx context.Context, log hclog.Logger, p preflight.Params) error {
+func paymentPreflight(ctx context.Context, log hclog.Logger, checks func(context.Context) []preflight.Finding) error {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	var fatal []string
-	for _, f := range preflight.Run(ctx, p) {
+	for _, f := range checks(ctx) {
 		switch {
 		case f.OK():
 			log.Info("payment preflight: ok", "check", f.What)
 		case f.Fatal:
-			fatal = append(fatal, f.What+": "+f.Err+" (fix: "+f.Fix+")")
+			fatal = append(fatal, f.What+": "+f.Explained()+" (fix: "+f.Fix+")")
 		default:
-			log.Warn("payment preflight: "+f.What+": "+f.Err, "fix", f.Fix)
+			log.Warn("payment preflight: "+f.What+": "+f.Explained(), "fix", f.Fix)
 		}
 	}
 	if len(fatal) > 0 {
