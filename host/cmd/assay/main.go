@@ -336,7 +336,7 @@ func serve(args []string, stderr io.Writer) (err error) {
 	launchSelfTests(ctx, services, keys, board, log)
 	ready := readiness.New(readiness.Config{Store: st, Board: board, Keys: keys, Services: serviceKeys(services),
 		HostID: id, Label: hostLabel(cfg.Listen), Log: log, Adapters: ps.router.Status,
-		Relaunch: func(ctx context.Context, k servicestate.Key) (bool, string) { return relaunch(ctx, services, keys, k) },
+		Relaunch:  func(ctx context.Context, k servicestate.Key) (bool, string) { return relaunch(ctx, services, keys, k) },
 		Preflight: preflights})
 	met.Ready(func() bool { return ready.Report().Ready })
 	if preflights != nil {
