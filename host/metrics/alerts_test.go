@@ -1,0 +1,76 @@
+package metrics
+
+import (
+	"io"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// rulesDir is where the shipped Prometheus rules live.
+const rulesDir = "../../deploy/prometheus"
+
+// Every metric the shipped alert rules query is one a host exports, under
+// that name: a renamed metric would leave an alert that never fires.
+func TestAlertRulesQueryExportedMetrics(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(rulesDir, "alerts.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New()
+	// one of every sample, so every family is in the exposition
+	m.Settlement("s", "settled", time.Second)
+	m.RPCError("getBalance")
+	m.Claims("st", func(string) (int, time.Time, bool) { return 0, time.Time{}, true }, time.Now)
+	m.PaymentPreflight(func() (int, bool) { return 0, true })
+	m.Ready(func() bool { return true })
+	m.FeePayerBalance(func() (uint64, bool) { return 1, true })
+	m.AdapterFault("f", "crash")
+	m.SelfCheckFailed("s", "rule")
+	m.LedgerWriteFailed("s")
+	m.Stopped("s", "c/v1", "1", func() bool { return false })
+	rec := httptest.NewRecorder()
+	m.Handler("").ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body, _ := io.ReadAll(rec.Result().Body)
+	exported := map[string]bool{}
+	for _, line := range strings.Split(string(body), "\n") {
+		if name, ok := strings.CutPrefix(line, "# TYPE "); ok {
+			exported[strings.Fields(name)[0]] = true
+		}
+	}
+	queried := regexp.MustCompile(`\bassay_[a-z_]+\b`).FindAllString(string(raw), -1)
+	if len(queried) < 10 {
+		t.Fatalf("the rules query %d assay metrics; expected the fleet's alerts", len(queried))
+	}
+	for _, name := range queried {
+		if !exported[name] {
+			t.Errorf("alerts.yml queries %s, which no host exports", name)
+		}
+	}
+}
+
+// promtool checks the rules and runs their unit tests (alerts_test.yml:
+// each alert fires on what should fire it, and a fleet's store-wide claim
+// figures count once). Without promtool (Debian's prometheus package) the
+// test skips, saying so, unless ASSAY_REQUIRE_PROMTOOL is set (CI).
+func TestAlertRulesPassPromtool(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("ASSAY_REQUIRE_PROMTOOL") != "" {
+			t.Fatal("promtool is not installed (apt-get install prometheus) and ASSAY_REQUIRE_PROMTOOL is set")
+		}
+		t.Skip("promtool is not installed (apt-get install prometheus): the alert rules are not checked")
+	}
+	for _, args := range [][]string{{"check", "rules", "alerts.yml"}, {"test", "rules", "alerts_test.yml"}} {
+		cmd := exec.Command(promtool, args...)
+		cmd.Dir = rulesDir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+}
