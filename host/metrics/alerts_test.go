@@ -54,7 +54,7 @@ func TestAlertRulesQueryExportedMetrics(t *testing.T) {
 	}
 }
 
-// promtool checks the rules and runs their unit tests (alerts_test.yml:
+// promtool checks the compose fleet's Prometheus config and the rules, and runs their unit tests (alerts_test.yml:
 // each alert fires on what should fire it, and a fleet's store-wide claim
 // figures count once). Without promtool (Debian's prometheus package) the
 // test skips, saying so, unless ASSAY_REQUIRE_PROMTOOL is set (CI).
@@ -66,7 +66,7 @@ func TestAlertRulesPassPromtool(t *testing.T) {
 		}
 		t.Skip("promtool is not installed (apt-get install prometheus): the alert rules are not checked")
 	}
-	for _, args := range [][]string{{"check", "rules", "alerts.yml"}, {"test", "rules", "alerts_test.yml"}} {
+	for _, args := range [][]string{{"check", "config", "prometheus.yml"}, {"check", "rules", "alerts.yml"}, {"test", "rules", "alerts_test.yml"}} {
 		cmd := exec.Command(promtool, args...)
 		cmd.Dir = rulesDir
 		if out, err := cmd.CombinedOutput(); err != nil {

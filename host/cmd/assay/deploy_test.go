@@ -243,18 +243,7 @@ func TestDeployFilesStartAsWritten(t *testing.T) {
 	})
 
 	compose := read(t, "deploy/compose.yaml")
-	services := yamlChildren(yamlBlock(strings.Split(compose, "\n"), "services"))
-	anchor := yamlBlock(strings.Split(compose, "\n"), "x-assay")
-	var hosts []string
-	for name, block := range services {
-		if yamlValue(block, "<<") == "*assay" {
-			services[name] = append(append([]string{}, block...), anchor...) // its own keys first: they override the anchor's
-			hosts = append(hosts, name)
-		}
-	}
-	if len(hosts) < 2 {
-		t.Fatalf("deploy/compose.yaml: %d services merge the *assay host anchor, want the two hosts: the check is not reading the file", len(hosts))
-	}
+	services, hosts := composeServices(t, compose)
 	topSecrets := yamlChildren(yamlBlock(strings.Split(compose, "\n"), "secrets"))
 
 	t.Run("postgres", func(t *testing.T) {
@@ -341,23 +330,6 @@ func TestDeployFilesStartAsWritten(t *testing.T) {
 				t.Errorf("deploy/compose.yaml: secret %s is read from %q, outside secrets/ (which .gitignore and .dockerignore keep out)", name, file)
 			} else if !strings.Contains(header, strings.TrimPrefix(file, "./")) {
 				t.Errorf("deploy/compose.yaml: the header does not say how to make %s", file)
-			}
-		}
-	})
-
-	t.Run("nginx", func(t *testing.T) {
-		locations := nginxLocations(read(t, "deploy/nginx.conf"))
-		for path, public := range map[string]bool{"/metrics": false, "/stream-divergence/metrics": false, "/context-audit/metrics": false,
-			"/readyz": true, "/stream-divergence/compare": true, "/": true} {
-			body, ok := nginxChoose(locations, path)
-			refused := strings.Contains(body, "return 404") || strings.Contains(body, "deny all")
-			switch {
-			case !ok:
-				t.Errorf("deploy/nginx.conf: no location takes %s", path)
-			case public && (refused || !strings.Contains(body, "proxy_pass")):
-				t.Errorf("deploy/nginx.conf: %s is not passed to the hosts", path)
-			case !public && !refused:
-				t.Errorf("deploy/nginx.conf: %s is proxied to the public: refuse it (return 404); operators scrape each host directly", path)
 			}
 		}
 	})
@@ -536,80 +508,6 @@ func containsItem(flow, item string) bool {
 		}
 	}
 	return false
-}
-
-// nginxLocation is one location block of nginx.conf.
-type nginxLocation struct {
-	modifier, path, body string
-}
-
-var nginxLocationStart = regexp.MustCompile(`location\s+(=|~\*|~|\^~)?\s*(\S+)\s*\{`)
-
-// nginxLocations is every location block, in the file's order.
-func nginxLocations(src string) []nginxLocation {
-	var clean strings.Builder
-	for _, l := range strings.Split(src, "\n") {
-		if i := strings.Index(l, "#"); i >= 0 {
-			l = l[:i]
-		}
-		clean.WriteString(l + "\n")
-	}
-	s := clean.String()
-	var out []nginxLocation
-	for _, m := range nginxLocationStart.FindAllStringSubmatchIndex(s, -1) {
-		depth, end := 1, m[1]
-		for ; end < len(s) && depth > 0; end++ {
-			switch s[end] {
-			case '{':
-				depth++
-			case '}':
-				depth--
-			}
-		}
-		modifier := ""
-		if m[2] >= 0 { // the group is optional: -1 when a prefix location has none
-			modifier = s[m[2]:m[3]]
-		}
-		out = append(out, nginxLocation{modifier: modifier, path: s[m[4]:m[5]], body: s[m[1]:end]})
-	}
-	return out
-}
-
-// nginxChoose is the body of the location nginx picks for a (normalised)
-// path: an exact match; else the longest prefix when it is ^~; else the
-// first regex that matches; else the longest prefix.
-func nginxChoose(locs []nginxLocation, path string) (string, bool) {
-	var prefix *nginxLocation
-	for i, l := range locs {
-		switch l.modifier {
-		case "=":
-			if l.path == path {
-				return l.body, true
-			}
-		case "", "^~":
-			if strings.HasPrefix(path, l.path) && (prefix == nil || len(l.path) > len(prefix.path)) {
-				prefix = &locs[i]
-			}
-		}
-	}
-	if prefix != nil && prefix.modifier == "^~" {
-		return prefix.body, true
-	}
-	for _, l := range locs {
-		if l.modifier == "~" || l.modifier == "~*" {
-			expr := l.path
-			if l.modifier == "~*" {
-				expr = "(?i)" + expr
-			}
-			if re, err := regexp.Compile(expr); err == nil && re.MatchString(path) {
-				return l.body, true
-			}
-		}
-	}
-	if prefix != nil {
-		return prefix.body, true
-	}
-	return "", false
 }
 
 // `assay probe` is the hosts' healthcheck: 0 on 200 only, and otherwise a
