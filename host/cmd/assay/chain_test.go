@@ -318,6 +318,7 @@ type chainHost struct {
 	bin, cfg, data, dir     string
 	seller, payer, feePayer ed25519.PrivateKey
 	payerFile, body         string
+	storeSpec               string // "" for the data dir's SQLite
 	st                      *store.Store
 	canary                  *canaryproof.Canary
 }

@@ -45,7 +45,7 @@ import (
 const usage = `usage:
   assay serve [--config FILE] [--listen ADDR] [--data-dir DIR] [--store sqlite|postgres://...] [--payments house|local|off|<facilitator URL>]
               [--keys-secret FILE] [--pay-to WALLET] [--fee-payer-key FILE] [--solana-rpc URL] [--public-url URL] [--trusted-proxies CIDR,...] [--canary-proof]
-              [--log-format text|json] [--log-level trace|debug|info|warn|error]
+              [--log-format text|json] [--log-level trace|debug|info|warn|error] [--metrics-listen ADDR] [--check]
   assay wallet new [--out FILE]
   assay call --wallet FILE | --marker TOKEN | --payment FILE [--out FILE] [--keys JWKS-URL] [--solana-rpc URL] <url> <body.json|->
   assay keys rotate [--config FILE] [--data-dir DIR] [--store SPEC] [--keys-secret FILE]
@@ -58,6 +58,8 @@ const usage = `usage:
   assay ledger refund [--reason TEXT] [--force] [--config FILE] [--data-dir DIR] [--store SPEC] <tx-id>
   assay ledger export [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--format csv|json] [--config FILE] [--data-dir DIR] [--store SPEC]
   assay ledger reconcile [--json] [--solana-rpc URL] [--pay-to WALLET] [--config FILE] [--data-dir DIR] [--store SPEC]
+  assay store backup --out DIR [--config FILE] [--data-dir DIR] [--store SPEC]
+  assay store restore --from DIR --data-dir NEW-DIR
   assay verify [--keys JWKS-FILE-OR-URL] <answer.json|->
   assay plugins pin [--dir DIR]
   assay corpus pin|check [--corpus FILE] [--criteria FILE]
@@ -127,6 +129,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return errors.New("service: stop, resume or status\n" + usage)
 		}
 		return serviceCmd(args[1], args[2:], stdout, stderr)
+	case "store":
+		if len(args) < 2 {
+			return errors.New("store: backup or restore\n" + usage)
+		}
+		return storeCmd(args[1], args[2:], stdout)
 	case "probe":
 		return probe(args[1:], stderr)
 	case "plugins":

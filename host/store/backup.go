@@ -1,0 +1,70 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+)
+
+// ErrBackupOutside is a backup asked of a PostgreSQL store: pg_dump makes
+// it (a consistent snapshot of the schema while hosts write), not the host.
+var ErrBackupOutside = errors.New("store: a PostgreSQL store is backed up with pg_dump (docs/operators.md, \"Backups, restores and upgrades\")")
+
+// Backup writes an online, consistent copy of a SQLite store to path,
+// which must not exist, through SQLite's own VACUUM INTO: one read
+// transaction, so the copy is the database as of a single commit while
+// the host goes on writing (a file copy of a live database can catch the
+// file between a commit's pages, and misses what only the WAL holds).
+func (s *Store) Backup(ctx context.Context, path string) error {
+	if s.d.name != "sqlite" {
+		return ErrBackupOutside
+	}
+	if _, err := os.Lstat(path); err == nil {
+		return fmt.Errorf("store: backup: %s exists; a backup never overwrites", path)
+	}
+	if _, err := s.db.ExecContext(ctx, `VACUUM INTO ?`, path); err != nil {
+		return fmt.Errorf("store: backup: %w", err)
+	}
+	return os.Chmod(path, 0o600)
+}
+
+// Snapshot is what a backed-up SQLite store holds.
+type Snapshot struct {
+	// Version is its schema version; Latest this binary's.
+	Version, Latest int
+	Lines           int
+	Claims          int
+}
+
+// InspectSQLite checks a SQLite store file without changing it: SQLite's
+// integrity check passes and its schema is one this binary knows (a
+// store a newer Assay migrated is refused: this binary's restore would
+// start hosts older than its schema).
+func InspectSQLite(ctx context.Context, path string) (Snapshot, error) {
+	if _, err := os.Stat(path); err != nil {
+		return Snapshot{}, fmt.Errorf("store: inspect: %w", err)
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("store: inspect: %w", err)
+	}
+	defer db.Close()
+	var check string
+	if err := db.QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&check); err != nil {
+		return Snapshot{}, fmt.Errorf("store: inspect: %w", err)
+	}
+	if check != "ok" {
+		return Snapshot{}, errors.New("store: inspect: SQLite's integrity check fails on the copy")
+	}
+	snap := Snapshot{Latest: len((&Store{d: sqliteDialect}).migrations())}
+	row := db.QueryRowContext(ctx, `SELECT (SELECT COALESCE(MAX(version), 0) FROM schema_migrations), (SELECT COUNT(*) FROM ledger), (SELECT COUNT(*) FROM payment_claims)`)
+	if err := row.Scan(&snap.Version, &snap.Lines, &snap.Claims); err != nil {
+		return Snapshot{}, fmt.Errorf("store: inspect: not an Assay store: %w", err)
+	}
+	if snap.Version > snap.Latest {
+		return snap, fmt.Errorf("store: inspect: schema version %d is newer than this binary's %d: restore it with the Assay that made it", snap.Version, snap.Latest)
+	}
+	return snap, nil
+}
