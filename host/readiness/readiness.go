@@ -42,8 +42,8 @@ type Config struct {
 	Keys  *signing.Keyring
 	// Services are the service versions this host loaded.
 	Services []servicestate.Key
-	// HostID and Label name the host in its row.
-	HostID, Label string
+	// HostID and Label name the host in its row; Version is its build.
+	HostID, Label, Version string
 	Relaunch      Relaunch
 	// Adapters lists the format adapters' states (nil: none loaded).
 	Adapters func() []pluginhost.AdapterStatus
@@ -350,7 +350,7 @@ func (h *Host) tick(ctx context.Context, relaunches *sync.WaitGroup) {
 	}
 	h.errs.Cleared(storeDown, "the store answers again")
 	r := h.Report()
-	row := store.HostStatus{HostID: h.cfg.HostID, Label: h.cfg.Label, Started: h.started, Seen: h.cfg.Now(), Ready: r.Ready, EventsSeen: seen}
+	row := store.HostStatus{HostID: h.cfg.HostID, Label: h.cfg.Label, Version: h.cfg.Version, Started: h.started, Seen: h.cfg.Now(), Ready: r.Ready, EventsSeen: seen}
 	for _, s := range r.Services {
 		row.Services = append(row.Services, s.HostService)
 	}

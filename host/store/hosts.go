@@ -2,8 +2,11 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -24,6 +27,10 @@ type HostStatus struct {
 	// at least N.
 	EventsSeen int64
 	Services   []HostService
+	// Version is the build the host runs ("" when it wrote its row with
+	// an Assay older than the column: during a rolling upgrade, the
+	// previous version).
+	Version string
 }
 
 // HostService is one service version as a host serves it.
@@ -46,10 +53,14 @@ func (s *Store) PutHost(ctx context.Context, h HostStatus) error {
 	if err != nil {
 		return fmt.Errorf("store: host status: %w", err)
 	}
-	_, err = s.db.ExecContext(ctx, s.q(`INSERT INTO hosts (host_id, label, started_ns, seen_ns, ready, events_seen, services) VALUES (?, ?, ?, ?, ?, ?, ?)
+	// the version carries the start it belongs to: a host of an older
+	// Assay restarted on the same data dir rewrites started_ns and not the
+	// version, which then no longer matches and reads as unknown
+	version := h.Version + "@" + strconv.FormatInt(h.Started.UnixNano(), 10)
+	_, err = s.db.ExecContext(ctx, s.q(`INSERT INTO hosts (host_id, label, started_ns, seen_ns, ready, events_seen, services, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (host_id) DO UPDATE SET label = excluded.label, started_ns = excluded.started_ns, seen_ns = excluded.seen_ns,
-			ready = excluded.ready, events_seen = excluded.events_seen, services = excluded.services`),
-		h.HostID, h.Label, h.Started.UnixNano(), h.Seen.UnixNano(), h.Ready, h.EventsSeen, string(services))
+			ready = excluded.ready, events_seen = excluded.events_seen, services = excluded.services, version = excluded.version`),
+		h.HostID, h.Label, h.Started.UnixNano(), h.Seen.UnixNano(), h.Ready, h.EventsSeen, string(services), version)
 	if err != nil {
 		return fmt.Errorf("store: host status: %w", err)
 	}
@@ -67,7 +78,7 @@ func (s *Store) DropHost(ctx context.Context, hostID string, staleBefore time.Ti
 
 // Hosts lists every host's row, by label.
 func (s *Store) Hosts(ctx context.Context) ([]HostStatus, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT host_id, label, started_ns, seen_ns, ready, events_seen, services FROM hosts ORDER BY label, host_id`)
+	rows, err := s.db.QueryContext(ctx, `SELECT host_id, label, started_ns, seen_ns, ready, events_seen, services, version FROM hosts ORDER BY label, host_id`)
 	if err != nil {
 		return nil, fmt.Errorf("store: hosts: %w", err)
 	}
@@ -77,8 +88,12 @@ func (s *Store) Hosts(ctx context.Context) ([]HostStatus, error) {
 		var h HostStatus
 		var started, seen int64
 		var services string
-		if err := rows.Scan(&h.HostID, &h.Label, &started, &seen, &h.Ready, &h.EventsSeen, &services); err != nil {
+		var version sql.NullString
+		if err := rows.Scan(&h.HostID, &h.Label, &started, &seen, &h.Ready, &h.EventsSeen, &services, &version); err != nil {
 			return nil, fmt.Errorf("store: hosts: %w", err)
+		}
+		if i := strings.LastIndex(version.String, "@"); i >= 0 && version.String[i+1:] == strconv.FormatInt(started, 10) {
+			h.Version = version.String[:i]
 		}
 		h.Started, h.Seen = time.Unix(0, started).UTC(), time.Unix(0, seen).UTC()
 		if err := json.Unmarshal([]byte(services), &h.Services); err != nil {

@@ -55,7 +55,15 @@ type Store struct {
 	stmts  map[string]*sql.Stmt
 	// reads are the hot reads' prepared statements, on rdb
 	reads map[string]*sql.Stmt
+	// ahead: how many versions the store's schema is ahead of this
+	// binary's (a newer Assay migrated it: a rolling upgrade under way)
+	ahead int
 }
+
+// SchemaAhead is how many versions the store's schema is ahead of this
+// binary's: 1 while a newer Assay's hosts share the store with this one
+// during a rolling upgrade (0 otherwise).
+func (s *Store) SchemaAhead() int { return s.ahead }
 
 type dialect struct {
 	name     string
@@ -434,7 +442,12 @@ func (s *Store) migrations() []string {
 			payment_id TEXT PRIMARY KEY, seal_kid TEXT NOT NULL, sealed TEXT NOT NULL, expires_ns BIGINT NOT NULL)`,
 		`CREATE INDEX issued_answers_expiry ON issued_answers (expires_ns)`,
 	}, ";\n")
-	return []string{v1, v2, v3, strings.Join(v4, ";\n"), strings.Join(v5, ";\n"), strings.Join(v6, ";\n"), v7, v8, strings.Join(v9, ";\n"), v10}
+	// v11: the build each host runs, for an operator watching a rolling
+	// upgrade. Additive, as every migration is (docs/operators.md,
+	// "Upgrades"): a host of the previous version writes its row without
+	// it and goes on serving on the migrated store
+	v11 := `ALTER TABLE hosts ADD COLUMN version TEXT`
+	return []string{v1, v2, v3, strings.Join(v4, ";\n"), strings.Join(v5, ";\n"), strings.Join(v6, ";\n"), v7, v8, strings.Join(v9, ";\n"), v10, v11}
 }
 
 // appendOnly are the statements that make the database refuse UPDATE and
@@ -484,6 +497,13 @@ func (s *Store) migrate(ctx context.Context, create bool) error {
 	var have int
 	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
 		return fmt.Errorf("store: migrate: %w", err)
+	}
+	latest := len(s.migrations())
+	switch {
+	case have > latest+1:
+		return fmt.Errorf("store: its schema is version %d, this Assay's is %d: a host runs on a store at most one version ahead of it (a rolling upgrade); run a newer Assay", have, latest)
+	case have > latest:
+		s.ahead = have - latest
 	}
 	for i, m := range s.migrations() {
 		v := i + 1

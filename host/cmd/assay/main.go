@@ -37,6 +37,7 @@ import (
 	"github.com/assay-audit/assay/host/servicestate"
 	"github.com/assay-audit/assay/host/signing"
 	"github.com/assay-audit/assay/host/store"
+	"github.com/assay-audit/assay/host/version"
 	"github.com/assay-audit/assay/host/x402"
 	"github.com/assay-audit/assay/sdk"
 	"github.com/assay-audit/assay/sdk/wire"
@@ -246,6 +247,11 @@ func serve(args []string, stderr io.Writer) (err error) {
 		return err
 	}
 	defer st.Close()
+	if n := st.SchemaAhead(); n > 0 {
+		// a rolling upgrade: a newer Assay migrated the store; this host
+		// serves on as the previous version (every migration is additive)
+		log.Warn("a newer Assay has migrated the store: this host runs on it as the previous version; upgrade it", "versions_ahead", n, "this_build", version.String())
+	}
 	if st.Dialect() == "postgres" && !st.HasSchema() {
 		// legal, and rarely meant: a database shared with other software
 		// then holds Assay's tables among its own
@@ -342,7 +348,7 @@ func serve(args []string, stderr io.Writer) (err error) {
 	// not served by this host
 	launchSelfTests(ctx, services, keys, board, log)
 	ready := readiness.New(readiness.Config{Store: st, Board: board, Keys: keys, Services: serviceKeys(services),
-		HostID: id, Label: hostLabel(cfg.Listen), Log: log, Adapters: ps.router.Status,
+		HostID: id, Label: hostLabel(cfg.Listen), Version: version.String(), Log: log, Adapters: ps.router.Status,
 		Relaunch:  func(ctx context.Context, k servicestate.Key) (bool, string) { return relaunch(ctx, services, keys, k) },
 		Preflight: preflights})
 	met.Ready(func() bool { return ready.Report().Ready })

@@ -230,6 +230,9 @@ type statusRow struct {
 type hostRow struct {
 	HostID  string `json:"host_id"`
 	Label   string `json:"label"`
+	// Version is the build the host runs ("": an Assay older than the
+	// column, the previous version during a rolling upgrade).
+	Version string `json:"version"`
 	Started string `json:"started"`
 	Seen    string `json:"seen"`
 	// Running: the host rewrote its row within readiness.Live.
@@ -260,7 +263,7 @@ func serviceStatus(ctx context.Context, st *store.Store, services []server.Servi
 	}
 	out := fleetStatus{Store: st.Where(), Services: rows, Hosts: []hostRow{}}
 	for _, h := range hosts {
-		out.Hosts = append(out.Hosts, hostRow{HostID: h.HostID, Label: h.Label, Started: sdk.Instant(h.Started), Seen: sdk.Instant(h.Seen),
+		out.Hosts = append(out.Hosts, hostRow{HostID: h.HostID, Label: h.Label, Version: h.Version, Started: sdk.Instant(h.Started), Seen: sdk.Instant(h.Seen),
 			Running: time.Since(h.Seen) <= readiness.Live, Ready: h.Ready, Services: h.Services})
 	}
 	if asJSON {
@@ -286,7 +289,7 @@ func serviceStatus(ctx context.Context, st *store.Store, services []server.Servi
 	}
 	fmt.Fprintln(stdout)
 	tw = tabwriter.NewWriter(stdout, 0, 2, 2, ' ', 0)
-	fmt.Fprintln(tw, "HOST\tID\tSEEN\tREADY\tSTOPPED ON THIS HOST")
+	fmt.Fprintln(tw, "HOST\tID\tVERSION\tSEEN\tREADY\tSTOPPED ON THIS HOST")
 	for _, h := range out.Hosts {
 		seen, ready := h.Seen, "yes"
 		if !h.Running {
@@ -304,9 +307,13 @@ func serviceStatus(ctx context.Context, st *store.Store, services []server.Servi
 		if len(stopped) == 0 {
 			stopped = []string{"-"}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", h.Label, h.HostID, seen, ready, stopped[0])
+		build := h.Version
+		if build == "" {
+			build = "older"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", h.Label, h.HostID, build, seen, ready, stopped[0])
 		for _, more := range stopped[1:] {
-			fmt.Fprintf(tw, "\t\t\t\t%s\n", more)
+			fmt.Fprintf(tw, "\t\t\t\t\t%s\n", more)
 		}
 	}
 	return tw.Flush()
