@@ -44,7 +44,7 @@ type Config struct {
 	Services []servicestate.Key
 	// HostID and Label name the host in its row; Version is its build.
 	HostID, Label, Version string
-	Relaunch      Relaunch
+	Relaunch               Relaunch
 	// Adapters lists the format adapters' states (nil: none loaded).
 	Adapters func() []pluginhost.AdapterStatus
 	Log      hclog.Logger

@@ -228,8 +228,8 @@ type statusRow struct {
 
 // hostRow is one host as `service status` shows it.
 type hostRow struct {
-	HostID  string `json:"host_id"`
-	Label   string `json:"label"`
+	HostID string `json:"host_id"`
+	Label  string `json:"label"`
 	// Version is the build the host runs ("": an Assay older than the
 	// column, the previous version during a rolling upgrade).
 	Version string `json:"version"`
