@@ -29,6 +29,7 @@ import (
 	"github.com/assay-audit/assay/host/freetier"
 	"github.com/assay-audit/assay/host/jsonlog"
 	"github.com/assay-audit/assay/host/ledger"
+	"github.com/assay-audit/assay/host/mcptools"
 	"github.com/assay-audit/assay/host/metrics"
 	"github.com/assay-audit/assay/host/pluginhost"
 	"github.com/assay-audit/assay/host/ratelog"
@@ -383,7 +384,7 @@ func serve(args []string, stderr io.Writer) (err error) {
 	// line and the write, with room
 	answering := limits.Wait + timeout + 30*time.Second
 	srv := &http.Server{
-		Handler:           handler,
+		Handler:           mcptools.Mount(handler, mcptools.New(mcptools.Config{Host: handler, Version: version.String(), MaxBody: mcpBody(services)})),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       time.Minute,
 		WriteTimeout:      time.Minute + answering, // the body's read (ReadTimeout), then the answer
@@ -412,6 +413,16 @@ func serve(args []string, stderr io.Writer) (err error) {
 			return drain(srv, shutdownGrace, log)
 		}
 	}
+}
+
+// mcpBody bounds an MCP request: the largest service's body and room for
+// the JSON-RPC envelope and the payment in _meta.
+func mcpBody(services []server.Service) int64 {
+	var most int64
+	for _, s := range services {
+		most = max(most, s.Desc.GetBodyBytes())
+	}
+	return most + 256<<10
 }
 
 // hostLogger is the one logger serve makes: every other (the plugins'

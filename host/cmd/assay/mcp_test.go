@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/assay-audit/assay/host/internal/testhost"
+	"github.com/assay-audit/assay/host/store"
+	"github.com/assay-audit/assay/host/wallet"
+	"github.com/assay-audit/assay/host/x402"
+)
+
+// mcpSession connects the official Go MCP client to a host's /mcp.
+func mcpSession(t *testing.T, base string) *mcp.ClientSession {
+	t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "assay-test", Version: "1"}, nil)
+	s, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: base + "/mcp", DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatalf("connect to /mcp: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// /mcp on `assay serve`, through the official Go MCP client: each service
+// has a free pre-check tool and a paid tool per op, with the request body's
+// schema as input; an unpaid call is x402's payment-required result (the
+// PaymentRequired as structuredContent and in content[0].text's x402/error
+// wrapper); the payment in _meta["x402/payment"] buys a signed report
+// (structuredContent, verified against /keys) with the settlement in
+// _meta["x402/payment-response"]; the same payment sent over HTTP is the
+// same report again, not a second charge (one payment path); and a
+// stopped service's tools say so and refuse.
+func TestMCPToolsPaidOverX402(t *testing.T) {
+	bin := testhost.Binary(t, "host/cmd/assay", "assay")
+	data := t.TempDir()
+	h := launch(t, bin, nil, "--config", sdConfig(t), "--data-dir", data)
+	if !h.up() {
+		t.Fatalf("host:\n%s", h.log())
+	}
+	ctx := t.Context()
+	s := mcpSession(t, h.url())
+	listed, err := s.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := map[string]*mcp.Tool{}
+	for _, tool := range listed.Tools {
+		tools[tool.Name] = tool
+	}
+	paid, free := tools["stream_divergence_compare"], tools["stream_divergence_precheck"]
+	if paid == nil || free == nil || len(tools) != 2 {
+		t.Fatalf("tools: %v", keys(tools))
+	}
+	schema, _ := json.Marshal(paid.InputSchema)
+	if !strings.Contains(string(schema), `"streamed_capture"`) || !strings.Contains(string(schema), `"reference_output"`) {
+		t.Errorf("the paid tool's input schema is not the request body's: %s", schema)
+	}
+	if !strings.Contains(paid.Description, "Paid, $0.05") || !strings.Contains(paid.Description, "stream-divergence/v1") {
+		t.Errorf("the paid tool's description: %s", paid.Description)
+	}
+
+	pre, err := s.CallTool(ctx, &mcp.CallToolParams{Name: free.Name, Arguments: json.RawMessage(payBody)})
+	if err != nil || pre.IsError {
+		t.Fatalf("the pre-check tool: %v %+v", err, pre)
+	}
+	if m, _ := pre.StructuredContent.(map[string]any); m["kind"] != "precheck" {
+		t.Errorf("the pre-check's answer: %v", pre.StructuredContent)
+	}
+
+	unpaid, err := s.CallTool(ctx, &mcp.CallToolParams{Name: paid.Name, Arguments: json.RawMessage(payBody)})
+	if err != nil || !unpaid.IsError {
+		t.Fatalf("an unpaid call: %v %+v", err, unpaid)
+	}
+	var required x402.PaymentRequired
+	raw, _ := json.Marshal(unpaid.StructuredContent)
+	if err := json.Unmarshal(raw, &required); err != nil || required.X402Version != 2 || len(required.Accepts) != 1 {
+		t.Fatalf("the unpaid call's structuredContent is not a PaymentRequired: %s", raw)
+	}
+	var wrapped struct {
+		Err struct {
+			Code int                  `json:"code"`
+			Data x402.PaymentRequired `json:"data"`
+		} `json:"x402/error"`
+	}
+	text := unpaid.Content[0].(*mcp.TextContent).Text
+	if err := json.Unmarshal([]byte(text), &wrapped); err != nil || wrapped.Err.Code != 402 || len(wrapped.Err.Data.Accepts) != 1 {
+		t.Errorf("content[0].text is not the x402/error wrapper: %s", text)
+	}
+
+	payer, err := wallet.New(filepath.Join(t.TempDir(), "payer.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, err := (&x402.Payer{Wallet: payer}).Sign(required.Accepts[0], required.Resource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payment, _ := base64.StdEncoding.DecodeString(header)
+	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: paid.Name, Arguments: json.RawMessage(payBody),
+		Meta: mcp.Meta{"x402/payment": json.RawMessage(payment)}})
+	if err != nil || res.IsError {
+		t.Fatalf("the paid call: %v %+v\n%s", err, res, h.log())
+	}
+	settled, _ := json.Marshal(res.Meta["x402/payment-response"])
+	var settlement x402.SettleResponse
+	if err := json.Unmarshal(settled, &settlement); err != nil || !settlement.Success || settlement.Transaction == "" {
+		t.Errorf("_meta[x402/payment-response]: %s", settled)
+	}
+	report, _ := json.Marshal(res.StructuredContent)
+	file := filepath.Join(t.TempDir(), "report.json")
+	_ = os.WriteFile(file, report, 0o600)
+	var out bytes.Buffer
+	if err := run([]string{"verify", "--keys", h.url() + "/keys", file}, &out, &out); err != nil {
+		t.Errorf("assay verify of the tool's report: %v\n%s", err, out.String())
+	}
+
+	// the payment spent over MCP, sent over HTTP: the same report again
+	req, _ := http.NewRequest(http.MethodPost, h.url()+"/stream-divergence/compare", bytes.NewReader(payBody))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(x402.HeaderSignature, header)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again bytes.Buffer
+	_, _ = again.ReadFrom(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !jsonEqual(again.Bytes(), report) {
+		t.Errorf("the MCP payment re-sent over HTTP: %d %s", resp.StatusCode, again.String())
+	}
+	st, err := store.OpenExisting(ctx, "sqlite", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if n := len(allLines(t, st)); n != 1 {
+		t.Errorf("%d ledger lines for one payment sent on both transports", n)
+	}
+
+	// a stopped service's tools say so, and refuse
+	if err := run([]string{"service", "stop", "stream-divergence", "--reason", "maintenance window", "--config", sdConfig(t), "--data-dir", data}, &out, &out); err != nil {
+		t.Fatalf("service stop: %v\n%s", err, out.String())
+	}
+	listed, err = mcpSession(t, h.url()).ListTools(ctx, nil)
+	if err != nil || len(listed.Tools) != 2 || !strings.HasPrefix(listed.Tools[0].Description, "STOPPED (maintenance window)") {
+		t.Fatalf("tools of a stopped service: %v %+v", err, listed)
+	}
+	refused, err := s.CallTool(ctx, &mcp.CallToolParams{Name: free.Name, Arguments: json.RawMessage(payBody)})
+	if err != nil || !refused.IsError || !strings.Contains(refused.Content[0].(*mcp.TextContent).Text, "stopped") {
+		t.Errorf("a stopped service's tool: %v %+v", err, refused)
+	}
+}
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// jsonEqual is whether two JSON texts hold the same value.
+func jsonEqual(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	ra, _ := json.Marshal(x)
+	rb, _ := json.Marshal(y)
+	return bytes.Equal(ra, rb)
+}

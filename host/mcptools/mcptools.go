@@ -1,0 +1,228 @@
+// Package mcptools serves a host's services as Model Context Protocol
+// tools on x402's MCP transport: for each service a free pre-check tool
+// and a paid tool per op, their input schemas the request bodies'.
+//
+// A tool call is not a second payment path: it becomes the very HTTP
+// request its route takes (the pre-check's or the op's), with the payment
+// from _meta["x402/payment"] as the PAYMENT-SIGNATURE header, sent to the
+// host's own handler; its answer is then put in MCP's terms (a 402's
+// PaymentRequired as an isError result, the settlement as
+// _meta["x402/payment-response"], the signed report as structuredContent).
+// Validation before payment, the free tier, admission, claims, redelivery,
+// the ledger, the self-check and custody are therefore the HTTP routes'
+// own, and a payment spent on one transport is a replay on the other.
+package mcptools
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Meta keys of x402's MCP transport.
+const (
+	MetaPayment         = "x402/payment"
+	MetaPaymentResponse = "x402/payment-response"
+	errorWrapper        = "x402/error"
+)
+
+// remoteHeader carries the MCP request's client address to the tool call's
+// internal request (the free tier counts callers without a wallet by it);
+// a value the client sent is dropped first.
+const remoteHeader = "X-Assay-Mcp-Remote-Addr"
+
+// Config is what the tools are served from.
+type Config struct {
+	// Host is the host's own handler: it answers the catalog, the OpenAPI
+	// document, and every request a tool call becomes.
+	Host http.Handler
+	// Version names the implementation to MCP clients.
+	Version string
+	// MaxBody bounds an MCP request's body (a tool call's arguments are a
+	// request body, JSON-escaped once more).
+	MaxBody int64
+}
+
+// Gate is the /mcp endpoint.
+type Gate struct {
+	cfg     Config
+	handler http.Handler
+
+	mu      sync.Mutex
+	key     [32]byte // the catalog the cached server was built from
+	current *mcp.Server
+}
+
+// New builds the /mcp endpoint: Streamable HTTP, stateless (any host of a
+// fleet answers any request, as the HTTP routes do), JSON answers.
+func New(cfg Config) *Gate {
+	g := &Gate{cfg: cfg}
+	g.handler = mcp.NewStreamableHTTPHandler(g.server, &mcp.StreamableHTTPOptions{
+		Stateless: true, JSONResponse: true, MaxRequestBodyBytes: cfg.MaxBody})
+	return g
+}
+
+// ServeHTTP answers an MCP request.
+func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r.Header.Del(remoteHeader)
+	r.Header.Set(remoteHeader, r.RemoteAddr)
+	g.handler.ServeHTTP(w, r)
+}
+
+// server is the MCP server for the catalog as it stands: tools follow the
+// loaded services and their states (a stopped service's tools say so),
+// rebuilt only when the catalog changes.
+func (g *Gate) server(r *http.Request) *mcp.Server {
+	catalog, err := g.get(r.Context(), "/")
+	if err != nil {
+		return g.last()
+	}
+	key := sha256.Sum256(catalog)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.current != nil && key == g.key {
+		return g.current
+	}
+	openapi, err := g.get(r.Context(), "/openapi.json")
+	if err != nil && g.current != nil {
+		return g.current
+	}
+	tools, err := Tools(catalog, openapi)
+	s := mcp.NewServer(&mcp.Implementation{Name: "assay", Title: "Assay: paid, signed, criteria-bound audits", Version: g.cfg.Version},
+		&mcp.ServerOptions{Instructions: instructions})
+	if err == nil {
+		for _, t := range tools {
+			s.AddTool(t.Tool, g.call(t))
+		}
+	}
+	g.current, g.key = s, key
+	return s
+}
+
+func (g *Gate) last() *mcp.Server {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.current == nil {
+		g.current = mcp.NewServer(&mcp.Implementation{Name: "assay", Version: g.cfg.Version}, nil)
+	}
+	return g.current
+}
+
+const instructions = "Each paid tool returns a report signed by the host (Ed25519, keys at /keys) under a published criteria document: " +
+	"facts, never a score or a grade. A paid tool first answers with the x402 PaymentRequired (isError); pay it and call again with " +
+	"the payment in _meta[\"x402/payment\"]. The *_precheck tools are free: they say whether a body would be measured."
+
+// get is a GET of the host's own JSON.
+func (g *Gate) get(ctx context.Context, path string) ([]byte, error) {
+	r := httptest.NewRequestWithContext(ctx, http.MethodGet, path, nil)
+	r.Header.Set("Accept", "application/json")
+	rec := httptest.NewRecorder()
+	g.cfg.Host.ServeHTTP(rec, r)
+	if rec.Code != http.StatusOK {
+		return nil, fmt.Errorf("mcptools: GET %s: status %d", path, rec.Code)
+	}
+	return rec.Body.Bytes(), nil
+}
+
+// call answers a tool call through the host's own route.
+func (g *Gate) call(t Tool) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		body := []byte(req.Params.Arguments)
+		if len(body) == 0 {
+			body = []byte("{}")
+		}
+		r, err := http.NewRequestWithContext(ctx, http.MethodPost, t.Path, bytes.NewReader(body))
+		if err != nil {
+			return nil, fmt.Errorf("mcptools: %w", err)
+		}
+		r.Header.Set("Content-Type", "application/json")
+		if req.Extra != nil && req.Extra.Header != nil {
+			r.RemoteAddr = req.Extra.Header.Get(remoteHeader)
+			if xff := req.Extra.Header.Values("X-Forwarded-For"); len(xff) > 0 {
+				r.Header["X-Forwarded-For"] = xff
+			}
+		}
+		if p, ok := req.Params.Meta[MetaPayment]; ok && t.Paid {
+			raw, err := json.Marshal(p)
+			if err != nil {
+				return nil, fmt.Errorf("mcptools: the payment in _meta: %w", err)
+			}
+			r.Header.Set("PAYMENT-SIGNATURE", base64.StdEncoding.EncodeToString(raw))
+		}
+		rec := httptest.NewRecorder()
+		g.cfg.Host.ServeHTTP(rec, r)
+		return Result(rec.Result())
+	}
+}
+
+// Result is an HTTP route's answer in MCP's terms: a 200 is the signed
+// answer as structuredContent and text, with the settlement (the
+// PAYMENT-RESPONSE header) in _meta; a 402 carrying PAYMENT-REQUIRED is
+// x402's payment-required result; any other answer is an isError result
+// whose structuredContent is the host's error body (its code and the
+// words a payer acts on).
+func Result(resp *http.Response) (*mcp.CallToolResult, error) {
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("mcptools: read the answer: %w", err)
+	}
+	var structured any
+	if json.Unmarshal(body, &structured) != nil {
+		structured = map[string]any{"status": resp.StatusCode, "text": strings.TrimSpace(string(body))}
+		body, _ = json.Marshal(structured)
+	}
+	out := &mcp.CallToolResult{StructuredContent: structured, Content: []mcp.Content{&mcp.TextContent{Text: string(body)}},
+		IsError: resp.StatusCode != http.StatusOK}
+	if h := resp.Header.Get("PAYMENT-RESPONSE"); h != "" {
+		if settled, err := decodeHeader(h); err == nil {
+			out.Meta = mcp.Meta{MetaPaymentResponse: settled}
+		}
+	}
+	if h := resp.Header.Get("PAYMENT-REQUIRED"); resp.StatusCode == http.StatusPaymentRequired && h != "" {
+		required, err := decodeHeader(h)
+		if err != nil {
+			return nil, fmt.Errorf("mcptools: the host's PAYMENT-REQUIRED: %w", err)
+		}
+		message := "Payment required"
+		if m, ok := required.(map[string]any); ok {
+			if e, ok := m["error"].(string); ok && e != "" {
+				message = e
+			}
+		}
+		wrapped, _ := json.Marshal(map[string]any{errorWrapper: map[string]any{"code": 402, "message": message, "data": required}})
+		out.StructuredContent = required
+		out.Content = []mcp.Content{&mcp.TextContent{Text: string(wrapped)}}
+	}
+	return out, nil
+}
+
+func decodeHeader(h string) (any, error) {
+	raw, err := base64.StdEncoding.DecodeString(h)
+	if err != nil {
+		return nil, err
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// Mount serves the tools at /mcp beside the host's own routes.
+func Mount(host http.Handler, g *Gate) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", g)
+	mux.Handle("/", host)
+	return mux
+}
