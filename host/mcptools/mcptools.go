@@ -72,11 +72,53 @@ func New(cfg Config) *Gate {
 	return g
 }
 
-// ServeHTTP answers an MCP request.
+// ServeHTTP answers an MCP request. The SDK's answer to a call of a tool
+// that does not exist quotes the name the caller sent; it is answered
+// without it, as the host's own 404 names no path.
 func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Header.Del(remoteHeader)
 	r.Header.Set(remoteHeader, r.RemoteAddr)
-	g.handler.ServeHTTP(w, r)
+	rec := httptest.NewRecorder()
+	g.handler.ServeHTTP(rec, r)
+	body := rec.Body.Bytes()
+	if bytes.Contains(body, []byte("unknown tool")) {
+		body = withoutToolNames(body)
+	}
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	w.Header().Del("Content-Length")
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(body)
+}
+
+// withoutToolNames is a JSON-RPC answer (one or a batch) whose errors
+// name no tool: the SDK's "unknown tool %q" quotes what the caller sent.
+func withoutToolNames(body []byte) []byte {
+	var batch []map[string]any
+	single := false
+	if err := json.Unmarshal(body, &batch); err != nil {
+		var one map[string]any
+		if json.Unmarshal(body, &one) != nil {
+			return body
+		}
+		batch, single = []map[string]any{one}, true
+	}
+	for _, m := range batch {
+		if e, ok := m["error"].(map[string]any); ok {
+			if msg, ok := e["message"].(string); ok && strings.HasPrefix(msg, "unknown tool") {
+				e["message"] = "unknown tool (tools/list names the tools)"
+				delete(e, "data")
+			}
+		}
+	}
+	var out []byte
+	if single {
+		out, _ = json.Marshal(batch[0])
+	} else {
+		out, _ = json.Marshal(batch)
+	}
+	return out
 }
 
 // server is the MCP server for the catalog as it stands: tools follow the

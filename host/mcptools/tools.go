@@ -68,7 +68,7 @@ func Tools(catalogJSON, openapiJSON []byte) ([]Tool, error) {
 		}
 		input := requestSchema(doc.Paths[prefix+"/precheck"], doc.Components.Schemas)
 		out = append(out, Tool{Path: prefix + "/precheck", Tool: &mcp.Tool{
-			Name:  toolName(s.Service, "precheck"),
+			Name:  ToolName(s.Service, "precheck"),
 			Title: s.Service + ": free pre-check",
 			Description: stopped + fmt.Sprintf("Free (%d a day per caller): whether %s would measure this body under %s, without measuring it. "+
 				"Send the same body to the paid tool.", s.FreePerDay, s.Service, s.CriteriaID),
@@ -78,7 +78,7 @@ func Tools(catalogJSON, openapiJSON []byte) ([]Tool, error) {
 		for _, op := range s.Ops {
 			path := prefix + "/" + op.Name
 			out = append(out, Tool{Path: path, Paid: true, Tool: &mcp.Tool{
-				Name:  toolName(s.Service, op.Name),
+				Name:  ToolName(s.Service, op.Name),
 				Title: s.Service + ": " + op.Name + " (" + op.PriceLabel + ")",
 				Description: stopped + fmt.Sprintf("Paid, %s (%d USDC atomic units) over x402: %s Never: %s "+
 					"Criteria %s rev %s (%s). The answer is a report signed by the host. Bodies up to %d bytes.",
@@ -95,8 +95,9 @@ func Tools(catalogJSON, openapiJSON []byte) ([]Tool, error) {
 
 func ptr[T any](v T) *T { return &v }
 
-// toolName is <service>_<op> in the characters MCP tool names allow.
-func toolName(service, op string) string {
+// ToolName is the tool of a service's op (or "precheck"): <service>_<op>
+// in the characters MCP tool names allow.
+func ToolName(service, op string) string {
 	return strings.NewReplacer("-", "_", "/", "_").Replace(service + "_" + op)
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/assay-audit/assay/host/canaryproof"
 	"github.com/assay-audit/assay/host/freetier"
 	"github.com/assay-audit/assay/host/ledger"
+	"github.com/assay-audit/assay/host/mcptools"
 	"github.com/assay-audit/assay/host/metrics"
 	"github.com/assay-audit/assay/host/payment"
 	"github.com/assay-audit/assay/host/server"
@@ -82,6 +83,9 @@ func canaryProof(ctx context.Context, services []server.Service, board *services
 	twinMetrics := metrics.New()
 	twin := server.New(server.Config{Services: services, Keys: keys, Payments: payment.Off{}, FreeTier: free,
 		Ledger: &ledger.Writer{Store: scratch}, Metrics: twinMetrics, Logger: log})
+	// the same routes as MCP tool calls (/mcp), on both
+	mcpServed := mcptools.Mount(served, mcptools.New(mcptools.Config{Host: served, Version: "canary-proof", MaxBody: mcpBody(services)}))
+	mcpTwin := mcptools.Mount(twin, mcptools.New(mcptools.Config{Host: twin, Version: "canary-proof", MaxBody: mcpBody(services)}))
 	sent := map[int]int{}
 	var findings []canaryproof.Finding
 	count := func(m map[int]int, f []canaryproof.Finding) {
@@ -89,6 +93,13 @@ func canaryProof(ctx context.Context, services []server.Service, board *services
 			sent[k] += v
 		}
 		findings = append(findings, f...)
+	}
+	toolCalls := 0
+	countMCP := func(m map[int]int, f []canaryproof.Finding) {
+		for _, v := range m {
+			toolCalls += v
+		}
+		count(m, f)
 	}
 	for _, svc := range services {
 		if board.State(keyOf(svc)).Stopped {
@@ -108,6 +119,8 @@ func canaryProof(ctx context.Context, services []server.Service, board *services
 			}
 		}
 		count(c.Send(ctx, served, paid, exempt))
+		countMCP(c.SendMCP(ctx, mcpTwin, reqs, exempt))
+		countMCP(c.SendMCP(ctx, mcpServed, paid, exempt))
 		gets := []canaryproof.Request{{Method: "GET", Path: "/" + name + "/criteria"}, {Method: "GET", Path: "/" + name + "/metrics"}}
 		count(c.Send(ctx, served, gets, nil))
 	}
@@ -144,7 +157,7 @@ func canaryProof(ctx context.Context, services []server.Service, board *services
 		}
 		return fmt.Errorf("canary proof failed: the canary was found on %d surfaces; not serving", len(findings))
 	}
-	log.Info("canary proof passed: no trace on any surface", "requests", total, "statuses", fmt.Sprint(sent),
+	log.Info("canary proof passed: no trace on any surface", "requests", total, "mcp_tool_calls", toolCalls, "statuses", fmt.Sprint(sent),
 		"surfaces", "answers, log, /metrics, store rows, data dir, temp dir", "ms", time.Since(start).Milliseconds())
 	return nil
 }

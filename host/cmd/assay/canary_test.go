@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -24,8 +25,8 @@ import (
 )
 
 // `assay serve --canary-proof` on the real binaries and every family:
-// nearly two thousand planted requests, no trace on any surface, and then
-// the host serves.
+// nearly two thousand planted requests, over HTTP and as MCP tool calls on
+// /mcp, no trace on any surface, and then the host serves.
 func TestServeWithCanaryProof(t *testing.T) {
 	bin := testhost.Binary(t, "host/cmd/assay", "assay")
 	for _, p := range []string{"plugins/stream-divergence", "plugins/lifecycle-analytics", "plugins/scope-hygiene", "plugins/context-audit",
@@ -57,6 +58,10 @@ func TestServeWithCanaryProof(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "canary proof passed: no trace on any surface") || strings.Count(log.String(), "corpus passed at launch") != 4 {
 		t.Fatalf("launch log:\n%s", log.String())
+	}
+	// the routes went through /mcp as tool calls too
+	if m := regexp.MustCompile(`mcp_tool_calls=(\d+)`).FindStringSubmatch(log.String()); m == nil || m[1] == "0" || len(m[1]) < 3 {
+		t.Errorf("the proof sent no MCP tool calls (at least a hundred expected):\n%s", log.String())
 	}
 	resp, err := http.Get("http://" + addr + "/healthz")
 	if err != nil || resp.StatusCode != 200 {
