@@ -66,6 +66,10 @@ type Payer struct {
 	// the host treats as that payment's retry, as the official client does:
 	// answered with the report issued for the id, never settled itself.
 	Identifier string
+	// Approve, when set, is asked before a payment is built and signed for
+	// the 402's requirements: an error refuses the call there, nothing
+	// signed (a spend cap).
+	Approve func(Requirements) error
 }
 
 // ErrShort is a wallet that does not hold what a call costs.
@@ -148,6 +152,11 @@ func (p *Payer) Call(ctx context.Context, url string, body []byte) (*Paid, error
 	}
 	if chosen == nil {
 		return nil, errors.New("x402: the 402 offers no exact-scheme Solana payment")
+	}
+	if p.Approve != nil {
+		if err := p.Approve(*chosen); err != nil {
+			return &Paid{Status: resp.StatusCode, Body: raw, Requirements: chosen}, err
+		}
 	}
 	blockhash := ""
 	if p.Chain != nil {

@@ -60,6 +60,7 @@ const usage = `usage:
   assay ledger refund [--reason TEXT] [--force] [--config FILE] [--data-dir DIR] [--store SPEC] <tx-id>
   assay ledger export [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--format csv|json] [--config FILE] [--data-dir DIR] [--store SPEC]
   assay ledger reconcile [--json] [--solana-rpc URL] [--pay-to WALLET] [--config FILE] [--data-dir DIR] [--store SPEC]
+  assay mcp <host URL> --wallet FILE [--max-per-call USD] [--max-session USD] [--solana-rpc URL]
   assay store backup --out DIR [--config FILE] [--data-dir DIR] [--store SPEC]
   assay store restore --from DIR --data-dir NEW-DIR
   assay verify [--keys JWKS-FILE-OR-URL] <answer.json|->
@@ -131,6 +132,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return errors.New("service: stop, resume or status\n" + usage)
 		}
 		return serviceCmd(args[1], args[2:], stdout, stderr)
+	case "mcp":
+		return mcpCmd(args[1:])
 	case "store":
 		if len(args) < 2 {
 			return errors.New("store: backup or restore\n" + usage)

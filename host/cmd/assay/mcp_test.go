@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -177,4 +179,84 @@ func jsonEqual(a, b []byte) bool {
 	ra, _ := json.Marshal(x)
 	rb, _ := json.Marshal(y)
 	return bytes.Equal(ra, rb)
+}
+
+// `assay mcp` as an agent's MCP client starts it (stdio, the official Go
+// SDK's CommandTransport): it lists the host's tools, with a body_file
+// alternative to inlining a body; a paid call is paid from the wallet and
+// its report returned once its signature verified against the host's keys;
+// the same call repeated is the same payment (its identifier), answered
+// without a second charge; a call over the session's cap, and one over the
+// per-call cap, are refused before anything is signed, saying why.
+func TestAssayMCPPaysWithinItsCaps(t *testing.T) {
+	bin := testhost.Binary(t, "host/cmd/assay", "assay")
+	data := t.TempDir()
+	h := launch(t, bin, nil, "--config", sdConfig(t), "--data-dir", data)
+	if !h.up() {
+		t.Fatalf("host:\n%s", h.log())
+	}
+	dir := t.TempDir()
+	walletFile := filepath.Join(dir, "payer.json")
+	if _, err := wallet.New(walletFile); err != nil {
+		t.Fatal(err)
+	}
+	bodyFile := filepath.Join(dir, "body.json")
+	_ = os.WriteFile(bodyFile, payBody, 0o600)
+	ctx := t.Context()
+	local := func(perCall, session string) *mcp.ClientSession {
+		client := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil)
+		cmd := exec.Command(bin, "mcp", h.url(), "--wallet", walletFile, "--max-per-call", perCall, "--max-session", session)
+		s, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			t.Fatalf("assay mcp: %v", err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	s := local("0.05", "0.05")
+	listed, err := s.ListTools(ctx, nil)
+	if err != nil || len(listed.Tools) != 2 {
+		t.Fatalf("tools: %v %+v", err, listed)
+	}
+	schema, _ := json.Marshal(listed.Tools[0].InputSchema)
+	if !strings.Contains(string(schema), `"body_file"`) || !strings.Contains(string(schema), `"streamed_capture"`) {
+		t.Errorf("the input schema offers no body_file beside the body: %s", schema)
+	}
+	byFile := json.RawMessage(`{"body_file":` + strconv.Quote(bodyFile) + `}`)
+	pre, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "stream_divergence_precheck", Arguments: byFile})
+	if err != nil || pre.IsError {
+		t.Fatalf("the pre-check by body_file: %v %+v", err, pre)
+	}
+	st, err := store.OpenExisting(ctx, "sqlite", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for i := range 2 {
+		res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "stream_divergence_compare", Arguments: byFile})
+		if err != nil || res.IsError {
+			t.Fatalf("paid call %d: %v %+v\n%s", i, err, res, h.log())
+		}
+		if res.Meta["assay/key_id"] == "" || res.Meta["x402/payment-response"] == nil || res.Meta["assay/session_spent_usdc_units"] != float64(sdPrice) {
+			t.Errorf("paid call %d's _meta: %v", i, res.Meta)
+		}
+		if m, _ := res.StructuredContent.(map[string]any); m["kind"] != "report" {
+			t.Errorf("paid call %d's report: %v", i, res.StructuredContent)
+		}
+	}
+	if n := len(allLines(t, st)); n != 1 {
+		t.Errorf("the same call twice made %d ledger lines, want 1 (one payment)", n)
+	}
+	other := json.RawMessage(`{"streamed_capture":{"chunks":["YQ=="]},"reference_output":{"chunks":["Yg=="]}}`)
+	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "stream_divergence_compare", Arguments: other})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "refused before signing: the call costs 50000; 50000 of this session's cap of 50000 is spent") {
+		t.Errorf("a call over the session's cap: %v %+v", err, res)
+	}
+	res, err = local("0.01", "5").CallTool(ctx, &mcp.CallToolParams{Name: "stream_divergence_compare", Arguments: other})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "over the per-call cap of 10000") {
+		t.Errorf("a call over the per-call cap: %v %+v", err, res)
+	}
+	if n := len(allLines(t, st)); n != 1 {
+		t.Errorf("refused calls made ledger lines: %d", n)
+	}
 }
