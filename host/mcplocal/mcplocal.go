@@ -124,7 +124,21 @@ func withBodyFile(schema any) any {
 	file := map[string]any{"type": "object", "required": []any{"body_file"}, "additionalProperties": false,
 		"properties": map[string]any{"body_file": map[string]any{"type": "string",
 			"description": "path of a local file holding the request body (JSON), read by the local server: the agent need not inline a large record"}}}
-	return map[string]any{"type": "object", "anyOf": []any{schema, file}}
+	out := map[string]any{"type": "object", "anyOf": []any{schema, file}}
+	// the body schema's references are to the document's $defs: they move
+	// up with it to the new root
+	if m, ok := schema.(map[string]any); ok {
+		if defs, ok := m["$defs"]; ok {
+			inner := make(map[string]any, len(m))
+			for k, v := range m {
+				if k != "$defs" {
+					inner[k] = v
+				}
+			}
+			out["anyOf"], out["$defs"] = []any{inner, file}, defs
+		}
+	}
+	return out
 }
 
 // body is the call's request body: its arguments, or the file they name.

@@ -58,7 +58,7 @@ func Tools(catalogJSON, openapiJSON []byte) ([]Tool, error) {
 	if err := json.Unmarshal(openapiJSON, &doc); err != nil {
 		return nil, fmt.Errorf("mcptools: the OpenAPI document: %w", err)
 	}
-	output := standalone(doc.Components.Schemas["SignedAnswer"], "SignedAnswer")
+	output := outputSchema(doc.Components.Schemas)
 	var out []Tool
 	for _, s := range c.Services {
 		prefix := "/" + s.Service
@@ -102,9 +102,9 @@ func ToolName(service, op string) string {
 }
 
 // requestSchema is a route's request body schema as a document of its
-// own: the component its requestBody references, with the references
-// into it turned back into the document's own.
-func requestSchema(path map[string]json.RawMessage, schemas map[string]json.RawMessage) json.RawMessage {
+// own: the component its requestBody references, every reference resolved
+// inside the document.
+func requestSchema(path map[string]json.RawMessage, schemas map[string]json.RawMessage) any {
 	var op struct {
 		RequestBody struct {
 			Content map[string]struct {
@@ -115,46 +115,110 @@ func requestSchema(path map[string]json.RawMessage, schemas map[string]json.RawM
 		} `json:"requestBody"`
 	}
 	if err := json.Unmarshal(path["post"], &op); err == nil {
-		name, ok := strings.CutPrefix(op.RequestBody.Content["application/json"].Schema.Ref, "#/components/schemas/")
+		name, ok := strings.CutPrefix(op.RequestBody.Content["application/json"].Schema.Ref, componentRef)
 		if ok && schemas[name] != nil {
-			return standalone(schemas[name], name)
+			b := &bundler{schemas: schemas, top: name, defs: map[string]any{}}
+			root, ok := decode(schemas[name]).(map[string]any)
+			if !ok {
+				return map[string]any{"type": "object"}
+			}
+			b.walk(root)
+			if _, typed := root["type"]; !typed {
+				root["type"] = "object"
+			}
+			return b.attach(root)
 		}
 	}
-	return json.RawMessage(`{"type":"object"}`)
+	return map[string]any{"type": "object"}
 }
 
-// standalone is a component schema with its references turned back into
-// its own ("#/components/schemas/<name>/…" → "#/…"), as a tool's schema
-// is a document of its own; an input schema must be an object.
-func standalone(raw json.RawMessage, name string) json.RawMessage {
+// outputSchema is what a tool's structuredContent is: a signed answer (a
+// report, a pre-check, a refusal), x402's PaymentRequired (an unpaid
+// call), or the status and text of an answer that was not JSON. Clients
+// (the official TypeScript SDK) check structuredContent against it on
+// error results too.
+func outputSchema(schemas map[string]json.RawMessage) any {
+	b := &bundler{schemas: schemas, defs: map[string]any{}}
+	alternatives := []any{}
+	if schemas["SignedAnswer"] != nil {
+		alternatives = append(alternatives, map[string]any{"$ref": b.ref("SignedAnswer")})
+	}
+	if schemas["PaymentRequired"] != nil {
+		alternatives = append(alternatives, map[string]any{"$ref": b.ref("PaymentRequired")})
+	}
+	alternatives = append(alternatives, map[string]any{"type": "object", "required": []any{"status", "text"},
+		"properties": map[string]any{"status": map[string]any{"type": "integer"}, "text": map[string]any{"type": "string"}}})
+	return b.attach(map[string]any{"type": "object", "anyOf": alternatives})
+}
+
+const componentRef = "#/components/schemas/"
+
+// bundler makes a schema that references OpenAPI components a document of
+// its own: the component top is its root ("#"), and every other component
+// it reaches is copied under $defs.
+type bundler struct {
+	schemas map[string]json.RawMessage
+	top     string
+	defs    map[string]any
+}
+
+// ref is where component c is in the bundled document, copying it (and
+// what it references) the first time.
+func (b *bundler) ref(c string) string {
+	if c == b.top {
+		return "#"
+	}
+	if _, done := b.defs[c]; !done {
+		b.defs[c] = map[string]any{} // a component that references itself
+		v := decode(b.schemas[c])
+		b.walk(v)
+		b.defs[c] = v
+	}
+	return "#/$defs/" + c
+}
+
+func (b *bundler) walk(x any) {
+	switch t := x.(type) {
+	case map[string]any:
+		for k, val := range t {
+			if s, ok := val.(string); ok && k == "$ref" && strings.HasPrefix(s, componentRef) {
+				c, sub, _ := strings.Cut(strings.TrimPrefix(s, componentRef), "/")
+				to := b.ref(c)
+				if sub != "" {
+					to += "/" + sub
+				}
+				t[k] = to
+				continue
+			}
+			b.walk(val)
+		}
+	case []any:
+		for _, e := range t {
+			b.walk(e)
+		}
+	}
+}
+
+// attach puts the copied components under the root's $defs.
+func (b *bundler) attach(root map[string]any) map[string]any {
+	if len(b.defs) == 0 {
+		return root
+	}
+	own, _ := root["$defs"].(map[string]any) // the root's own, kept
+	if own == nil {
+		own = map[string]any{}
+	}
+	for c, v := range b.defs {
+		own[c] = v
+	}
+	root["$defs"] = own
+	return root
+}
+
+func decode(raw json.RawMessage) any {
 	var v any
 	if json.Unmarshal(raw, &v) != nil {
-		return json.RawMessage(`{"type":"object"}`)
+		return map[string]any{"type": "object"}
 	}
-	prefix := "#/components/schemas/" + name + "/"
-	var walk func(any)
-	walk = func(x any) {
-		switch t := x.(type) {
-		case map[string]any:
-			for k, val := range t {
-				if s, ok := val.(string); ok && k == "$ref" && strings.HasPrefix(s, prefix) {
-					t[k] = "#/" + strings.TrimPrefix(s, prefix)
-					continue
-				}
-				walk(val)
-			}
-		case []any:
-			for _, e := range t {
-				walk(e)
-			}
-		}
-	}
-	walk(v)
-	if m, ok := v.(map[string]any); ok {
-		if _, typed := m["type"]; !typed {
-			m["type"] = "object"
-		}
-	}
-	out, _ := json.Marshal(v)
-	return out
+	return v
 }

@@ -62,6 +62,12 @@ func loadClient(conc int) *http.Client {
 // connections (each worker one request at a time) and reports req/s, p50
 // and p99. req builds request i; every answer must have status want.
 func runLoad(b *testing.B, conc int, url string, want int, req func(i int) (*http.Request, error)) {
+	runLoadChecked(b, conc, url, want, req, nil)
+}
+
+// runLoadChecked is runLoad with check, when set, asked of every answer's
+// body too (an MCP answer is 200 whether its tool call succeeded or not).
+func runLoadChecked(b *testing.B, conc int, url string, want int, req func(i int) (*http.Request, error), check func([]byte) error) {
 	client := loadClient(conc)
 	defer client.CloseIdleConnections()
 	// warm: every connection made and every plugin warm before the clock
@@ -109,6 +115,12 @@ func runLoad(b *testing.B, conc int, url string, want int, req func(i int) (*htt
 				if resp.StatusCode != want {
 					failed.Store(fmt.Sprintf("status %d, want %d: %.600s", resp.StatusCode, want, raw))
 					return
+				}
+				if check != nil {
+					if err := check(raw); err != nil {
+						failed.Store(err.Error())
+						return
+					}
 				}
 			}
 		}()
