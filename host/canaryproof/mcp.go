@@ -13,6 +13,12 @@ import (
 	"github.com/assay-audit/assay/sdk/canary"
 )
 
+// MCPBodyBytes bounds the bodies SendMCP sends: the MCP layer carries a
+// body to the same route untouched, so what it adds to custody (its
+// answers' wrapping, its errors) shows on small bodies as on large ones,
+// and the large ones' path through the families is the HTTP pass's.
+const MCPBodyBytes = 64 << 10
+
 // SendMCP sends each POST request as the MCP tool call it would be on
 // /mcp (tools/call of <service>_<op>, its body the arguments) to h, which
 // serves /mcp, and searches every answer: the signed answer in
@@ -26,7 +32,7 @@ func (c *Canary) SendMCP(ctx context.Context, h http.Handler, reqs []Request, ex
 			break
 		}
 		service, op, ok := strings.Cut(strings.TrimPrefix(r.Path, "/"), "/")
-		if r.Method != http.MethodPost || !ok {
+		if r.Method != http.MethodPost || !ok || len(r.Body) > MCPBodyBytes {
 			continue
 		}
 		var args any = json.RawMessage(r.Body)

@@ -25,6 +25,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -61,7 +62,12 @@ type Gate struct {
 	mu      sync.Mutex
 	key     [32]byte // the catalog the cached server was built from
 	current *mcp.Server
+	checked time.Time // when the catalog was last read
 }
+
+// recheck is how long a catalog read stands: tools follow a service's
+// stop or resume within it, and a burst of calls reads the catalog once.
+const recheck = time.Second
 
 // New builds the /mcp endpoint: Streamable HTTP, stateless (any host of a
 // fleet answers any request, as the HTTP routes do), JSON answers.
@@ -125,6 +131,12 @@ func withoutToolNames(body []byte) []byte {
 // loaded services and their states (a stopped service's tools say so),
 // rebuilt only when the catalog changes.
 func (g *Gate) server(r *http.Request) *mcp.Server {
+	g.mu.Lock()
+	if g.current != nil && time.Since(g.checked) < recheck {
+		defer g.mu.Unlock()
+		return g.current
+	}
+	g.mu.Unlock()
 	catalog, err := g.get(r.Context(), "/")
 	if err != nil {
 		return g.last()
@@ -132,6 +144,7 @@ func (g *Gate) server(r *http.Request) *mcp.Server {
 	key := sha256.Sum256(catalog)
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.checked = time.Now()
 	if g.current != nil && key == g.key {
 		return g.current
 	}

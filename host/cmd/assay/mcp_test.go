@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -152,10 +153,11 @@ func TestMCPToolsPaidOverX402(t *testing.T) {
 	if err := run([]string{"service", "stop", "stream-divergence", "--reason", "maintenance window", "--config", sdConfig(t), "--data-dir", data}, &out, &out); err != nil {
 		t.Fatalf("service stop: %v\n%s", err, out.String())
 	}
-	listed, err = mcpSession(t, h.url()).ListTools(ctx, nil)
-	if err != nil || len(listed.Tools) != 2 || !strings.HasPrefix(listed.Tools[0].Description, "STOPPED (maintenance window)") {
-		t.Fatalf("tools of a stopped service: %v %+v", err, listed)
-	}
+	// the tools follow the catalog within a second
+	eventually(t, "the tools of a stopped service saying so", 5*time.Second, func() bool {
+		listed, err = mcpSession(t, h.url()).ListTools(ctx, nil)
+		return err == nil && len(listed.Tools) == 2 && strings.HasPrefix(listed.Tools[0].Description, "STOPPED (maintenance window)")
+	})
 	refused, err := s.CallTool(ctx, &mcp.CallToolParams{Name: free.Name, Arguments: json.RawMessage(payBody)})
 	if err != nil || !refused.IsError || !strings.Contains(refused.Content[0].(*mcp.TextContent).Text, "stopped") {
 		t.Errorf("a stopped service's tool: %v %+v", err, refused)
