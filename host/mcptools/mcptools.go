@@ -87,8 +87,14 @@ func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := httptest.NewRecorder()
 	g.handler.ServeHTTP(rec, r)
 	body := rec.Body.Bytes()
-	if bytes.Contains(body, []byte("unknown tool")) {
-		body = withoutToolNames(body)
+	switch {
+	case rec.Code >= 400:
+		// the SDK's plain-text refusals quote the request (a malformed
+		// payload's tail): answered in static words
+		body = []byte(fmt.Sprintf("mcp: not a JSON-RPC request this endpoint takes (status %d)\n", rec.Code))
+		rec.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	case bytes.Contains(body, []byte(`"error":`)):
+		body = staticErrors(body)
 	}
 	for k, v := range rec.Header() {
 		w.Header()[k] = v
@@ -98,9 +104,14 @@ func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(body)
 }
 
-// withoutToolNames is a JSON-RPC answer (one or a batch) whose errors
-// name no tool: the SDK's "unknown tool %q" quotes what the caller sent.
-func withoutToolNames(body []byte) []byte {
+// rpcMessages are the words of a JSON-RPC error by its code: the SDK's
+// own quote what the caller sent (a tool's name, a method, a payload).
+var rpcMessages = map[float64]string{-32700: "parse error", -32600: "invalid request", -32601: "method not found",
+	-32602: "invalid params (tools/list names the tools and their input schemas)", -32603: "internal error"}
+
+// staticErrors is a JSON-RPC answer (one or a batch) whose error objects
+// say their code's static words and carry no data.
+func staticErrors(body []byte) []byte {
 	var batch []map[string]any
 	single := false
 	if err := json.Unmarshal(body, &batch); err != nil {
@@ -110,13 +121,21 @@ func withoutToolNames(body []byte) []byte {
 		}
 		batch, single = []map[string]any{one}, true
 	}
+	changed := false
 	for _, m := range batch {
 		if e, ok := m["error"].(map[string]any); ok {
-			if msg, ok := e["message"].(string); ok && strings.HasPrefix(msg, "unknown tool") {
-				e["message"] = "unknown tool (tools/list names the tools)"
-				delete(e, "data")
+			code, _ := e["code"].(float64)
+			msg, ok := rpcMessages[code]
+			if !ok {
+				msg = "error"
 			}
+			e["message"] = msg
+			delete(e, "data")
+			changed = true
 		}
+	}
+	if !changed {
+		return body
 	}
 	var out []byte
 	if single {
