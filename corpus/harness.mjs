@@ -326,6 +326,15 @@ async function runCase(base, c, pin, keys) {
   if (typeof issuedAt !== 'string' || !ISSUED_AT_RE.test(issuedAt)) return '$.issued_at: not YYYY-MM-DDTHH:MM:SSZ';
   if (!isPlainObject(answer.corpus) || answer.corpus.sha256 !== pin) return '$.corpus.sha256: not the corpus pin';
 
+  // A pre-check answer's free_tier is the host's count of the caller's free
+  // allowance, not a measurement (no corpus expects it): its form is
+  // checked, then it is left out of the comparison.
+  if (hasOwn(unsigned, 'free_tier') && String(req.path).endsWith('/precheck')) {
+    const err = freeTierError(unsigned.free_tier, issuedAt);
+    if (err) return err;
+    delete unsigned.free_tier;
+  }
+
   // Deep equality with the placeholders substituted.
   if (!hasOwn(exp, 'answer')) return 'corpus case has neither expect.answer nor expect.body_text';
   let serverClock = null;
@@ -335,6 +344,22 @@ async function runCase(base, c, pin, keys) {
     serverClock = sc.value;
   }
   return firstDiff(substitute(exp.answer, issuedAt, pin, serverClock), unsigned);
+}
+
+// freeTierError checks a free_tier member: per_day >= 1, remaining in
+// 0..per_day, min_interval_ms >= 0 (integers), resets_at the 00:00:00Z
+// instant after issued_at (a minute's leeway across midnight).
+function freeTierError(ft, issuedAt) {
+  const keys = isPlainObject(ft) ? Object.keys(ft).sort().join(',') : '';
+  if (keys !== 'min_interval_ms,per_day,remaining,resets_at') return '$.free_tier: not an object of per_day, remaining, resets_at and min_interval_ms';
+  const int = (v) => Number.isSafeInteger(v);
+  if (!int(ft.per_day) || !int(ft.remaining) || !int(ft.min_interval_ms) || ft.per_day < 1 || ft.remaining < 0 || ft.remaining > ft.per_day || ft.min_interval_ms < 0) {
+    return '$.free_tier: per_day, remaining or min_interval_ms out of range';
+  }
+  const at = Date.parse(issuedAt);
+  const resets = typeof ft.resets_at === 'string' && /^\d{4}-\d{2}-\d{2}T00:00:00Z$/.test(ft.resets_at) ? Date.parse(ft.resets_at) : NaN;
+  if (!(resets >= at - 60_000 && resets - at <= 86_400_000)) return '$.free_tier.resets_at: not the 00:00 UTC after issued_at';
+  return null;
 }
 
 // ---------------------------------------------------------------- corpus files

@@ -75,6 +75,22 @@ func WithRequestSchema(schema []byte) DescribeOption {
 	}
 }
 
+// WithRecord says the request body holds a record in a declared format:
+// the top-level member formatMember names the format and recordMember
+// holds the record. The host then publishes, for each format the family
+// accepts, the record schema its adapter describes, in place of the
+// family's own description of recordMember: a caller sees every format's
+// shape, and a new adapter's appears without a family release.
+func WithRecord(formatMember, recordMember string) DescribeOption {
+	return func(d *pb.FamilyDescription) error {
+		if formatMember == "" || recordMember == "" || formatMember == recordMember {
+			return errors.New("the record's format member and record member: two names")
+		}
+		d.FormatMember, d.RecordMember = formatMember, recordMember
+		return nil
+	}
+}
+
 // LedgerType is a ledger field's JSON type.
 type LedgerType int
 

@@ -193,7 +193,7 @@ func (l *Server) free(t mcptools.Tool) mcp.ToolHandler {
 		if err != nil {
 			return refused("the host did not answer the pre-check"), nil
 		}
-		return mcptools.Result(resp)
+		return mcptools.Result(resp, false)
 	}
 }
 

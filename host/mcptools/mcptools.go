@@ -235,17 +235,20 @@ func (g *Gate) call(t Tool) mcp.ToolHandler {
 		}
 		rec := httptest.NewRecorder()
 		g.cfg.Host.ServeHTTP(rec, r)
-		return Result(rec.Result())
+		return Result(rec.Result(), t.Paid)
 	}
 }
 
 // Result is an HTTP route's answer in MCP's terms: a 200 is the signed
 // answer as structuredContent and text, with the settlement (the
-// PAYMENT-RESPONSE header) in _meta; a 402 carrying PAYMENT-REQUIRED is
-// x402's payment-required result; any other answer is an isError result
+// PAYMENT-RESPONSE header) in _meta; on a paid tool (paid), a 402
+// carrying PAYMENT-REQUIRED is x402's payment-required result; any other
+// answer (a pre-check's spent allowance among them: the paid route's
+// requirement it carries for HTTP clients would have an MCP client pay
+// for a pre-check that cannot be bought) is an isError result
 // whose structuredContent is the host's error body (its code and the
 // words a payer acts on).
-func Result(resp *http.Response) (*mcp.CallToolResult, error) {
+func Result(resp *http.Response, paid bool) (*mcp.CallToolResult, error) {
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
@@ -263,7 +266,7 @@ func Result(resp *http.Response) (*mcp.CallToolResult, error) {
 			out.Meta = mcp.Meta{MetaPaymentResponse: settled}
 		}
 	}
-	if h := resp.Header.Get("PAYMENT-REQUIRED"); resp.StatusCode == http.StatusPaymentRequired && h != "" {
+	if h := resp.Header.Get("PAYMENT-REQUIRED"); paid && resp.StatusCode == http.StatusPaymentRequired && h != "" {
 		required, err := decodeHeader(h)
 		if err != nil {
 			return nil, fmt.Errorf("mcptools: the host's PAYMENT-REQUIRED: %w", err)

@@ -86,7 +86,7 @@ func Tools(catalogJSON, openapiJSON []byte) ([]Tool, error) {
 					s.CriteriaID, s.CriteriaRevision, s.Criteria, s.BodyBytes),
 				InputSchema: requestSchema(doc.Paths[path], doc.Components.Schemas), OutputSchema: output,
 				Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-				Meta:        mcp.Meta{"price_usdc_units": op.PriceUSDCUnits},
+				Meta:        paidMeta(doc.Paths[path], op.PriceUSDCUnits),
 			}})
 		}
 	}
@@ -130,6 +130,20 @@ func requestSchema(path map[string]json.RawMessage, schemas map[string]json.RawM
 		}
 	}
 	return map[string]any{"type": "object"}
+}
+
+// paidMeta is a paid tool's price as data: the atomic units, and the
+// route's x-payment-info from the OpenAPI document (the USD amount and
+// the x402 terms), so an agent budgets from tools/list alone.
+func paidMeta(path map[string]json.RawMessage, units int64) mcp.Meta {
+	m := mcp.Meta{"price_usdc_units": units}
+	var op struct {
+		Info json.RawMessage `json:"x-payment-info"`
+	}
+	if json.Unmarshal(path["post"], &op) == nil && len(op.Info) > 0 {
+		m["x-payment-info"] = decode(op.Info)
+	}
+	return m
 }
 
 // outputSchema is what a tool's structuredContent is: a signed answer (a

@@ -111,6 +111,31 @@ type Gate interface {
 	UnchargedFacts() map[string]any
 }
 
+// Terms are what a gate asks of every paid request apart from its price:
+// the OpenAPI document publishes them beside each paid route's price, so a
+// client plans its spending before any 402 (which stays authoritative).
+type Terms struct {
+	// Protocol is the payment protocol ("x402"), Scheme its scheme.
+	Protocol, Scheme string
+	// Network, Asset and PayTo are as the protocol writes them (for x402
+	// on Solana: a CAIP-2 network, the USDC mint, the seller's wallet).
+	Network, Asset, PayTo string
+	MaxTimeoutSeconds     int64
+	// Note is what the gate says of itself to every payer ("" for
+	// nothing), e.g. that this host moves no money.
+	Note string
+}
+
+// Publisher is a Gate whose terms can be published.
+type Publisher interface {
+	Terms() Terms
+	// Offer is what a payer would pay for req (a paid route), for an
+	// answer elsewhere that points at it: the response headers and
+	// top-level members of the protocol's payment requirement, its error
+	// saying reason. Nothing is admitted or held.
+	Offer(req Request, reason string) (header map[string]string, members map[string]any)
+}
+
 // LocalAdmitter is a Gate whose Admit may answer without leaving the
 // host (the embedded facilitator without a chain): the server then runs
 // it while the family validates, which it may do for any request, since

@@ -266,6 +266,17 @@ func (r *Router) Adapters() []*Adapter {
 	return out
 }
 
+// RecordSchema is the record schema the adapter for format describes (nil:
+// no adapter, or none described).
+func (r *Router) RecordSchema(format string) []byte {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if a := r.byFormat[format]; a != nil {
+		return a.desc.GetRecordSchema()
+	}
+	return nil
+}
+
 // Formats lists the registered format ids.
 func (r *Router) Formats() []string {
 	r.mu.RLock()

@@ -130,7 +130,11 @@ func TestOfficialDiscoveryReadsThe402(t *testing.T) {
 		cmd.Dir = dir
 		out, err := cmd.Output()
 		if err != nil {
-			t.Fatalf("%s: %v\n%s", route, err, out)
+			var stderr []byte
+			if ee, ok := err.(*exec.ExitError); ok {
+				stderr = ee.Stderr
+			}
+			t.Fatalf("%s: %v\n%s\n%s", route, err, out, stderr)
 		}
 		var got struct {
 			Resource  struct{ URL, Description, MimeType string }

@@ -2,10 +2,13 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 
+	"github.com/assay-audit/assay/host/payment"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 )
 
@@ -96,8 +99,36 @@ func refusal(desc string, headers ...string) object {
 	return r
 }
 
+// usdDecimal writes USDC atomic units (6 decimals) as a decimal amount.
+func usdDecimal(units int64) string {
+	whole, frac := units/1_000_000, units%1_000_000
+	if frac == 0 {
+		return strconv.FormatInt(whole, 10)
+	}
+	return strings.TrimRight(fmt.Sprintf("%d.%06d", whole, frac), "0")
+}
+
+// paymentInfo is a paid operation's price as data: x-payment-info as the
+// payment-discovery draft writes it (price in USD, the protocols with
+// what each asks), and x-assay-price with the exact atomic units as a
+// JSON number. The route's 402 stays authoritative.
+func paymentInfo(op *pb.Op, terms *payment.Terms) (info, price object) {
+	info = object{"authMode": "payment-required",
+		"price": object{"mode": "fixed", "currency": "USD", "amount": usdDecimal(op.GetPriceUsdcUnits())}}
+	if terms != nil {
+		x := object{"scheme": terms.Scheme, "network": terms.Network, "asset": terms.Asset, "payTo": terms.PayTo,
+			"amount": strconv.FormatInt(op.GetPriceUsdcUnits(), 10), "maxTimeoutSeconds": terms.MaxTimeoutSeconds}
+		if terms.Note != "" {
+			x["note"] = terms.Note
+		}
+		info["protocols"] = []any{object{terms.Protocol: x}}
+	}
+	price = object{"usdc_units": op.GetPriceUsdcUnits(), "usdc_decimals": 6, "label": op.GetPriceLabel(), "basis": op.GetPriceBasis()}
+	return info, price
+}
+
 // serviceOperations are the path items of one service mounted at prefix.
-func serviceOperations(d *pb.FamilyDescription, prefix string, paths object) {
+func serviceOperations(d *pb.FamilyDescription, prefix string, paths object, terms *payment.Terms) {
 	name := d.GetService()
 	body := object{"required": true, "content": jsonContent(ref(requestSchemaName(name)))}
 	tag := []string{name}
@@ -119,21 +150,27 @@ func serviceOperations(d *pb.FamilyDescription, prefix string, paths object) {
 		"summary": "Free pre-check: validation and assessability only, no measurement",
 		"description": "Free: " + itoa(d.GetFreeTier().GetPerDay()) + " per UTC day per caller wallet (the body's caller) or client address, at least " +
 			itoa(d.GetFreeTier().GetMinIntervalMs()) + " ms apart; a refused pre-check counts.",
+		"x-assay-free-tier": object{"per_day": d.GetFreeTier().GetPerDay(), "min_interval_ms": d.GetFreeTier().GetMinIntervalMs(),
+			"counted_by": "the body's caller (a Solana wallet), else the client address", "resets": "00:00 UTC"},
 		"requestBody": body,
 		"responses": object{
-			"200": answer("the signed pre-check (kind precheck)"),
-			"400": refusal("a signed refusal naming the failed rule (the family's code, or caller_invalid, body_incomplete)"),
-			"402": refusal("free_allowance_spent: the caller's free pre-checks for this UTC day are spent"),
+			"200": freeHeaders(answer("the signed pre-check (kind precheck); free_tier and the RateLimit fields say the caller's free pre-checks left today and when they reset")),
+			"400": freeHeaders(refusal("a signed refusal naming the failed rule (the family's code, or caller_invalid, body_incomplete)")),
+			"402": freeHeaders(refusal("free_allowance_spent: the caller's free pre-checks for this UTC day are spent; a pre-check cannot be bought. "+
+				"error.paid_route names the paid route, and PAYMENT-REQUIRED is that route's x402 requirement (its resource the paid route), so an x402 client reads a requirement, not a malformed one; "+
+				"a payment sent to the pre-check is never settled. Retry-After counts to the reset (00:00 UTC)", "PAYMENT-REQUIRED", "Retry-After")),
 			"408": refusal("body_read_timeout: the body did not arrive within the read timeout"),
 			"413": refusal("body_bytes_cap: the body is over the published cap (" + itoa(d.GetBodyBytes()) + " bytes)"),
-			"422": answer("the signed could-not-measure answer (kind could_not_measure)"),
-			"429": refusal("free_interval: inside the minimum interval; retry_after_ms and Retry-After say when", "Retry-After"),
+			"422": freeHeaders(answer("the signed could-not-measure answer (kind could_not_measure)")),
+			"429": freeHeaders(refusal("free_interval: inside the minimum interval; retry_after_ms and Retry-After say when", "Retry-After")),
 			"500": refusal("internal_error or self_check_failed: nothing issued"),
 			"502": refusal("adapter_failed: the record's format adapter failed on it (error.format, error.cause: crashed, deadline, failed, or how its answer was wrong); sending it again fails again"),
 			"503": refusal("service_stopped, service_busy, plugin_unavailable, adapter_restarting (error.format), deadline_exceeded, free_tier_unavailable", "Retry-After"),
 		}}}
 	for _, op := range d.GetOps() {
+		info, price := paymentInfo(op, terms)
 		paths[prefix+"/"+op.GetName()] = object{"post": object{"operationId": op.GetName() + suffix, "tags": tag,
+			"x-payment-info": info, "x-assay-price": price,
 			"summary": "Paid (" + op.GetPriceLabel() + " " + op.GetPriceBasis() + "): the signed report, after an x402 v2 payment",
 			"description": "Without PAYMENT-SIGNATURE the answer is 402 with PAYMENT-REQUIRED (x402 v2, scheme exact, Solana USDC, " +
 				itoa(op.GetPriceUsdcUnits()) + " atomic units). The submission is validated before the payment is read: a refused one is never charged. " +
@@ -157,6 +194,20 @@ func serviceOperations(d *pb.FamilyDescription, prefix string, paths object) {
 				"503": refusal("service_stopped, service_busy, payment_in_progress, payment_unavailable, ledger_unavailable, redelivery_unavailable, plugin_unavailable, adapter_restarting (error.format), deadline_exceeded; after a payment was checked, payment.delivery_marker and ASSAY-DELIVERY-MARKER", "Retry-After", "ASSAY-DELIVERY-MARKER"),
 			}}}
 	}
+}
+
+// freeHeaders adds the free allowance's RateLimit fields to a pre-check
+// response.
+func freeHeaders(r object) object {
+	h, _ := r["headers"].(object)
+	if h == nil {
+		h = object{}
+	}
+	for _, name := range []string{"RateLimit", "RateLimit-Policy"} {
+		h[name] = object{"$ref": "#/components/headers/" + name}
+	}
+	r["headers"] = h
+	return r
 }
 
 func itoa(n int64) string {
@@ -212,6 +263,10 @@ func (s *Server) openAPI() object {
 				"op":        object{"type": "string"},
 				"kind":      object{"enum": []any{"precheck", "report", "could_not_measure", "refusal"}},
 				"issued_at": object{"type": "string", "format": "date-time"},
+				"free_tier": object{"type": "object", "description": "on pre-check answers when the host counts a free allowance: the caller's (wallet's, else address's) free pre-checks left today, this one counted",
+					"required": []any{"per_day", "remaining", "resets_at"},
+					"properties": object{"per_day": object{"type": "integer"}, "remaining": object{"type": "integer", "minimum": 0},
+						"resets_at": object{"type": "string", "format": "date-time", "description": "the next 00:00 UTC"}, "min_interval_ms": object{"type": "integer"}}},
 				"payment": object{"type": "object", "description": "on paid routes: mode, examined, charged, and once charged network, transaction, payer, price; after a payment was checked and the report not delivered, delivery_marker",
 					"properties": object{"delivery_marker": ref("DeliveryMarker")}},
 				"signature": object{"type": "object", "required": []any{"alg", "key_id", "value"},
@@ -249,12 +304,17 @@ func (s *Server) openAPI() object {
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	var terms *payment.Terms
+	if p, ok := s.cfg.Payments.(payment.Publisher); ok {
+		t := p.Terms()
+		terms = &t
+	}
 	for _, name := range names {
 		d := s.services[name].Desc
-		schemas[requestSchemaName(name)] = componentSchema(d.GetRequestSchema(), requestSchemaName(name))
-		serviceOperations(d, "/"+name, paths)
+		schemas[requestSchemaName(name)] = componentSchema(s.services[name].schema, requestSchemaName(name))
+		serviceOperations(d, "/"+name, paths, terms)
 		if len(s.services) == 1 {
-			serviceOperations(d, "", paths)
+			serviceOperations(d, "", paths, terms)
 		}
 	}
 	if s.cfg.MetricsElsewhere {
@@ -275,6 +335,8 @@ func (s *Server) openAPI() object {
 			"PAYMENT-REQUIRED":      object{"description": "base64 JSON x402 v2 PaymentRequired", "schema": object{"type": "string"}},
 			"PAYMENT-RESPONSE":      object{"description": "base64 JSON x402 v2 SettleResponse", "schema": object{"type": "string"}},
 			"ASSAY-DELIVERY-MARKER": object{"description": "a token that redeems the payment for this report, no second charge", "schema": object{"type": "string"}},
+			"RateLimit-Policy":      object{"description": `the free pre-check allowance (draft-ietf-httpapi-ratelimit-headers): "free-precheck";q=<per day>;w=86400, the window being the UTC day`, "schema": object{"type": "string"}},
+			"RateLimit":             object{"description": `the caller's free pre-checks left: "free-precheck";r=<remaining>;t=<seconds to 00:00 UTC>`, "schema": object{"type": "string"}},
 		}},
 	}
 }

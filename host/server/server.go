@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/assay-audit/assay/host/bodyschema"
 	"github.com/assay-audit/assay/host/viewer"
 
 	"github.com/hashicorp/go-hclog"
@@ -170,6 +171,9 @@ type service struct {
 	// fields checks each paid answer's ledger line (patterns compiled once)
 	fields *ledger.Fields
 	ops    map[string]*pb.Op
+	// schema is the request body's published JSON Schema: the family's,
+	// its record described per format by the adapters (bodyschema)
+	schema []byte
 	// inputs describe each op's request body for discovery
 	inputs map[string]payment.Input
 	// places for pre-checks and for paid ops, apart: a flood of free
@@ -178,6 +182,29 @@ type service struct {
 	// smallPrechecks and smallPaid are the places of small requests
 	// (bodies sent inline), nil when they share the ones above
 	smallPrechecks, smallPaid *admission.Gate
+}
+
+// bodySchema is the request schema published for d: its record member
+// described, per accepted format, by the loaded adapter's record schema.
+func (s *Server) bodySchema(d *pb.FamilyDescription) []byte {
+	if s.cfg.Adapters == nil || d.GetRecordMember() == "" {
+		return d.GetRequestSchema()
+	}
+	formats := map[string][]byte{}
+	for _, id := range d.GetFormats() {
+		if raw := s.cfg.Adapters.RecordSchema(id); len(raw) > 0 {
+			formats[id] = raw
+		}
+	}
+	out, skipped, err := bodyschema.Compose(d.GetRequestSchema(), bodyschema.Record{FormatMember: d.GetFormatMember(), RecordMember: d.GetRecordMember()}, formats)
+	if err != nil {
+		s.cfg.Logger.Warn("the request schema keeps the family's own description of the record", "service", d.GetService(), "error", err)
+		return d.GetRequestSchema()
+	}
+	for _, id := range skipped {
+		s.cfg.Logger.Warn("an adapter's record schema refers outside itself: its format keeps the family's description", "service", d.GetService(), "format", id)
+	}
+	return out
 }
 
 // corpusExample is the smallest JSON object body among the corpus cases
@@ -280,9 +307,14 @@ func New(cfg Config) *Server {
 			cfg.Metrics.Admission(svc.Desc.GetService(), "precheck_small", sv.smallPrechecks.Working, sv.smallPrechecks.Waiting)
 			cfg.Metrics.Admission(svc.Desc.GetService(), "op_small", sv.smallPaid.Working, sv.smallPaid.Waiting)
 		}
+		sv.schema = s.bodySchema(svc.Desc)
 		sv.inputs = map[string]payment.Input{}
 		for _, op := range svc.Desc.GetOps() {
 			sv.ops[op.GetName()] = op
+			// the family's own schema, not the composed one: the 402's
+			// PAYMENT-REQUIRED header carries it, and every format's record
+			// schema would take it past what clients read (node's fetch
+			// refuses response headers over 16 KiB); /openapi.json has all
 			sv.inputs[op.GetName()] = payment.Input{Schema: svc.Desc.GetRequestSchema(),
 				Example: corpusExample(svc.Desc.GetCorpus(), "/"+svc.Desc.GetService()+"/"+op.GetName())}
 		}
@@ -438,7 +470,7 @@ var hostMessages = map[string]string{
 	codeSelfCheck:         "the answer failed the host's pre-signing checks and was not issued; nothing was charged",
 	codeCaller:            "caller must be a Solana address (base58, 32 bytes)",
 	codeInterval:          "free pre-checks from one caller must be at least the published interval apart",
-	codeSpent:             "the caller's free pre-checks for this UTC day are spent",
+	codeSpent:             "the caller's free pre-checks for this UTC day are spent: a pre-check cannot be bought; the paid route (paid_route) measures the same body",
 	codeFreeDown:          "the free tier's store is unavailable; try again",
 	codePaymentDown:       "the payment could not be completed; nothing was charged; try again",
 	codeBusy:              "the service is at capacity; nothing was charged; send it again after Retry-After",
@@ -520,6 +552,10 @@ type request struct {
 	start time.Time // the host clock's (injectable) instant of arrival
 	began time.Time // wall clock, for the log's duration
 	note  *requestNote
+	// allowance is the caller's free pre-checks once the free tier has
+	// counted this one (nil: not a pre-check, or no free tier): every
+	// answer then says it, in its body and its RateLimit fields
+	allowance *allowance
 }
 
 // paidAs records a paid route's payment outcome for the request line;
@@ -558,48 +594,6 @@ func (s *Server) sendDemand(q *request, d *payment.Demand) {
 	}
 	s.cfg.Metrics.Refusal(q.sv.Desc.GetService(), d.Code)
 	s.send(q, d.Status, answer)
-}
-
-// admitFree applies the free tier to a pre-check (refused ones count too)
-// and answers the caller itself when it refuses.
-func (s *Server) admitFree(q *request, v *pb.Validated) bool {
-	if s.cfg.FreeTier == nil {
-		return true
-	}
-	d := q.sv.Desc
-	c := freetier.Caller{Addr: clientAddr(q.r, s.cfg.TrustedProxies)}
-	badCaller := v.GetHasCaller() && !freetier.ValidWallet(v.GetCaller())
-	if v.GetHasCaller() && !badCaller {
-		c.Wallet = v.GetCaller()
-	}
-	lim := freetier.Limits{PerDay: d.GetFreeTier().GetPerDay(), MinInterval: time.Duration(d.GetFreeTier().GetMinIntervalMs()) * time.Millisecond}
-	adm, err := s.cfg.FreeTier.Admit(q.r.Context(), d.GetService(), ledger.UsageScope(d.GetService(), d.GetCriteriaId(), d.GetCriteriaRevision()), lim, c, s.cfg.Now())
-	switch {
-	case err != nil:
-		s.limited.Error("free tier unavailable", "service", d.GetService(), "error", err)
-		s.hostRefusal(q, http.StatusServiceUnavailable, codeFreeDown, nil)
-		return false
-	case adm.Exhausted:
-		s.cfg.Metrics.FreeRefused(d.GetService(), "exhausted")
-		s.hostRefusal(q, http.StatusPaymentRequired, codeSpent, map[string]any{"per_day": lim.PerDay})
-		return false
-	case !adm.Admitted:
-		s.cfg.Metrics.FreeRefused(d.GetService(), "interval")
-		secs := (adm.RetryAfter + time.Second - 1) / time.Second
-		q.w.Header().Set("Retry-After", strconv.FormatInt(int64(secs), 10))
-		s.hostRefusal(q, http.StatusTooManyRequests, codeInterval, map[string]any{
-			"min_interval_ms": lim.MinInterval.Milliseconds(), "retry_after_ms": adm.RetryAfter.Milliseconds()})
-		return false
-	}
-	s.cfg.Metrics.Free(d.GetService())
-	// the family's own refusals come before the caller's (context-
-	// composition's precede R-6, caller_invalid): the family
-	// refusal is answered, still counted against the address
-	if badCaller && v.GetOutcome() != pb.Outcome_REFUSED {
-		s.hostRefusal(q, http.StatusBadRequest, codeCaller, nil)
-		return false
-	}
-	return true
 }
 
 // clientAddr is the client's address without its port: the connection's,
@@ -676,9 +670,19 @@ func (s *Server) hostRefusal(q *request, status int, code string, facts map[stri
 	s.hostRefusalWith(q, status, code, facts, nil, nil)
 }
 
+// hostRefusalMembers is a host refusal with extra top-level members and
+// headers.
+func (s *Server) hostRefusalMembers(q *request, status int, code string, facts, members map[string]any, header map[string]string) {
+	s.hostRefusalAnswer(q, status, code, facts, nil, members, header)
+}
+
 // hostRefusalWith is a host refusal whose payment member (on a paid route)
 // is paymentFacts when given, and which sets extra headers.
 func (s *Server) hostRefusalWith(q *request, status int, code string, facts, paymentFacts map[string]any, header map[string]string) {
+	s.hostRefusalAnswer(q, status, code, facts, paymentFacts, nil, header)
+}
+
+func (s *Server) hostRefusalAnswer(q *request, status int, code string, facts, paymentFacts, members map[string]any, header map[string]string) {
 	inner := map[string]any{"code": code, "message": payerMessage(code, paymentFacts)}
 	for k, v := range facts {
 		inner[k] = v
@@ -690,6 +694,9 @@ func (s *Server) hostRefusalWith(q *request, status int, code string, facts, pay
 			paymentFacts = s.cfg.Payments.UnchargedFacts()
 		}
 		answer["payment"] = paymentFacts
+	}
+	for k, v := range members {
+		answer[k] = v
 	}
 	for k, v := range header {
 		q.w.Header().Set(k, v)
@@ -816,6 +823,9 @@ func ruleID(err error) string {
 }
 
 func (s *Server) send(q *request, status int, answer map[string]any) {
+	if q.allowance != nil {
+		q.allowance.state(q.w.Header(), answer)
+	}
 	if signed, ok := s.sign(q, answer); ok {
 		_ = s.write(q, status, signed)
 	}

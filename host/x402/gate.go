@@ -216,6 +216,23 @@ func (g *Gate) Requirements(req payment.Request) Requirements {
 		Asset: g.cfg.Asset, PayTo: g.cfg.PayTo, MaxTimeoutSeconds: g.cfg.MaxTimeoutSeconds, Extra: extra}
 }
 
+// Terms implements payment.Publisher.
+func (g *Gate) Terms() payment.Terms {
+	t := payment.Terms{Protocol: "x402", Scheme: "exact", Network: g.cfg.Network, Asset: g.cfg.Asset, PayTo: g.cfg.PayTo,
+		MaxTimeoutSeconds: g.cfg.MaxTimeoutSeconds}
+	if g.cfg.Facilitator.Offline() {
+		t.Note = HouseNote
+	}
+	return t
+}
+
+// Offer implements payment.Publisher: req's PAYMENT-REQUIRED and the x402
+// member, as its own 402 would carry them.
+func (g *Gate) Offer(req payment.Request, reason string) (map[string]string, map[string]any) {
+	d := g.demand402(req, CodeRequired, reason)
+	return d.Header, map[string]any{"x402": d.Members["x402"]}
+}
+
 func (g *Gate) resource(req payment.Request) Resource {
 	base := strings.TrimRight(g.cfg.PublicURL, "/")
 	if base == "" {

@@ -6,8 +6,11 @@ package adaptertest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"slices"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/assay-audit/assay/sdk"
@@ -32,6 +35,10 @@ type Cases struct {
 // Run checks a against the contract:
 //   - Describe names a family, a format id, at least one format version and
 //     the adapter's version;
+//   - Describe carries a record schema (sdk.CheckRecordSchema) that
+//     compiles as JSON Schema 2020-12 and admits every valid record: a
+//     client that validates its arguments against the published schema
+//     (an MCP client does) must never turn away a record Adapt takes;
 //   - every valid record adapts to a SessionRecord at level L0, L1 or L2
 //     whose every block carries exactly one content (text, a text span
 //     that resolves in the record, or non-serialisable), the same way
@@ -51,6 +58,7 @@ func Run(t TB, a sdk.Adapter, c Cases) {
 	if d.GetFamily() == "" || d.GetFormatId() == "" || len(d.GetFormatVersions()) == 0 || d.GetAdapterVersion() == "" {
 		t.Errorf("Describe must name family, format id, format versions and adapter version: %v", d)
 	}
+	schema := recordSchema(t, d.GetRecordSchema())
 	ctx := context.Background()
 	adapt := func(rec []byte) *pb.AdaptResponse {
 		return a.Adapt(ctx, &pb.AdaptRequest{FormatId: d.GetFormatId(), Record: rec, JsonStringSpans: true})
@@ -64,6 +72,11 @@ func Run(t TB, a sdk.Adapter, c Cases) {
 		if sr == nil {
 			t.Errorf("valid record %d refused: code %q, message %q", i, r.GetRefusal().GetCode(), r.GetRefusal().GetMessage())
 			continue
+		}
+		if schema != nil {
+			if err := admits(schema, rec); err != nil {
+				t.Errorf("valid record %d adapts but the record schema refuses it: %v", i, err)
+			}
 		}
 		if again := adapt(rec); !proto.Equal(r, again) {
 			t.Errorf("valid record %d adapts differently twice", i)
@@ -284,4 +297,38 @@ func TextsAsSpans(t FatalTB, a sdk.Adapter, record []byte, want []string) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("texts %q, want %q", got, want)
 	}
+}
+
+// recordSchema compiles the adapter's record schema; nil (and a reported
+// error) when there is none or it cannot be one.
+func recordSchema(t TB, raw []byte) *jsonschema.Resolved {
+	t.Helper()
+	if len(raw) == 0 {
+		t.Errorf("Describe has no record schema: callers would see only the family's generic description of the record")
+		return nil
+	}
+	if err := sdk.CheckRecordSchema(raw); err != nil {
+		t.Errorf("record schema: %v", err)
+		return nil
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(raw, &s); err != nil {
+		t.Errorf("record schema: %v", err)
+		return nil
+	}
+	r, err := s.Resolve(nil)
+	if err != nil {
+		t.Errorf("record schema does not compile: %v", err)
+		return nil
+	}
+	return r
+}
+
+// admits validates one record (JSON) against the schema.
+func admits(s *jsonschema.Resolved, rec []byte) error {
+	var v any
+	if err := json.Unmarshal(rec, &v); err != nil {
+		return errors.New("the record is not JSON, which no request body can carry")
+	}
+	return s.Validate(v)
 }

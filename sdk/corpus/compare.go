@@ -65,6 +65,12 @@ func Compare(tc Case, pin string, a Answer) string {
 	if cp, _ := answer["corpus"].(map[string]any); cp == nil || cp["sha256"] != pin {
 		return "$.corpus.sha256: not the corpus pin"
 	}
+	if ft, ok := answer["free_tier"]; ok && strings.HasSuffix(tc.Request.Path, "/precheck") {
+		if msg := freeTier(ft, issued); msg != "" {
+			return msg
+		}
+		delete(answer, "free_tier")
+	}
 	exp, err := sdk.DecodeJSON(tc.Expect.Answer)
 	if err != nil {
 		return "expected answer is not JSON"
@@ -79,6 +85,41 @@ func Compare(tc Case, pin string, a Answer) string {
 		clock = v
 	}
 	return Diff(substitute(exp, issued, pin, clock), answer, "$")
+}
+
+// freeTier checks a pre-check answer's free_tier member, the host's
+// count of the caller's free allowance (not the criteria's measurement,
+// so no corpus expects it): per_day at least 1, remaining 0 to per_day,
+// resets_at the 00:00:00Z instant after issued_at, and
+// min_interval_ms 0 or more. "" when it holds.
+func freeTier(v any, issued string) string {
+	ft, ok := v.(map[string]any)
+	if !ok || len(ft) != 4 {
+		return "$.free_tier: not an object of per_day, remaining, resets_at and min_interval_ms"
+	}
+	num := func(k string) (int64, bool) {
+		n, ok := ft[k].(json.Number)
+		if !ok {
+			return 0, false
+		}
+		i, err := n.Int64()
+		return i, err == nil
+	}
+	perDay, ok1 := num("per_day")
+	remaining, ok2 := num("remaining")
+	interval, ok3 := num("min_interval_ms")
+	if !ok1 || !ok2 || !ok3 || perDay < 1 || remaining < 0 || remaining > perDay || interval < 0 {
+		return "$.free_tier: per_day, remaining or min_interval_ms out of range"
+	}
+	at, _ := time.Parse(time.RFC3339, issued)
+	s, _ := ft["resets_at"].(string)
+	resets, err := time.Parse(time.RFC3339, s)
+	if err != nil || !instantRE.MatchString(s) || !resets.Equal(resets.Truncate(24*time.Hour)) || resets.Before(at.Add(-time.Minute)) || resets.Sub(at) > 24*time.Hour {
+		// a minute's leeway: the allowance is counted before the family's
+		// check ends, which can fall across midnight
+		return "$.free_tier.resets_at: not the 00:00 UTC after issued_at"
+	}
+	return ""
 }
 
 // refusalOf names what an answer of the wrong status said: its kind, or

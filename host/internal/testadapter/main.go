@@ -32,7 +32,8 @@ func (adapter) Describe() *pb.AdapterDescription {
 	if f := os.Getenv("ASSAY_TESTADAPTER_FAMILY"); f != "" {
 		family = f
 	}
-	return &pb.AdapterDescription{Family: family, FormatId: "test-format", FormatVersions: []string{"1"}, AdapterVersion: "0.0.1"}
+	return &pb.AdapterDescription{Family: family, FormatId: "test-format", FormatVersions: []string{"1"}, AdapterVersion: "0.0.1",
+		RecordSchema: []byte(`{"description": "test-format: any JSON value (the test adapter reads the record's bytes as they are)"}`)}
 }
 
 func (adapter) Adapt(ctx context.Context, req *pb.AdaptRequest) *pb.AdaptResponse {

@@ -6,6 +6,7 @@ package anthropic
 
 import (
 	"context"
+	_ "embed"
 	"slices"
 
 	"github.com/assay-audit/assay/sdk"
@@ -18,9 +19,17 @@ const FormatID = "anthropic-messages"
 // Adapter adapts anthropic-messages records.
 type Adapter struct{}
 
-// Describe names the family and format.
+// recordSchema is the record's shape (ANNEX C-8), as JSON Schema: what
+// Adapt accepts, never less (adaptertest checks it admits every valid
+// record).
+//
+//go:embed record.schema.json
+var recordSchema []byte
+
+// Describe names the family and format, and the record's shape.
 func (Adapter) Describe() *pb.AdapterDescription {
-	return &pb.AdapterDescription{Family: "context-composition/v1", FormatId: FormatID, FormatVersions: []string{"2023-06-01"}, AdapterVersion: "0.1.0"}
+	return &pb.AdapterDescription{Family: "context-composition/v1", FormatId: FormatID, FormatVersions: []string{"2023-06-01"}, AdapterVersion: "0.1.0",
+		RecordSchema: recordSchema}
 }
 
 // adapter is one Adapt call's reading: jsonSpans is the request's

@@ -5,6 +5,7 @@ package generic
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
 	"slices"
 
@@ -18,9 +19,17 @@ const FormatID = "generic-message-list"
 // Adapter adapts generic-message-list records.
 type Adapter struct{}
 
-// Describe names the family and format.
+// recordSchema is the record's shape (ANNEX C-8), as JSON Schema: what
+// Adapt accepts, never less (adaptertest checks it admits every valid
+// record).
+//
+//go:embed record.schema.json
+var recordSchema []byte
+
+// Describe names the family and format, and the record's shape.
 func (Adapter) Describe() *pb.AdapterDescription {
-	return &pb.AdapterDescription{Family: "context-composition/v1", FormatId: FormatID, FormatVersions: []string{"1"}, AdapterVersion: "0.1.0"}
+	return &pb.AdapterDescription{Family: "context-composition/v1", FormatId: FormatID, FormatVersions: []string{"1"}, AdapterVersion: "0.1.0",
+		RecordSchema: recordSchema}
 }
 
 func refuse() *pb.AdaptResponse {

@@ -8,6 +8,7 @@ package lettaaf
 import (
 	"bytes"
 	"context"
+	_ "embed"
 	"encoding/json"
 	"slices"
 	"time"
@@ -22,10 +23,17 @@ const FormatID = "letta-af"
 // Adapter adapts letta-af records.
 type Adapter struct{}
 
-// Describe names the family and format.
+// recordSchema is the record's shape (ANNEX C-8), as JSON Schema: what
+// Adapt accepts, never less (adaptertest checks it admits every valid
+// record).
+//
+//go:embed record.schema.json
+var recordSchema []byte
+
+// Describe names the family and format, and the record's shape.
 func (Adapter) Describe() *pb.AdapterDescription {
 	return &pb.AdapterDescription{Family: "context-composition/v1", FormatId: FormatID,
-		FormatVersions: []string{"agent-file"}, AdapterVersion: "0.1.0"}
+		FormatVersions: []string{"agent-file"}, AdapterVersion: "0.1.0", RecordSchema: recordSchema}
 }
 
 // message is a message of the file, with the members the selection reads.

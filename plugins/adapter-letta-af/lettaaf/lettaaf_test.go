@@ -41,8 +41,9 @@ func blocks(r *pb.SessionRecord) (schema, other int) {
 	return
 }
 
-// Expected figures are read off the files independently (docs/
-// context-audit-formats.md §1), not from this adapter.
+// Expected figures were read off the files independently, with python3's
+// json module (the research notes' §1: docs/context-audit-formats.md as of
+// commit 9da2755), not from this adapter.
 func TestRealAgentFiles(t *testing.T) {
 	loop := adapt(t, fixture(t, "loop.af"))
 	// 9 tools in tool_ids; system (1 part), assistant (0 parts + 1 call),

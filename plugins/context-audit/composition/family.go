@@ -67,6 +67,9 @@ func New() (*Family, error) {
 	}
 	desc.Corpus = contextcompositioncorpus.JSON
 	desc.RequestSchema = contextcomposition.RequestSchema
+	// the record's shapes are its adapters': the host publishes each
+	// accepted format's in place of request.schema.json's "record"
+	desc.FormatMember, desc.RecordMember = "declared_format_id", "record"
 	var d document
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return nil, fmt.Errorf("criteria: %w", err)

@@ -327,6 +327,14 @@ type FamilyDescription struct {
 	// OpenAPI document and its x402 discovery metadata describe the routes
 	// with it. It describes; the family's own validation decides.
 	RequestSchema []byte `protobuf:"bytes,16,opt,name=request_schema,json=requestSchema,proto3" json:"request_schema,omitempty"`
+	// Where the request body holds a record in a declared format: the
+	// top-level member naming the format (format_member) and the one holding
+	// the record (record_member). The host's published request schema then
+	// describes the record, for each accepted format, by the schema its
+	// adapter describes (AdapterDescription.record_schema). Empty: the body
+	// holds no such record.
+	FormatMember  string `protobuf:"bytes,17,opt,name=format_member,json=formatMember,proto3" json:"format_member,omitempty"`
+	RecordMember  string `protobuf:"bytes,18,opt,name=record_member,json=recordMember,proto3" json:"record_member,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -471,6 +479,20 @@ func (x *FamilyDescription) GetRequestSchema() []byte {
 		return x.RequestSchema
 	}
 	return nil
+}
+
+func (x *FamilyDescription) GetFormatMember() string {
+	if x != nil {
+		return x.FormatMember
+	}
+	return ""
+}
+
+func (x *FamilyDescription) GetRecordMember() string {
+	if x != nil {
+		return x.RecordMember
+	}
+	return ""
 }
 
 type Op struct {
@@ -1494,8 +1516,14 @@ type AdapterDescription struct {
 	AdapterVersion string                 `protobuf:"bytes,4,opt,name=adapter_version,json=adapterVersion,proto3" json:"adapter_version,omitempty"`
 	// As FamilyDescription.reads_shared_bodies.
 	ReadsSharedBodies bool `protobuf:"varint,5,opt,name=reads_shared_bodies,json=readsSharedBodies,proto3" json:"reads_shared_bodies,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// The record's shape as a self-contained JSON Schema (2020-12: its
+	// references are "#" or "#/$defs/..."): the host publishes it in the
+	// request schema of every family accepting the format. It describes;
+	// Adapt decides. A schema stricter than Adapt would turn away callers
+	// whose client validates arguments (an MCP client does).
+	RecordSchema  []byte `protobuf:"bytes,6,opt,name=record_schema,json=recordSchema,proto3" json:"record_schema,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AdapterDescription) Reset() {
@@ -1561,6 +1589,13 @@ func (x *AdapterDescription) GetReadsSharedBodies() bool {
 		return x.ReadsSharedBodies
 	}
 	return false
+}
+
+func (x *AdapterDescription) GetRecordSchema() []byte {
+	if x != nil {
+		return x.RecordSchema
+	}
+	return nil
 }
 
 type AdaptRequest struct {
@@ -2156,7 +2191,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\rAttachRequest\x12&\n" +
 	"\x0fhost_service_id\x18\x01 \x01(\rR\rhostServiceId\"\x10\n" +
 	"\x0eAttachResponse\"\x11\n" +
-	"\x0fDescribeRequest\"\x97\x05\n" +
+	"\x0fDescribeRequest\"\xe1\x05\n" +
 	"\x11FamilyDescription\x12\x1f\n" +
 	"\vcriteria_id\x18\x01 \x01(\tR\n" +
 	"criteriaId\x12+\n" +
@@ -2176,7 +2211,9 @@ const file_plugin_proto_rawDesc = "" +
 	"\aformats\x18\r \x03(\tR\aformats\x12.\n" +
 	"\x13reads_shared_bodies\x18\x0e \x01(\bR\x11readsSharedBodies\x12\x16\n" +
 	"\x06corpus\x18\x0f \x01(\fR\x06corpus\x12%\n" +
-	"\x0erequest_schema\x18\x10 \x01(\fR\rrequestSchema\"\x84\x01\n" +
+	"\x0erequest_schema\x18\x10 \x01(\fR\rrequestSchema\x12#\n" +
+	"\rformat_member\x18\x11 \x01(\tR\fformatMember\x12#\n" +
+	"\rrecord_member\x18\x12 \x01(\tR\frecordMember\"\x84\x01\n" +
 	"\x02Op\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12(\n" +
 	"\x10price_usdc_units\x18\x02 \x01(\x03R\x0epriceUsdcUnits\x12\x1f\n" +
@@ -2268,13 +2305,14 @@ const file_plugin_proto_rawDesc = "" +
 	"\x06Report\x12\x12\n" +
 	"\x04body\x18\x01 \x01(\fR\x04body\x12\x16\n" +
 	"\x06ledger\x18\x02 \x01(\fR\x06ledger\x12-\n" +
-	"\x13check_end_unix_nano\x18\x03 \x01(\x03R\x10checkEndUnixNano\"\xcb\x01\n" +
+	"\x13check_end_unix_nano\x18\x03 \x01(\x03R\x10checkEndUnixNano\"\xf0\x01\n" +
 	"\x12AdapterDescription\x12\x16\n" +
 	"\x06family\x18\x01 \x01(\tR\x06family\x12\x1b\n" +
 	"\tformat_id\x18\x02 \x01(\tR\bformatId\x12'\n" +
 	"\x0fformat_versions\x18\x03 \x03(\tR\x0eformatVersions\x12'\n" +
 	"\x0fadapter_version\x18\x04 \x01(\tR\x0eadapterVersion\x12.\n" +
-	"\x13reads_shared_bodies\x18\x05 \x01(\bR\x11readsSharedBodies\"\xaf\x02\n" +
+	"\x13reads_shared_bodies\x18\x05 \x01(\bR\x11readsSharedBodies\x12#\n" +
+	"\rrecord_schema\x18\x06 \x01(\fR\frecordSchema\"\xaf\x02\n" +
 	"\fAdaptRequest\x12\x1b\n" +
 	"\tformat_id\x18\x01 \x01(\tR\bformatId\x12%\n" +
 	"\x0eformat_version\x18\x02 \x01(\tR\rformatVersion\x12\x16\n" +

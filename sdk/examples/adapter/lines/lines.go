@@ -9,6 +9,7 @@ package lines
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
 
 	"github.com/assay-audit/assay/sdk"
@@ -18,9 +19,21 @@ import (
 // Adapter adapts the example-lines format.
 type Adapter struct{}
 
-// Describe names the family and format this adapter serves.
+// recordSchema is the record's shape as a JSON Schema (draft 2020-12),
+// kept beside the code in record.schema.json: the host publishes it to
+// callers (its OpenAPI document, its MCP tools' inputSchema). It may be
+// looser than Adapt, never stricter: a client that validates its
+// arguments would turn away a record Adapt takes. Its references stay
+// inside it ("#" or "#/$defs/...").
+//
+//go:embed record.schema.json
+var recordSchema []byte
+
+// Describe names the family and format this adapter serves, and the
+// record's shape.
 func (Adapter) Describe() *pb.AdapterDescription {
-	return &pb.AdapterDescription{Family: "example-count/v1", FormatId: "example-lines", FormatVersions: []string{"1"}, AdapterVersion: "1.0.0"}
+	return &pb.AdapterDescription{Family: "example-count/v1", FormatId: "example-lines", FormatVersions: []string{"1"}, AdapterVersion: "1.0.0",
+		RecordSchema: recordSchema}
 }
 
 // Adapt turns a record into a SessionRecord, or refuses it. The refusal's
