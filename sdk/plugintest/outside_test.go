@@ -33,17 +33,18 @@ func TestPluginsInAModuleOfTheirOwn(t *testing.T) {
 	files := map[string]string{
 		"go.mod": "module example.com/plugins\n\ngo 1.26.8\n\nrequire github.com/assay-audit/assay/sdk v0.0.0\n\n" +
 			"replace github.com/assay-audit/assay/sdk => " + sdkDir + "\n",
-		"go.sum":                      string(sum),
-		"e2e/e2e_test.go":             endToEnd,
-		"adapter/adapter.go":          "examples/adapter/adapter.go",
-		"adapter/lines/lines.go":      "examples/adapter/lines/lines.go",
-		"adapter/lines/lines_test.go": "examples/adapter/lines/lines_test.go",
-		"family/count/corpus_test.go": "examples/family/count/corpus_test.go",
-		"family/main.go":              "examples/family/main.go",
-		"family/count/count.go":       "examples/family/count/count.go",
-		"family/count/count_test.go":  "examples/family/count/count_test.go",
-		"family/count/criteria.json":  "examples/family/count/criteria.json",
-		"family/count/corpus.json":    "examples/family/count/corpus.json",
+		"go.sum":                           string(sum),
+		"e2e/e2e_test.go":                  endToEnd,
+		"adapter/adapter.go":               "examples/adapter/adapter.go",
+		"adapter/lines/lines.go":           "examples/adapter/lines/lines.go",
+		"adapter/lines/lines_test.go":      "examples/adapter/lines/lines_test.go",
+		"adapter/lines/record.schema.json": "examples/adapter/lines/record.schema.json",
+		"family/count/corpus_test.go":      "examples/family/count/corpus_test.go",
+		"family/main.go":                   "examples/family/main.go",
+		"family/count/count.go":            "examples/family/count/count.go",
+		"family/count/count_test.go":       "examples/family/count/count_test.go",
+		"family/count/criteria.json":       "examples/family/count/criteria.json",
+		"family/count/corpus.json":         "examples/family/count/corpus.json",
 	}
 	for name, body := range files {
 		if strings.HasPrefix(body, "examples/") {
