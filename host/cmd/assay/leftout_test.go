@@ -29,7 +29,7 @@ func TestAPluginThatCannotStartIsLeftOut(t *testing.T) {
 	_ = os.WriteFile(filepath.Join(dir, "assay-broken"), []byte("#!/bin/sh\nexit 3\n"), 0o755)
 	// go-plugin's handshake line naming a protocol version this host does
 	// not speak (what a plugin built on a future sdk would say)
-	_ = os.WriteFile(filepath.Join(dir, "assay-future"), []byte("#!/bin/sh\necho '1|99|tcp|127.0.0.1:9|grpc'\nsleep 30\n"), 0o755)
+	_ = os.WriteFile(filepath.Join(dir, "assay-future"), []byte("#!/bin/sh\necho '1|99|tcp|127.0.0.1:9|grpc'\nexec sleep 30\n"), 0o755)
 	adapter, err := os.ReadFile(testhost.Plugin(t, "plugins/adapter-anthropic-messages"))
 	if err != nil {
 		t.Fatal(err)
