@@ -39,6 +39,17 @@ func checkSchemaRefs(v any, depth int) error {
 				if s != "#" && !strings.HasPrefix(s, "#/$defs/") {
 					return errors.New("a record schema reference is neither \"#\" nor \"#/$defs/...\"")
 				}
+			case "const", "enum", "examples", "default":
+				continue // instances, not schemas: a "$ref" there is data
+			case "properties", "patternProperties", "$defs", "dependentSchemas":
+				// names, then schemas: a member may be called "$ref"
+				named, _ := val.(map[string]any)
+				for _, sub := range named {
+					if err := checkSchemaRefs(sub, depth+1); err != nil {
+						return err
+					}
+				}
+				continue
 			}
 			if err := checkSchemaRefs(val, depth+1); err != nil {
 				return err

@@ -109,6 +109,9 @@ func rewriteRefs(v any, name string) any {
 	switch t := v.(type) {
 	case map[string]any:
 		for k, val := range t {
+			if k == "const" || k == "enum" || k == "examples" || k == "default" {
+				continue // instances: a "$ref" there is data
+			}
 			if s, ok := val.(string); ok && k == "$ref" {
 				switch {
 				case s == "#":

@@ -163,9 +163,8 @@ func everyPlugin(t *testing.T, dir, extra string) (string, map[string]string) {
 // eight one family with the smallest corpus: the races are the key's and
 // the schema's, which every launch self-test reaches, and a round of every
 // plugin costs four full launch self-tests (166 s of make test for ten).
-const fullRounds = 2
-
 func TestAFleetsFirstStartServesOnEveryHost(t *testing.T) {
+	const fullRounds = 2
 	bin := testhost.Binary(t, "host/cmd/assay", "assay")
 	dir := t.TempDir()
 	secret := filepath.Join(dir, "keys.secret")
