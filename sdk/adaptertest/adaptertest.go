@@ -332,3 +332,69 @@ func admits(s *jsonschema.Resolved, rec []byte) error {
 	}
 	return s.Validate(v)
 }
+
+// SchemaAdmits validates record against the record schema a describes: nil
+// when the schema admits it. A schema that is missing or cannot compile is
+// fatal.
+func SchemaAdmits(t FatalTB, a sdk.Adapter, record []byte) error {
+	t.Helper()
+	raw := a.Describe().GetRecordSchema()
+	if err := sdk.CheckRecordSchema(raw); err != nil {
+		t.Fatalf("record schema: %v", err)
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(raw, &s); err != nil {
+		t.Fatalf("record schema: %v", err)
+	}
+	r, err := s.Resolve(nil)
+	if err != nil {
+		t.Fatalf("record schema does not compile: %v", err)
+	}
+	return admits(r, record)
+}
+
+// CorpusRecords runs a over the records of its format in a family's
+// corpus (corpus.json; formatMember and recordMember name the body's
+// members, as the family's sdk.WithRecord does): every record Adapt takes
+// must be admitted by the record schema, since a client validating against
+// it would never send the rest. It returns how many adapted; a corpus
+// holding none of the format's records is the caller's to judge.
+func CorpusRecords(t interface {
+	FatalTB
+	Errorf(format string, args ...any)
+}, a sdk.Adapter, corpusJSON []byte, formatMember, recordMember string) int {
+	t.Helper()
+	var c struct {
+		Cases []struct {
+			Name    string `json:"name"`
+			Request struct {
+				Body json.RawMessage `json:"body"`
+			} `json:"request"`
+		} `json:"cases"`
+	}
+	if err := json.Unmarshal(corpusJSON, &c); err != nil {
+		t.Fatalf("the corpus: %v", err)
+	}
+	format := a.Describe().GetFormatId()
+	adapted := 0
+	for _, k := range c.Cases {
+		var body map[string]json.RawMessage
+		if json.Unmarshal(k.Request.Body, &body) != nil || len(body[recordMember]) == 0 {
+			continue
+		}
+		var f string
+		if json.Unmarshal(body[formatMember], &f) != nil || f != format {
+			continue
+		}
+		rec := body[recordMember]
+		r := a.Adapt(context.Background(), &pb.AdaptRequest{FormatId: format, Record: rec, JsonStringSpans: true})
+		if r.GetRecord() == nil {
+			continue
+		}
+		adapted++
+		if err := SchemaAdmits(t, a, rec); err != nil {
+			t.Errorf("corpus case %s adapts but the record schema refuses it: %v", k.Name, err)
+		}
+	}
+	return adapted
+}
