@@ -59,10 +59,11 @@ type Gate struct {
 	cfg     Config
 	handler http.Handler
 
-	mu      sync.Mutex
-	key     [32]byte // the catalog the cached server was built from
-	current *mcp.Server
-	checked time.Time // when the catalog was last read
+	mu         sync.Mutex
+	key        [32]byte // the tools the cached server was built from
+	current    *mcp.Server
+	checked    time.Time // when the catalog was last read
+	refreshing bool      // a request is reading it now
 }
 
 // recheck is how long a catalog read stands: tools follow a service's
@@ -148,48 +149,69 @@ func staticErrors(body []byte) []byte {
 
 // server is the MCP server for the catalog as it stands: tools follow the
 // loaded services and their states (a stopped service's tools say so),
-// rebuilt only when the catalog changes.
+// rebuilt only when the tools change. One request a second re-reads the
+// catalog; the rest are answered by the server in hand meanwhile, so no
+// call waits on a rebuild but the one that found it due. The key is the
+// tools themselves, not the catalog's bytes: the catalog also carries
+// live counts (an adapter's answers in the last minute) that change with
+// every call and would rebuild the server, its schemas compiled again,
+// every second under load.
 func (g *Gate) server(r *http.Request) *mcp.Server {
 	g.mu.Lock()
-	if g.current != nil && time.Since(g.checked) < recheck {
+	if g.current != nil && (g.refreshing || time.Since(g.checked) < recheck) {
 		defer g.mu.Unlock()
 		return g.current
 	}
+	g.refreshing = true
 	g.mu.Unlock()
-	catalog, err := g.get(r.Context(), "/")
-	if err != nil {
-		return g.last()
-	}
-	key := sha256.Sum256(catalog)
+	s := g.refresh(r.Context())
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.checked = time.Now()
-	if g.current != nil && key == g.key {
-		return g.current
+	g.refreshing, g.checked = false, time.Now()
+	if s != nil {
+		g.current = s
 	}
-	openapi, err := g.get(r.Context(), "/openapi.json")
-	if err != nil && g.current != nil {
-		return g.current
-	}
-	tools, err := Tools(catalog, openapi)
-	s := mcp.NewServer(&mcp.Implementation{Name: "assay", Title: "Assay: paid, signed, criteria-bound audits", Version: g.cfg.Version},
-		&mcp.ServerOptions{Instructions: instructions})
-	if err == nil {
-		for _, t := range tools {
-			s.AddTool(t.Tool, g.call(t))
-		}
-	}
-	g.current, g.key = s, key
-	return s
-}
-
-func (g *Gate) last() *mcp.Server {
-	g.mu.Lock()
-	defer g.mu.Unlock()
 	if g.current == nil {
 		g.current = mcp.NewServer(&mcp.Implementation{Name: "assay", Version: g.cfg.Version}, nil)
 	}
 	return g.current
+}
+
+// refresh builds a server when the tools differ from the current one's
+// (nil: keep the current one).
+func (g *Gate) refresh(ctx context.Context) *mcp.Server {
+	catalog, err := g.get(ctx, "/")
+	if err != nil {
+		return nil
+	}
+	openapi, err := g.get(ctx, "/openapi.json")
+	if err != nil {
+		return nil
+	}
+	tools, err := Tools(catalog, openapi)
+	if err != nil {
+		return nil
+	}
+	described, err := json.Marshal(tools)
+	if err != nil {
+		return nil
+	}
+	key := sha256.Sum256(described)
+	g.mu.Lock()
+	same := g.current != nil && key == g.key
+	g.mu.Unlock()
+	if same {
+		return nil
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "assay", Title: "Assay: paid, signed, criteria-bound audits", Version: g.cfg.Version},
+		&mcp.ServerOptions{Instructions: instructions})
+	for _, t := range tools {
+		s.AddTool(t.Tool, g.call(t))
+	}
+	g.mu.Lock()
+	g.key = key
+	g.mu.Unlock()
+	return s
 }
 
 const instructions = "Each paid tool returns a report signed by the host (Ed25519, keys at /keys) under a published criteria document: " +

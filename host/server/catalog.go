@@ -98,7 +98,22 @@ func curlExample(path string, body []byte, paid bool) string {
 	return cmd
 }
 
+// catalogEntry is a service's entry as it stands: its fixed part (made
+// once: its examples come from the family's corpus, megabytes of JSON a
+// render per catalog read would parse again; /mcp reads the catalog every
+// second under load) and its state.
 func (s *Server) catalogEntry(name string, sv *service) catalogService {
+	sv.entryOnce.Do(func() { sv.entry = fixedEntry(name, sv) })
+	cs := sv.entry
+	cs.State = "serving"
+	if st := s.cfg.States.State(sv.key()); st.Stopped {
+		cs.State, cs.StoppedReason, cs.StoppedSince, cs.StoppedBy = "stopped", st.Reason, sdk.Instant(st.Since), st.Actor
+	}
+	return cs
+}
+
+// fixedEntry is the part of a service's entry that never changes.
+func fixedEntry(name string, sv *service) catalogService {
 	d := sv.Desc
 	q := quoted(d)
 	cs := catalogService{
@@ -117,10 +132,6 @@ func (s *Server) catalogEntry(name string, sv *service) catalogService {
 		}
 	}
 	cs.PrecheckExample = curlExample(cs.Precheck, example, false)
-	cs.State = "serving"
-	if st := s.cfg.States.State(sv.key()); st.Stopped {
-		cs.State, cs.StoppedReason, cs.StoppedSince, cs.StoppedBy = "stopped", st.Reason, sdk.Instant(st.Since), st.Actor
-	}
 	for _, op := range d.GetOps() {
 		endpoint := "/" + name + "/" + op.GetName()
 		cs.Ops = append(cs.Ops, catalogOp{Name: op.GetName(), Endpoint: endpoint,

@@ -171,6 +171,9 @@ type service struct {
 	// fields checks each paid answer's ledger line (patterns compiled once)
 	fields *ledger.Fields
 	ops    map[string]*pb.Op
+	// entry is the fixed part of its catalog entry, made once
+	entryOnce sync.Once
+	entry     catalogService
 	// schema is the request body's published JSON Schema: the family's,
 	// its record described per format by the adapters (bodyschema)
 	schema []byte
