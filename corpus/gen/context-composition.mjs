@@ -1,15 +1,15 @@
 // context-composition/v1 corpus cases and their expected answers.
 //
 // Written from criteria/context-composition/criteria.json, the family's
-// ANNEX.md (C-1 to C-14), docs/context-audit-formats.md (facts about the real
+// ANNEX.md (C-1 to C-16), docs/context-audit-formats.md (facts about the real
 // Letta files) and the three public Letta fixtures alone. This module
 // implements on its own: the envelope rules and their order (ANNEX C-2), an
 // adapter for each format the criteria accept (C-8, including letta's API
-// view and the generic stated figures; see ADAPTERS), entries = blocks and
-// the entry caps, EM-1 (C-3), axis C (C-4, C-5), axis P with its conflicts
-// (C-9), the pre-check answer (C-6, C-10) and, on the paid route, the
-// signed report member by member (C-12, C-13): header facts M01, M02, M13,
-// factors F-1 to F-12 and the measurement line.
+// view, the generic stated figures and C-16's lenient shapes; see
+// ADAPTERS), entries = blocks and the entry caps, EM-1 (C-3), axis C (C-4,
+// C-5), axis P with its conflicts (C-9), the pre-check answer (C-6, C-10)
+// and, on the paid route, the signed report member by member (C-12, C-13):
+// header facts M01, M02, M13, factors F-1 to F-12 and the measurement line.
 // It never calls the Go engine.
 //
 // A case that would need a rule neither the criteria nor the ANNEX decide
@@ -721,48 +721,53 @@ function anthropicShape(recordNode) {
   return { r5: true };
 }
 
+// One element of a content array (a message's, the system array's, or a
+// tool_result's list of parts), an object (C-16: a non-object element of a
+// message's or the system's content array is R-5, checked by the caller; a
+// tool_result with one is one non-serialisable block, below).
 function anthropicBlock(b, role) {
-  if (!isPlainObject(b)) undecided('anthropic block that is not an object');
-  const type = b.type;
-  if (typeof type !== 'string') undecided('anthropic block without a string type');
-  const blk = (o) => mkBlock({ role_raw: role, kind_raw: type, ...o });
+  assert(isPlainObject(b), 'anthropic block elements are objects here');
+  // C-16: a block without a string type is a block of an unknown type, its
+  // kind_raw empty.
+  const type = typeof b.type === 'string' ? b.type : null;
+  const blk = (o) => mkBlock({ role_raw: role, kind_raw: type === null ? '' : type, ...o });
   const jcsText = (v) => {
     try { return jcs(v); } catch { return undecided('structured member JCS cannot serialise'); }
   };
+  // C-16: a text block's text (a thinking block's thinking) that is not a
+  // string is the empty text.
+  const strOrEmpty = (v) => (typeof v === 'string' ? v : '');
+  if (type === null) return [blk({ text: typeof b.text === 'string' ? b.text : null })];
   switch (type) {
     case 'text':
-      if (typeof b.text !== 'string') undecided('text block without a string text');
-      return [blk({ text: b.text })];
+      return [blk({ text: strOrEmpty(b.text) })];
     case 'tool_use':
     case 'server_tool_use':
       if (!hasOwn(b, 'input')) undecided('tool_use without input');
       return [blk({ text: jcsText(b.input), name: b.name, has_args: true })];
     case 'tool_result': {
-      if (!hasOwn(b, 'content') || (Array.isArray(b.content) && b.content.length === 0)) return [blk({ text: null })];
       if (typeof b.content === 'string') return [blk({ text: b.content })];
-      if (!Array.isArray(b.content)) undecided('tool_result content that is neither a string nor a list');
+      // C-16: content other than a string or a non-empty list of objects
+      // (absent, null, a number, an object, [], a list with a non-object
+      // element) is one non-serialisable tool_result block, never R-5.
+      if (!Array.isArray(b.content) || b.content.length === 0 || !b.content.every(isPlainObject)) return [blk({ text: null })];
       // One block per content part, each part adapted by the same block rules.
       return b.content.flatMap((p) => {
-        if (isPlainObject(p) && p.type === 'tool_result') undecided('tool_result nested in a tool_result');
-        const out = anthropicBlock(p, role);
-        return out;
+        if (p.type === 'tool_result') undecided('tool_result nested in a tool_result');
+        return anthropicBlock(p, role);
       });
     }
     case 'thinking':
-      if (typeof b.thinking !== 'string') undecided('thinking block without a string thinking');
-      return [blk({ text: b.thinking })];
+      return [blk({ text: strOrEmpty(b.thinking) })];
     case 'redacted_thinking':
     case 'image':
       return [blk({ text: null })];
-    case 'document': {
-      const st = isPlainObject(b.source) ? b.source.type : undefined;
-      if (st === 'base64' || st === 'url') return [blk({ text: null })];
-      if (st === 'text') {
-        if (typeof b.source.data !== 'string') undecided('text document without string data');
-        return [blk({ text: b.source.data })];
-      }
-      return undecided('document with a source other than base64, URL or text');
-    }
+    case 'document':
+      // C-16: only a source object of type "text" carries text: its data, or
+      // the empty text when data is not a string; any other source (base64,
+      // URL, file, content, absent, not an object) is non-serialisable.
+      if (isPlainObject(b.source) && b.source.type === 'text') return [blk({ text: strOrEmpty(b.source.data) })];
+      return [blk({ text: null })];
     default:
       if (type === 'search_result' || (type.length > '_tool_result'.length && type.endsWith('_tool_result'))) {
         if (!hasOwn(b, 'content')) undecided(type + ' without content');
@@ -774,15 +779,21 @@ function anthropicBlock(b, role) {
 
 function anthropicAdapt(recordValue) {
   const list = Array.isArray(recordValue) ? recordValue : recordValue.messages;
+  // C-16 (and C-8): an element of a message's content array, or of the system
+  // array, that is not an object is R-5; checked over the whole record first.
+  const badArray = (a) => Array.isArray(a) && !a.every(isPlainObject);
+  if (!Array.isArray(recordValue) && badArray(recordValue.system)) return { r5: true };
+  for (const m of list) if (isPlainObject(m) && badArray(m.content)) return { r5: true };
   const messages = [];
   if (!Array.isArray(recordValue) && hasOwn(recordValue, 'system')) {
     const s = recordValue.system;
     if (typeof s === 'string') {
       messages.push({ role_raw: 'system', schema: false, blocks: [mkBlock({ role_raw: 'system', kind_raw: 'text', text: s })] });
-    } else if (Array.isArray(s) && s.every((p) => isPlainObject(p) && p.type === 'text' && typeof p.text === 'string')) {
-      messages.push({ role_raw: 'system', schema: false, blocks: s.map((p) => mkBlock({ role_raw: 'system', kind_raw: 'text', text: p.text })) });
+    } else if (Array.isArray(s)) {
+      // C-16: read as a message's content array, every block type adapting as there.
+      messages.push({ role_raw: 'system', schema: false, blocks: s.flatMap((b) => anthropicBlock(b, 'system')) });
     } else {
-      undecided('top-level system that is neither a string nor a list of text blocks');
+      undecided('top-level system that is neither a string nor a list');
     }
   }
   for (const m of list) {
@@ -812,8 +823,8 @@ function genericAdapt(rec, recNode) {
   const carried = [];
   for (const [k, m] of rec.messages.entries()) {
     if (!isPlainObject(m)) undecided('generic message that is not an object');
-    if (!hasOwn(m, 'text')) undecided('generic message without a text member');
-    if (m.text !== null && typeof m.text !== 'string') return { r5: true };
+    // C-16: a message without text stays R-5 (only a tool schema may lack it).
+    if (!hasOwn(m, 'text') || (m.text !== null && typeof m.text !== 'string')) return { r5: true };
     const sn = msgNodes[k].m.get('stated_tokens');
     carried.push(undefined);
     if (sn !== undefined && !(sn.t === 'lit' && sn.v === null)) {
@@ -846,8 +857,11 @@ function genericAdapt(rec, recNode) {
     messages.push({
       role_raw: undefined, schema: true,
       blocks: schemas.map((s) => {
-        if (!isPlainObject(s) || typeof s.text !== 'string') undecided('tool_schemas entry without a string text');
-        return mkBlock({ kind_raw: 'tool_definition', name: s.name, text: s.text, schema: true });
+        if (!isPlainObject(s)) undecided('tool_schemas entry that is not an object');
+        // C-16: an entry whose text is absent or null is one non-serialisable
+        // tool_definition block (C-UNK), as a message's text: null is.
+        if (hasOwn(s, 'text') && s.text !== null && typeof s.text !== 'string') undecided('tool_schemas entry whose text is neither a string nor null');
+        return mkBlock({ kind_raw: 'tool_definition', name: s.name, text: typeof s.text === 'string' ? s.text : null, schema: true });
       }),
     });
   }
@@ -3672,6 +3686,224 @@ export function build({ criteria, annexText }) {
   pre('precheck-generic-stated-tokens-out-of-range-no-stated-counts',
     'Generic stated_tokens of -1 and of 16 digits are carried JSON integers outside 0 to 999999999999999, so they state nothing and F-10 is listed as no stated counts.',
     { body: gen({ messages: [{ role: 'user', text: 'a', stated_tokens: -1 }, { role: 'assistant', text: 'b', stated_tokens: 1000000000000000 }] }), expectCode: 'precheck', check: expectNA(['F-10:no stated counts', 'F-11']) });
+
+  // ============================================================ ANNEX C-16 lenient shapes
+  //
+  // At least one case per C-16 bullet (the ANNEX's example where it gives
+  // one), on the paid route where the report shows the blocks' effects and on
+  // the pre-check where that is enough.
+
+  // ---- generic-message-list: a tool_schemas entry without text (C-16)
+  pre('precheck-generic-tool-schema-without-text-annex-example',
+    'The ANNEX C-16 example: a generic tool_schemas entry without text is one non-serialisable tool_definition entry, so the record measures 2 entries at level L2 instead of being refused.',
+    {
+      body: gen({ messages: [{ role: 'user', text: 'hi' }], tool_schemas: [{ name: 't' }] }),
+      expectCode: 'precheck',
+      check: both(
+        (ev, ans) => {
+          assert(ans.declared_format.level === 'L2', 'L2 by tool_schemas');
+          const b = ev.blocks[0];
+          assert(b.schema && b.kind_raw === 'tool_definition' && b.name === 't' && b.text === null && classifyC(b.text) === 'C-UNK', 'schema block non-serialisable');
+        },
+        // "hi": 2 bytes, E 1; the schema block adds nothing; no tool result: 0 of 1.
+        expectFigures(2, 2, 'est:~1', 'est:~0.00%', null),
+        expectNA(['F-10:no stated counts', 'F-11'])),
+    });
+  {
+    const schemaText = '{"name":"book","parameters":{"type":"object"}}';
+    assert(codePoints(schemaText) === 46, 'schema text 46 code points, E 12');
+    rep('audit-generic-tool-schemas-text-absent-or-null',
+      'Generic tool_schemas entries whose text is absent or null are schema entries with no size: the report counts 3 schema blocks, 2 of them unsized and C-UNK, and F-8 counts 3 tool definitions whose tokens are the one sized schema\'s.',
+      {
+        body: gen({
+          messages: [
+            { role: 'user', text: 'Book a table for two at eight.' },
+            { role: 'assistant', kind: 'tool_call', name: 'book', has_args: true, text: '{"party":2,"time":"20:00"}' },
+            { role: 'tool', kind: 'tool_result', name: 'book', text: 'confirmed' },
+          ],
+          tool_schemas: [{ name: 'book', text: schemaText }, { name: 'cancel' }, { name: 'lookup', text: null }],
+        }),
+        check: (ev, ans) => {
+          // E: schema 12, user 30 cp -> 8, call 26 cp -> 7, result 9 cp -> 3; T = 30.
+          const M = ans.header_facts;
+          assert(M.M01.block_count === 6 && M.M01.schema_block_count === 3 && M.M01.message_count === 3, 'M01');
+          assert(M.M02.unsized_block_count === 2 && M.M02.tokens === 'est:~30' && M.M13.c_unk.block_count === 2, 'unsized, C-UNK');
+          const f8 = F(ans, 'F-8');
+          assert(f8.block_count === 3 && f8.tokens === 'est:~12' && f8.share === 'est:~40.00%' && !f8.absence_note, 'F-8 ' + JSON.stringify(f8));
+        },
+      });
+  }
+  pre('precheck-generic-message-without-text-refused',
+    'A generic message without a text member stays record_does_not_parse_as_declared_format, even beside a tool schema without text, which is tolerated.',
+    { body: gen({ messages: [{ role: 'user', text: 'hi' }, { role: 'assistant' }], tool_schemas: [{ name: 't' }] }), expectCode: 'record_does_not_parse_as_declared_format' });
+
+  // ---- anthropic-messages: system as an array (C-16)
+  rep('audit-anthropic-system-array-annex-example',
+    'The ANNEX C-16 example: a system array of a text block and an image block is a first system message of 2 blocks, the image non-serialisable, measured in the report as 3 blocks with 1 unsized and C-UNK.',
+    {
+      body: anth({ system: [{ type: 'text', text: 's' }, { type: 'image' }], messages: [{ role: 'user', content: 'hi' }] }),
+      check: (ev, ans) => {
+        const sys = ev.rec.messages[0];
+        assert(sys.role_raw === 'system' && sys.blocks.length === 2 && sys.blocks[1].kind_raw === 'image' && sys.blocks[1].text === null, 'system message');
+        const M = ans.header_facts;
+        assert(M.M01.message_count === 2 && M.M01.block_count === 3 && M.M02.unsized_block_count === 1 && M.M13.c_unk.block_count === 1, 'M01, M02, M13');
+        assert(rowOf(F(ans, 'F-1'), 'P-SYS').block_count === 2, 'both system blocks P-SYS');
+      },
+    });
+  rep('audit-anthropic-system-array-every-block-type',
+    'Every block type adapts in a system array as in a message: a tool_use there is a tool_use block of the system message (RFC 8785 input), and a tool_result, a thinking block and a text document are its blocks too, all five P-SYS at L0.',
+    {
+      body: anth({
+        system: [
+          { type: 'text', text: 'You are a calculator.' },
+          { type: 'tool_use', id: 'toolu_s', name: 'calc', input: { expr: '2+2' } },
+          { type: 'tool_result', tool_use_id: 'toolu_s', content: '4' },
+          { type: 'thinking', thinking: 'Keep answers short.', signature: 'sig' },
+          { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'Units: SI.' } },
+        ],
+        messages: [{ role: 'user', content: 'What is 3+3?' }, { role: 'assistant', content: '6' }],
+      }),
+      check: (ev, ans) => {
+        const sys = ev.rec.messages[0];
+        assert(deepEqual(sys.blocks.map((b) => b.kind_raw), ['text', 'tool_use', 'tool_result', 'thinking', 'document']) && sys.blocks.every((b) => b.role_raw === 'system'), 'system blocks');
+        const tu = sys.blocks[1];
+        assert(tu.text === '{"expr":"2+2"}' && tu.name === 'calc' && tu.has_args === true, 'tool_use in system');
+        assert(ans.header_facts.M01.block_count === 7 && ans.header_facts.M02.unsized_block_count === 0, 'M01, M02');
+        assert(rowOf(F(ans, 'F-1'), 'P-SYS').block_count === 5 && deepEqual(F(ans, 'F-9').blocks.map((b) => b.block_index), [0, 1, 2, 3, 4]), 'P-SYS blocks first');
+      },
+    });
+  pre('precheck-anthropic-system-array-non-object-element-refused',
+    'A system array holding an element that is not an object (a string) is refused record_does_not_parse_as_declared_format, as in a message\'s content.',
+    { body: anth({ system: [{ type: 'text', text: 's' }, 'also a system text'], messages: [{ role: 'user', content: 'hi' }] }), expectCode: 'record_does_not_parse_as_declared_format' });
+  pre('precheck-anthropic-content-non-object-element-refused',
+    'A message content array holding an element that is not an object (a number) is refused record_does_not_parse_as_declared_format, unlike the same element inside a tool_result.',
+    { body: anth({ messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }, 7] }] }), expectCode: 'record_does_not_parse_as_declared_format' });
+
+  // ---- anthropic-messages: a tool_result's content (C-16)
+  rep('audit-anthropic-tool-result-lenient-contents',
+    'A tool_result whose content is [1, 2] (the ANNEX C-16 example), null, a number, an object or [] is one non-serialisable tool_result block each, never a refusal, so the report counts 5 unsized C-UNK blocks beside the string result.',
+    {
+      body: anth({
+        messages: [
+          { role: 'user', content: 'Run the six checks.' },
+          {
+            role: 'user',
+            content: [
+              { type: 'tool_result', tool_use_id: 'x', content: [1, 2] },
+              { type: 'tool_result', tool_use_id: 'n', content: null },
+              { type: 'tool_result', tool_use_id: 'k', content: 42 },
+              { type: 'tool_result', tool_use_id: 'o', content: { type: 'text', text: 'an object, not a list' } },
+              { type: 'tool_result', tool_use_id: 'e', content: [] },
+              { type: 'tool_result', tool_use_id: 's', content: 'all passed' },
+            ],
+          },
+        ],
+      }),
+      check: (ev, ans) => {
+        const bs = ev.rec.messages[1].blocks;
+        assert(bs.length === 6 && bs.every((b) => b.kind_raw === 'tool_result') && deepEqual(bs.map((b) => b.text), [null, null, null, null, null, 'all passed']), 'one block per tool_result');
+        const M = ans.header_facts;
+        assert(M.M01.block_count === 7 && M.M02.unsized_block_count === 5 && M.M13.c_unk.block_count === 5 && M.M02.tokens === 'est:~8', 'M01, M02, M13');
+      },
+    });
+  rep('audit-anthropic-tool-result-list-with-non-object-one-block',
+    'A tool_result list holding a text block and a number is one non-serialisable tool_result block (an array with an element that is not an object), while a list of objects only is one block per part, a part without a type included.',
+    {
+      body: anth({
+        messages: [
+          { role: 'user', content: 'Fetch the notes.' },
+          {
+            role: 'user',
+            content: [
+              { type: 'tool_result', tool_use_id: 'm', content: [{ type: 'text', text: 'note one' }, 2] },
+              { type: 'tool_result', tool_use_id: 'p', content: [{ type: 'text', text: 'note two' }, { text: 'note three' }] },
+            ],
+          },
+        ],
+      }),
+      check: (ev, ans) => {
+        const bs = ev.rec.messages[1].blocks;
+        assert(deepEqual(bs.map((b) => [b.kind_raw, b.text]), [['tool_result', null], ['text', 'note two'], ['', 'note three']]), 'blocks ' + JSON.stringify(bs.map((b) => [b.kind_raw, b.text])));
+        assert(ans.header_facts.M01.block_count === 4 && ans.header_facts.M02.unsized_block_count === 1, 'M01, M02');
+      },
+    });
+
+  // ---- anthropic-messages: text and thinking that are not strings (C-16)
+  pre('precheck-anthropic-text-not-string-annex-example',
+    'The ANNEX C-16 example: a text block whose text is the number 7 is one empty text entry, not a refusal, so a record of only that block is disclosed as nothing_assessable with entry_count 1.',
+    {
+      body: anth({ messages: [{ role: 'user', content: [{ type: 'text', text: 7 }] }] }),
+      expectCode: 'nothing_assessable',
+      check: both(
+        (ev) => assert(ev.blocks.length === 1 && ev.blocks[0].kind_raw === 'text' && ev.blocks[0].text === '' && classifyC(ev.blocks[0].text) === 'C-EMPTY', 'one empty text block'),
+        expectFigures(1, 0, 'est:~0', 'L0', 'nothing_assessable')),
+    });
+  rep('audit-anthropic-text-and-thinking-not-string-empty',
+    'Text blocks whose text is a number, absent or null, and thinking blocks whose thinking is absent, null or a number, are empty blocks of their own kind: the report counts 6 empty C-EMPTY blocks, none unsized.',
+    {
+      body: anth({
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: 7 }, { type: 'text' }, { type: 'text', text: null }, { type: 'text', text: 'What is the boiling point of water?' }] },
+          { role: 'assistant', content: [{ type: 'thinking', signature: 'sig' }, { type: 'thinking', thinking: null, signature: 'sig' }, { type: 'thinking', thinking: 3, signature: 'sig' }, { type: 'text', text: '100 degrees Celsius at sea level.' }] },
+        ],
+      }),
+      check: (ev, ans) => {
+        const empties = ev.blocks.filter((b) => b.text === '');
+        assert(deepEqual(empties.map((b) => b.kind_raw), ['text', 'text', 'text', 'thinking', 'thinking', 'thinking']), 'empty kinds');
+        const M = ans.header_facts;
+        assert(M.M01.block_count === 8 && M.M01.empty_block_count === 6 && M.M02.unsized_block_count === 0 && M.M13.c_unk.block_count === 0, 'M01, M02, M13');
+        assert(rowOf(F(ans, 'F-2'), 'C-EMPTY').block_count === 6, 'F-2 C-EMPTY');
+      },
+    });
+
+  // ---- anthropic-messages: document sources (C-16)
+  rep('audit-anthropic-document-sources',
+    'A document whose source is base64, URL, file, content, absent or not an object is non-serialisable, and one with a text source is its data, the empty text when data is absent or a number: 6 unsized and 2 empty blocks.',
+    {
+      body: anth({
+        messages: [{
+          role: 'user',
+          content: [
+            { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQK' } },
+            { type: 'document', source: { type: 'url', url: 'https://example.invalid/a.pdf' } },
+            { type: 'document', source: { type: 'file', file_id: 'file_011' } },
+            { type: 'document', source: { type: 'content', content: [{ type: 'text', text: 'inline content source' }] } },
+            { type: 'document', title: 'No source' },
+            { type: 'document', source: 'https://example.invalid/b.pdf' },
+            { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'Kettles boil water.' } },
+            { type: 'document', source: { type: 'text', media_type: 'text/plain' } },
+            { type: 'document', source: { type: 'text', data: 42 } },
+            { type: 'text', text: 'Summarise the readable ones.' },
+          ],
+        }],
+      }),
+      check: (ev, ans) => {
+        assert(deepEqual(ev.blocks.map((b) => b.text), [null, null, null, null, null, null, 'Kettles boil water.', '', '', 'Summarise the readable ones.']), 'document texts');
+        const M = ans.header_facts;
+        assert(M.M01.block_count === 10 && M.M02.unsized_block_count === 6 && M.M01.empty_block_count === 2 && M.M13.c_unk.block_count === 6, 'M01, M02, M13');
+        // E: 19 cp -> 5, 28 cp -> 7.
+        assert(M.M02.tokens === 'est:~12' && M.M02.characters === 47, 'M02 tokens');
+      },
+    });
+
+  // ---- anthropic-messages: a block without a string type (C-16)
+  rep('audit-anthropic-block-without-string-type',
+    'A block without a string type (type absent, a number or null) is a block of an unknown type with an empty kind: its string text when it has one, else non-serialisable, so the report counts 2 sized and 2 unsized such blocks.',
+    {
+      body: anth({
+        messages: [
+          { role: 'user', content: [{ text: 'A block with no type.' }, { type: 7, text: 'A numeric type.' }, { type: null }, {}] },
+          { role: 'assistant', content: [{ type: 'text', text: 'Noted.' }] },
+        ],
+      }),
+      check: (ev, ans) => {
+        assert(deepEqual(ev.blocks.map((b) => [b.kind_raw, b.text]), [['', 'A block with no type.'], ['', 'A numeric type.'], ['', null], ['', null], ['text', 'Noted.']]), 'blocks');
+        const M = ans.header_facts;
+        assert(M.M01.block_count === 5 && M.M02.unsized_block_count === 2 && M.M13.c_unk.block_count === 2, 'M01, M02, M13');
+        // E: 21 cp -> 6, 15 cp -> 4, 6 cp -> 2.
+        assert(M.M02.tokens === 'est:~12' && rowOf(F(ans, 'F-1'), 'P-USER').block_count === 4, 'tokens, P-USER by role at L0');
+      },
+    });
 
   // ------------------------------------------------------------ uncovered path
 
