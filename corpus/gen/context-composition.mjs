@@ -784,8 +784,14 @@ function anthropicAdapt(recordValue) {
   const badArray = (a) => Array.isArray(a) && !a.every(isPlainObject);
   if (!Array.isArray(recordValue) && badArray(recordValue.system)) return { r5: true };
   for (const m of list) if (isPlainObject(m) && badArray(m.content)) return { r5: true };
-  const messages = [];
+  // C-16 (the refusals at these edges): a system that is neither a string, an
+  // array nor null is R-5; null is no system message.
   if (!Array.isArray(recordValue) && hasOwn(recordValue, 'system')) {
+    const s = recordValue.system;
+    if (s !== null && typeof s !== 'string' && !Array.isArray(s)) return { r5: true };
+  }
+  const messages = [];
+  if (!Array.isArray(recordValue) && hasOwn(recordValue, 'system') && recordValue.system !== null) {
     const s = recordValue.system;
     if (typeof s === 'string') {
       messages.push({ role_raw: 'system', schema: false, blocks: [mkBlock({ role_raw: 'system', kind_raw: 'text', text: s })] });
@@ -793,7 +799,7 @@ function anthropicAdapt(recordValue) {
       // C-16: read as a message's content array, every block type adapting as there.
       messages.push({ role_raw: 'system', schema: false, blocks: s.flatMap((b) => anthropicBlock(b, 'system')) });
     } else {
-      undecided('top-level system that is neither a string nor a list');
+      assert(false, 'system shape checked above');
     }
   }
   for (const m of list) {
@@ -821,10 +827,17 @@ function genericAdapt(rec, recNode) {
   // not a JSON integer within int64.
   const msgNodes = recNode.m.get('messages').a;
   const carried = [];
+  // A member present and not null (null reads as absent: C-8, C-16).
+  const presentNonNull = (o, k) => hasOwn(o, k) && o[k] !== null;
   for (const [k, m] of rec.messages.entries()) {
     if (!isPlainObject(m)) undecided('generic message that is not an object');
     // C-16: a message without text stays R-5 (only a tool schema may lack it).
     if (!hasOwn(m, 'text') || (m.text !== null && typeof m.text !== 'string')) return { r5: true };
+    // C-8, C-16 (the refusals at these edges): role, kind, name and source
+    // present, not null and not a string, or has_args present, not null and
+    // not a boolean, are R-5.
+    for (const key of ['role', 'kind', 'name', 'source']) if (presentNonNull(m, key) && typeof m[key] !== 'string') return { r5: true };
+    if (presentNonNull(m, 'has_args') && typeof m.has_args !== 'boolean') return { r5: true };
     const sn = msgNodes[k].m.get('stated_tokens');
     carried.push(undefined);
     if (sn !== undefined && !(sn.t === 'lit' && sn.v === null)) {
@@ -839,16 +852,23 @@ function genericAdapt(rec, recNode) {
     statedTotal = carriedInteger(stn);
     if (!statedTotal) return { r5: true };
   }
+  // C-16 (the refusals at these edges): tool_schemas neither an array nor
+  // null, an entry that is not an object, or an entry whose text is neither
+  // a string, null nor absent, is R-5; null is no tool schemas. An entry is
+  // read with a message's member types (C-8, C-16): its role, kind, name or
+  // source present, not null and not a string, or its has_args present, not
+  // null and not a boolean, is R-5 too ({"name": 5, "text": "t"}).
   let schemas = [];
-  if (hasOwn(rec, 'tool_schemas')) {
-    if (!Array.isArray(rec.tool_schemas)) undecided('tool_schemas that is not an array');
+  if (presentNonNull(rec, 'tool_schemas')) {
+    if (!Array.isArray(rec.tool_schemas)) return { r5: true };
+    for (const s of rec.tool_schemas) {
+      if (!isPlainObject(s)) return { r5: true };
+      if (presentNonNull(s, 'text') && typeof s.text !== 'string') return { r5: true };
+      for (const key of ['role', 'kind', 'name', 'source']) if (presentNonNull(s, key) && typeof s[key] !== 'string') return { r5: true };
+      if (presentNonNull(s, 'has_args') && typeof s.has_args !== 'boolean') return { r5: true };
+    }
     schemas = rec.tool_schemas;
   }
-  const presentNonNull = (m, k) => {
-    if (!hasOwn(m, k)) return false;
-    if (m[k] === null) undecided(`generic ${k} present with null`);
-    return true;
-  };
   let level = 'L0';
   if (rec.messages.some((m) => nonEmptyString(m.kind)) || schemas.length > 0) level = 'L2';
   else if (rec.messages.some((m) => presentNonNull(m, 'name') || presentNonNull(m, 'has_args') || presentNonNull(m, 'source'))) level = 'L1';
@@ -857,22 +877,23 @@ function genericAdapt(rec, recNode) {
     messages.push({
       role_raw: undefined, schema: true,
       blocks: schemas.map((s) => {
-        if (!isPlainObject(s)) undecided('tool_schemas entry that is not an object');
         // C-16: an entry whose text is absent or null is one non-serialisable
         // tool_definition block (C-UNK), as a message's text: null is.
-        if (hasOwn(s, 'text') && s.text !== null && typeof s.text !== 'string') undecided('tool_schemas entry whose text is neither a string nor null');
-        return mkBlock({ kind_raw: 'tool_definition', name: s.name, text: typeof s.text === 'string' ? s.text : null, schema: true });
+        return mkBlock({ kind_raw: 'tool_definition', name: typeof s.name === 'string' ? s.name : undefined, text: typeof s.text === 'string' ? s.text : null, schema: true });
       }),
     });
   }
   for (const [k, m] of rec.messages.entries()) {
-    if (typeof m.role !== 'string') undecided('generic message without a string role');
-    if (hasOwn(m, 'kind') && m.kind !== null && typeof m.kind !== 'string') undecided('generic kind that is not a string');
+    // Checked above: role, kind, name and source are strings or absent (null
+    // read as absent). A message without a role is not refused (C-8, C-16:
+    // only a role present, not null and not a string is R-5): its role_raw is
+    // empty, so axis P has no role to read (P-UNK unless a kind says more).
+    const role = typeof m.role === 'string' ? m.role : undefined;
     messages.push({
-      role_raw: m.role, schema: false,
+      role_raw: role, schema: false,
       blocks: [mkBlock({
-        role_raw: m.role, kind_raw: typeof m.kind === 'string' ? m.kind : undefined, name: m.name,
-        has_args: m.has_args === true, source: m.source, text: m.text, stated_tokens: carried[k],
+        role_raw: role, kind_raw: typeof m.kind === 'string' ? m.kind : undefined, name: typeof m.name === 'string' ? m.name : undefined,
+        has_args: m.has_args === true, source: typeof m.source === 'string' ? m.source : undefined, text: m.text, stated_tokens: carried[k],
       })],
     });
   }
@@ -3902,6 +3923,91 @@ export function build({ criteria, annexText }) {
         assert(M.M01.block_count === 5 && M.M02.unsized_block_count === 2 && M.M13.c_unk.block_count === 2, 'M01, M02, M13');
         // E: 21 cp -> 6, 15 cp -> 4, 6 cp -> 2.
         assert(M.M02.tokens === 'est:~12' && rowOf(F(ans, 'F-1'), 'P-USER').block_count === 4, 'tokens, P-USER by role at L0');
+      },
+    });
+
+  // ---- the refusals at these edges (C-16's last bullet, C-8): the ANNEX's
+  // four R-5 examples and its "system": null, then has_args and nulls.
+  const R5 = 'record_does_not_parse_as_declared_format';
+  pre('precheck-generic-tool-schema-text-number-refused-annex-example',
+    'The ANNEX C-16 example: a generic tool_schemas entry whose text is the number 5 (neither a string, null nor absent) is refused record_does_not_parse_as_declared_format.',
+    { body: gen({ messages: [{ role: 'user', text: 'hi' }], tool_schemas: [{ text: 5 }] }), expectCode: R5 });
+  pre('precheck-generic-tool-schema-string-entry-refused-annex-example',
+    'The ANNEX C-16 example: a generic tool_schemas entry that is the string "t" rather than an object is refused record_does_not_parse_as_declared_format.',
+    { body: gen({ messages: [{ role: 'user', text: 'hi' }], tool_schemas: ['t'] }), expectCode: R5 });
+  pre('precheck-generic-tool-schemas-object-refused',
+    'A generic tool_schemas that is an object rather than an array or null is refused record_does_not_parse_as_declared_format.',
+    { body: gen({ messages: [{ role: 'user', text: 'hi' }], tool_schemas: { name: 't', text: '{"name":"t"}' } }), expectCode: R5 });
+  pre('precheck-generic-tool-schemas-null-no-schemas',
+    'A generic tool_schemas of null is no tool schemas, so a user and an assistant message measure 2 entries at level L0.',
+    {
+      body: gen({ messages: [{ role: 'user', text: 'hi' }, { role: 'assistant', text: 'hello' }], tool_schemas: null }),
+      expectCode: 'precheck',
+      check: both(
+        (ev, ans) => assert(ans.declared_format.level === 'L0' && ev.blocks.every((b) => !b.schema), 'L0, no schema block'),
+        // "hi" 2 bytes E 1, "hello" 5 bytes E 2.
+        expectFigures(2, 7, 'est:~3', 'L0', null),
+        expectNA(['F-10:no stated counts', 'F-11'])),
+    });
+  pre('precheck-generic-role-number-refused-annex-example',
+    'The ANNEX C-16 example: a generic message whose role is the number 5 is refused record_does_not_parse_as_declared_format.',
+    { body: gen({ messages: [{ role: 5, text: 'x' }] }), expectCode: R5 });
+  pre('precheck-generic-has-args-string-refused',
+    'A generic message whose has_args is the string "yes" rather than a boolean is refused record_does_not_parse_as_declared_format.',
+    { body: gen({ messages: [{ role: 'user', text: 'Find the order.' }, { role: 'assistant', kind: 'tool_call', name: 'find', has_args: 'yes', text: '{"id":7}' }] }), expectCode: R5 });
+  pre('precheck-generic-kind-and-has-args-null-accepted',
+    'A generic message whose kind and has_args are null is accepted with both read as absent, so the record stays at level L0 and measures its 2 entries.',
+    {
+      body: gen({ messages: [{ role: 'user', kind: null, has_args: null, text: 'hi' }, { role: 'assistant', text: 'hello' }] }),
+      expectCode: 'precheck',
+      check: both(
+        (ev, ans) => {
+          assert(ans.declared_format.level === 'L0', 'L0: a null kind or has_args is no content');
+          assert(ev.blocks[0].kind_raw === undefined && ev.blocks[0].has_args === false && ev.blocks[0].role_raw === 'user', 'first block');
+        },
+        expectFigures(2, 7, 'est:~3', 'L0', null),
+        expectNA(['F-10:no stated counts', 'F-11'])),
+    });
+  pre('precheck-anthropic-system-object-refused-annex-example',
+    'The ANNEX C-16 example: an anthropic system that is an object (a lone text block) rather than a string, an array or null is refused record_does_not_parse_as_declared_format.',
+    { body: anth({ system: { type: 'text' }, messages: [{ role: 'user', content: 'hi' }] }), expectCode: R5 });
+  pre('precheck-anthropic-system-null-messages-alone-annex-example',
+    'The ANNEX C-16 example: an anthropic system of null is no system message, so the record measures its user and assistant messages alone as 2 entries.',
+    {
+      body: anth({ system: null, messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }] }),
+      expectCode: 'precheck',
+      check: both(
+        (ev, ans) => assert(deepEqual(ev.rec.messages.map((m) => m.role_raw), ['user', 'assistant']) && ans.declared_format.level === 'L0', 'no system message'),
+        expectFigures(2, 7, 'est:~3', 'L0', null),
+        expectNA(['F-10:no stated counts', 'F-11'])),
+    });
+
+  // ---- the refined bullet (C-16): a tool schema entry read with a message's
+  // member types, a message with no role (absent or null) not refused.
+  pre('precheck-generic-tool-schema-name-number-refused-annex-example',
+    'The ANNEX C-16 example: a generic tool_schemas entry {"name": 5, "text": "t"}, read with a message\'s member types, has a name that is neither a string nor null and is refused record_does_not_parse_as_declared_format.',
+    { body: gen({ messages: [{ role: 'user', text: 'hi' }], tool_schemas: [{ name: 5, text: 't' }] }), expectCode: R5 });
+  pre('precheck-generic-message-without-role-one-entry-annex-example',
+    'The ANNEX C-16 example: the generic record {"messages": [{"text": "x"}]}, whose one message has no role, is not refused and measures one entry at level L0.',
+    {
+      body: gen({ messages: [{ text: 'x' }] }),
+      expectCode: 'precheck',
+      check: both(
+        (ev, ans) => assert(ans.declared_format.level === 'L0' && ev.blocks.length === 1 && ev.blocks[0].role_raw === undefined, 'one block, no role, L0'),
+        // "x" 1 byte E 1; no role is no P-USER message.
+        expectFigures(1, 1, 'est:~1', 'L0', null),
+        expectNA(['F-5', 'F-10:no stated counts', 'F-11'])),
+    });
+  rep('audit-generic-role-absent-and-null-p-unk',
+    'A generic record of one message without a role and one whose role is null is measured, not refused, and the report classes both blocks P-UNK at level L0.',
+    {
+      body: gen({ messages: [{ text: 'A line with no role member.' }, { role: null, text: 'A line whose role is null.' }] }),
+      check: (ev, ans) => {
+        assert(ans.declared_format.level === 'L0' && ev.blocks.every((b) => b.role_raw === undefined), 'L0, no role');
+        // 27 and 26 code points: E 7 each.
+        const f1 = F(ans, 'F-1');
+        assert(rowOf(f1, 'P-UNK').block_count === 2 && rowOf(f1, 'P-UNK').tokens === 'est:~14' && rowOf(f1, 'P-OTHER').block_count === 0 && deepEqual(rowOf(f1, 'P-OTHER').raw_values, []), 'both P-UNK, no raw value');
+        assert(ans.header_facts.M13.p_unk.block_count === 2 && isLimited(ans) && F(ans, 'F-5').status === 'NOT-ASSESSABLE', 'M13, LIMITED by F-5');
       },
     });
 
