@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -100,18 +99,8 @@ func TestFreeAllowanceForMachines(t *testing.T) {
 	}
 	_ = os.WriteFile(bodyPath, body, 0o600)
 	h.clock.Add(5 * time.Second)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "pay.mjs", "--url", url, "--body", bodyPath, "--wallet", walletPath, "--rpc", rpc, "--save-payment", saved)
-	cmd.Dir = dir
-	out, err := cmd.Output()
-	if err != nil {
-		msg := ""
-		if ee, ok := err.(*exec.ExitError); ok {
-			msg = string(ee.Stderr)
-		}
-		t.Fatalf("the official client threw on the spent allowance's 402: %v\n%s", err, msg)
-	}
+	out := payMJS(t, dir, "the official client threw on the spent allowance's 402",
+		"--url", url, "--body", bodyPath, "--wallet", walletPath, "--rpc", rpc, "--save-payment", saved)
 	var res struct {
 		Status int            `json:"status"`
 		Body   map[string]any `json:"body"`

@@ -58,6 +58,25 @@ func (s *rpcStub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result})
 }
 
+// payMJS runs pay.mjs (the official x402 client) in dir and returns its
+// one line of JSON; its failing (the client threw) is fatal, named what.
+func payMJS(t *testing.T, dir, what string, args ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", append([]string{"pay.mjs"}, args...)...)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		msg := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			msg = string(ee.Stderr)
+		}
+		t.Fatalf("%s: %v\n%s", what, err, msg)
+	}
+	return out
+}
+
 // TestOfficialClientPays: a payment built by the official x402 JavaScript
 // packages (@x402/fetch, @x402/svm, @x402/core), nobody's code here, is
 // accepted, settled and delivered.
@@ -75,19 +94,8 @@ func TestOfficialClientPays(t *testing.T) {
 	bodyPath := filepath.Join(tmp, "body.json")
 	_ = os.WriteFile(bodyPath, sdBody([]string{"hello ", "world"}, []string{"hello world"}), 0o600)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "pay.mjs", "--url", h.URL+"/stream-divergence/compare", "--body", bodyPath,
+	out := payMJS(t, dir, "official client", "--url", h.URL+"/stream-divergence/compare", "--body", bodyPath,
 		"--wallet", walletPath, "--rpc", rpc.URL)
-	cmd.Dir = dir
-	out, err := cmd.Output()
-	if err != nil {
-		msg := ""
-		if ee, ok := err.(*exec.ExitError); ok {
-			msg = string(ee.Stderr)
-		}
-		t.Fatalf("official client: %v\n%s", err, msg)
-	}
 	var res struct {
 		Status          int            `json:"status"`
 		Body            map[string]any `json:"body"`
