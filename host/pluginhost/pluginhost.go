@@ -137,6 +137,16 @@ func newProc(spec Spec, opts Options, name string, set plugin.PluginSet, unwrap 
 	}
 }
 
+// killGroup kills a plugin's process group (its own: Setpgid) when its
+// start failed. go-plugin's Kill ends the plugin's process and then waits
+// for its output to close; a child still holding that output (a wrapper
+// script's, say) would hold the host's start until the child exits.
+func killGroup(cmd *exec.Cmd) {
+	if cmd.Process != nil && cmd.Process.Pid > 0 {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+}
+
 // first launches the process once and, after describe succeeds, starts
 // supervising it.
 func (p *proc) first(ctx context.Context, describe func(context.Context, conn) error) error {
@@ -148,6 +158,9 @@ func (p *proc) first(ctx context.Context, describe func(context.Context, conn) e
 	defer cancel()
 	if err := describe(dctx, c); err != nil {
 		c.close()
+		if rc := client.ReattachConfig(); rc != nil && rc.Pid > 0 {
+			_ = syscall.Kill(-rc.Pid, syscall.SIGKILL) // as killGroup
+		}
 		client.Kill()
 		if status.Code(err) == codes.Unimplemented {
 			// the handshake passed, the service is not there: a binary of
@@ -228,6 +241,7 @@ func (p *proc) launch() (*plugin.Client, conn, error) {
 		if share != nil {
 			share.Close()
 		}
+		killGroup(cmd)
 	}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  wire.Handshake,

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -28,8 +30,12 @@ func TestAPluginThatCannotStartIsLeftOut(t *testing.T) {
 	_ = os.WriteFile(filepath.Join(dir, "assay-stream-divergence"), raw, 0o755)
 	_ = os.WriteFile(filepath.Join(dir, "assay-broken"), []byte("#!/bin/sh\nexit 3\n"), 0o755)
 	// go-plugin's handshake line naming a protocol version this host does
-	// not speak (what a plugin built on a future sdk would say)
-	_ = os.WriteFile(filepath.Join(dir, "assay-future"), []byte("#!/bin/sh\necho '1|99|tcp|127.0.0.1:9|grpc'\nexec sleep 30\n"), 0o755)
+	// not speak (what a plugin built on a future sdk would say), from a
+	// script whose child (the sleep) holds the plugin's output: the host
+	// kills the plugin's whole process group, the child too (go-plugin
+	// would otherwise wait for the output to close, holding the start)
+	childPid := filepath.Join(t.TempDir(), "child.pid")
+	_ = os.WriteFile(filepath.Join(dir, "assay-future"), []byte("#!/bin/sh\nsleep 600 &\necho $! > "+childPid+"\necho '1|99|tcp|127.0.0.1:9|grpc'\nwait\n"), 0o755)
 	adapter, err := os.ReadFile(testhost.Plugin(t, "plugins/adapter-anthropic-messages"))
 	if err != nil {
 		t.Fatal(err)
@@ -59,6 +65,19 @@ func TestAPluginThatCannotStartIsLeftOut(t *testing.T) {
 	h := launch(t, bin, nil, "--config", cfgPath, "--data-dir", t.TempDir(), "--payments", "off")
 	if !h.up() {
 		t.Fatalf("the host did not come up with one plugin broken:\n%s", h.log())
+	}
+	// the refused plugin's child is gone with it
+	raw, err = os.ReadFile(childPid)
+	pid, perr := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if err != nil || perr != nil {
+		t.Fatalf("the stub wrote no child pid: %v %v", err, perr)
+	}
+	for i := 0; syscall.Kill(pid, 0) == nil; i++ {
+		if i == 200 {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatal("the refused plugin's child outlived it: its process group was not killed")
+		}
+		time.Sleep(25 * time.Millisecond)
 	}
 	if l := h.log(); !strings.Contains(l, "plugin could not start and is left out of this host") || !strings.Contains(l, "plugin=broken") {
 		t.Errorf("the log does not name the plugin left out:\n%s", l)
