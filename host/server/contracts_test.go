@@ -14,6 +14,7 @@ import (
 	"github.com/assay-audit/assay/host/internal/testhost"
 	"github.com/assay-audit/assay/host/mcptools"
 	"github.com/assay-audit/assay/host/x402"
+	"github.com/assay-audit/assay/sdk/corpus"
 )
 
 // openAPIDoc fetches a host's OpenAPI document.
@@ -101,8 +102,14 @@ func requestValidator(t *testing.T, doc map[string]any, name string) *jsonschema
 		t.Fatal(err)
 	}
 	text := strings.ReplaceAll(string(raw), `"#/components/schemas/`+name+`/`, `"#/`)
+	return compileSchema(t, name, []byte(text))
+}
+
+// compileSchema compiles a JSON Schema as a caller's validator would.
+func compileSchema(t *testing.T, name string, raw []byte) *jsonschema.Resolved {
+	t.Helper()
 	var s jsonschema.Schema
-	if err := json.Unmarshal([]byte(text), &s); err != nil {
+	if err := json.Unmarshal(raw, &s); err != nil {
 		t.Fatal(err)
 	}
 	v, err := s.Resolve(nil)
@@ -121,22 +128,12 @@ func TestOpenAPIDescribesEveryRecordFormat(t *testing.T) {
 	h := startPaidWith(t, testhost.Options{Adapters: caAdapters, NoFreeTier: true}, caPkg)
 	validators := map[string]*jsonschema.Resolved{"OpenAPI": requestValidator(t, openAPIDoc(t, h.URL), "ContextAuditRequest"),
 		"MCP tool": toolInput(t, h.URL, "context_audit_audit")}
-	var corpus struct {
-		Cases []struct {
-			Name    string `json:"name"`
-			Request struct {
-				Body json.RawMessage `json:"body"`
-			} `json:"request"`
-			Expect struct {
-				Status int `json:"status"`
-			} `json:"expect"`
-		} `json:"cases"`
-	}
-	if err := json.Unmarshal(ccorpus.JSON, &corpus); err != nil {
+	var cases corpus.Corpus
+	if err := json.Unmarshal(ccorpus.JSON, &cases); err != nil {
 		t.Fatal(err)
 	}
 	checked := 0
-	for _, c := range corpus.Cases {
+	for _, c := range cases.Cases {
 		var body any
 		if c.Expect.Status != 200 && c.Expect.Status != 422 || json.Unmarshal(c.Request.Body, &body) != nil {
 			continue
@@ -196,15 +193,7 @@ func toolInput(t *testing.T, url, name string) *jsonschema.Resolved {
 			t.Errorf("%s: no x-payment-info in its _meta", name)
 		}
 		raw, _ := json.Marshal(tool.InputSchema)
-		var s jsonschema.Schema
-		if err := json.Unmarshal(raw, &s); err != nil {
-			t.Fatal(err)
-		}
-		v, err := s.Resolve(nil)
-		if err != nil {
-			t.Fatalf("%s input schema does not compile: %v", name, err)
-		}
-		return v
+		return compileSchema(t, name+" input schema", raw)
 	}
 	t.Fatalf("no tool %s", name)
 	return nil

@@ -63,7 +63,15 @@ func TestFreeAllowanceForMachines(t *testing.T) {
 		h.clock.Add(5 * time.Second)
 	}
 
-	r := post(t, url, body)
+	// the spent answer carries nothing of what was sent (custody): a
+	// planted string in the body, the query and a header
+	const planted = "PLANTEDSPENTCANARY7f3a"
+	r := do(t, "POST", url+"?q="+planted, sdBody([]string{planted}, []string{planted}), map[string]string{"X-Note": planted})
+	for _, where := range []string{string(r.raw), r.header.Get("PAYMENT-REQUIRED"), decoded(r.header.Get("PAYMENT-REQUIRED"))} {
+		if strings.Contains(where, planted) || strings.Contains(where, base64.StdEncoding.EncodeToString([]byte(planted))) {
+			t.Fatalf("the spent allowance's answer carries what was sent: %.300s", where)
+		}
+	}
 	e, _ := r.json["error"].(map[string]any)
 	if r.status != 402 || errorCode(r) != "free_allowance_spent" || e["paid_route"] != "POST /stream-divergence/compare" || r.json["payment"] != nil {
 		t.Fatalf("spent: %d %s", r.status, r.raw)
@@ -130,3 +138,5 @@ func TestFreeAllowanceForMachines(t *testing.T) {
 }
 
 func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+func decoded(h string) string { b, _ := base64.StdEncoding.DecodeString(h); return string(b) }

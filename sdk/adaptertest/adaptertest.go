@@ -8,12 +8,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/assay-audit/assay/sdk"
+	"github.com/assay-audit/assay/sdk/corpus"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 )
 
@@ -307,21 +309,28 @@ func recordSchema(t TB, raw []byte) *jsonschema.Resolved {
 		t.Errorf("Describe has no record schema: callers would see only the family's generic description of the record")
 		return nil
 	}
-	if err := sdk.CheckRecordSchema(raw); err != nil {
-		t.Errorf("record schema: %v", err)
-		return nil
-	}
-	var s jsonschema.Schema
-	if err := json.Unmarshal(raw, &s); err != nil {
-		t.Errorf("record schema: %v", err)
-		return nil
-	}
-	r, err := s.Resolve(nil)
+	r, err := compileRecordSchema(raw)
 	if err != nil {
-		t.Errorf("record schema does not compile: %v", err)
+		t.Errorf("%v", err)
 		return nil
 	}
 	return r
+}
+
+// compileRecordSchema checks raw as a record schema and compiles it.
+func compileRecordSchema(raw []byte) (*jsonschema.Resolved, error) {
+	if err := sdk.CheckRecordSchema(raw); err != nil {
+		return nil, fmt.Errorf("record schema: %w", err)
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("record schema: %w", err)
+	}
+	r, err := s.Resolve(nil)
+	if err != nil {
+		return nil, fmt.Errorf("record schema does not compile: %w", err)
+	}
+	return r, nil
 }
 
 // admits validates one record (JSON) against the schema.
@@ -338,17 +347,9 @@ func admits(s *jsonschema.Resolved, rec []byte) error {
 // fatal.
 func SchemaAdmits(t FatalTB, a sdk.Adapter, record []byte) error {
 	t.Helper()
-	raw := a.Describe().GetRecordSchema()
-	if err := sdk.CheckRecordSchema(raw); err != nil {
-		t.Fatalf("record schema: %v", err)
-	}
-	var s jsonschema.Schema
-	if err := json.Unmarshal(raw, &s); err != nil {
-		t.Fatalf("record schema: %v", err)
-	}
-	r, err := s.Resolve(nil)
+	r, err := compileRecordSchema(a.Describe().GetRecordSchema())
 	if err != nil {
-		t.Fatalf("record schema does not compile: %v", err)
+		t.Fatalf("%v", err)
 	}
 	return admits(r, record)
 }
@@ -364,14 +365,7 @@ func CorpusRecords(t interface {
 	Errorf(format string, args ...any)
 }, a sdk.Adapter, corpusJSON []byte, formatMember, recordMember string) int {
 	t.Helper()
-	var c struct {
-		Cases []struct {
-			Name    string `json:"name"`
-			Request struct {
-				Body json.RawMessage `json:"body"`
-			} `json:"request"`
-		} `json:"cases"`
-	}
+	var c corpus.Corpus
 	if err := json.Unmarshal(corpusJSON, &c); err != nil {
 		t.Fatalf("the corpus: %v", err)
 	}
