@@ -5,12 +5,18 @@ BIN     := bin
 # every plugins/<name>/main.go builds bin/assay-<name>; engine packages without
 # a main (work in progress) are tested but not built
 PLUGINS := $(patsubst plugins/%/main.go,%,$(wildcard plugins/*/main.go))
+# the host's version, stamped at link time: GOFLAGS here carries
+# -buildvcs=false and the image's build context leaves .git out, so the
+# build info alone names no revision. ASSAY_VERSION first (the image's build
+# arg), else git describe in a checkout; neither leaves it unstamped
+VERSION := $(or $(ASSAY_VERSION),$(if $(wildcard .git),$(shell git describe --tags --always --dirty 2>/dev/null)))
+LDFLAGS := $(if $(VERSION),-X github.com/assay-audit/assay/host/version.stamped=$(VERSION))
 
 .PHONY: build run test test-go corpus-test corpus proto bench screenshots fmt vet clean
 
 build:
 	@mkdir -p $(BIN)
-	$(GO) build -o $(BIN)/assay ./host/cmd/assay
+	$(GO) build $(if $(LDFLAGS),-ldflags '$(LDFLAGS)') -o $(BIN)/assay ./host/cmd/assay
 	@for p in $(PLUGINS); do echo "$(GO) build -o $(BIN)/assay-$$p ./plugins/$$p"; $(GO) build -o $(BIN)/assay-$$p ./plugins/$$p || exit 1; done
 	$(BIN)/assay plugins pin --dir $(BIN) > $(BIN)/assay.hcl
 

@@ -63,8 +63,11 @@ func Tools(catalogJSON, openapiJSON []byte) ([]Tool, error) {
 	for _, s := range c.Services {
 		prefix := "/" + s.Service
 		stopped := ""
-		if s.State == "stopped" {
+		switch s.State {
+		case "stopped":
 			stopped = "STOPPED (" + s.StoppedReason + "): every call is refused until the operator resumes it. "
+		case "starting":
+			stopped = "STARTING: the host is proving this service; calls are refused (nothing charged) for a few seconds. "
 		}
 		input := requestSchema(doc.Paths[prefix+"/precheck"], doc.Components.Schemas)
 		out = append(out, Tool{Path: prefix + "/precheck", Tool: &mcp.Tool{

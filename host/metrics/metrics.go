@@ -8,7 +8,9 @@ import (
 	"math"
 	"net/http"
 	"regexp"
+	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -163,6 +165,19 @@ func (m *Metrics) Ready(ready func() bool) {
 			}
 			return 0
 		}))
+}
+
+// BuildInfo publishes assay_build_info{version,goversion} 1, Prometheus's
+// convention for a build's identity: a fleet mid-upgrade shows which host
+// runs which build, and joins onto any other series by instance. version
+// is the host's version.String(); call it once per Metrics.
+func (m *Metrics) BuildInfo(version string) {
+	// the version is stamped at link time, not owned by the host like the
+	// other labels: a label value must be UTF-8, or registering it panics
+	labels := prometheus.Labels{"version": strings.ToValidUTF8(version, "?"), "goversion": runtime.Version()}
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "assay_build_info",
+		Help: "Always 1: the build this host runs (version) and the Go it was built with (goversion), as labels.", ConstLabels: labels},
+		func() float64 { return 1 }))
 }
 
 // FeePayerBalance publishes the embedded facilitator's fee payer's SOL

@@ -850,3 +850,7 @@ func PinOf(path string) (string, error) {
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:]), nil
 }
+
+// Pin is the plugin binary's SHA-256, as pinned and checked at every
+// exec: what a launch proof of this plugin depends on.
+func (p *proc) Pin() string { return p.spec.SHA256 }

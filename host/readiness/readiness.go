@@ -54,6 +54,9 @@ type Config struct {
 	// (default a minute) and /readyz shows its latest findings.
 	Preflight      func(context.Context) []preflight.Finding
 	PreflightEvery time.Duration
+	// Starting names what the host still does before it serves all it
+	// should ("context-audit: corpus"); nil or empty: nothing.
+	Starting func() []string
 }
 
 // Host tracks one host's readiness.
@@ -71,6 +74,17 @@ type Host struct {
 	// withheld: answers the self-check withheld on this host, by service
 	withheld map[string]*Withheld
 	payments *Payments // the latest preflight (nil: not run)
+	// nudge asks Run for a heartbeat now (Nudge)
+	nudge chan struct{}
+}
+
+// Nudge writes the host's row at once instead of at the next heartbeat:
+// the start is over, and the fleet's status should say so now.
+func (h *Host) Nudge() {
+	select {
+	case h.nudge <- struct{}{}:
+	default:
+	}
 }
 
 // Payments is the payment preflight's latest findings. They are not part
@@ -179,7 +193,8 @@ func New(cfg Config) *Host {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Host{cfg: cfg, started: cfg.Now(), errs: ratelog.New(cfg.Log, time.Minute, cfg.Now), relaunching: map[servicestate.Key]int64{}, withheld: map[string]*Withheld{}}
+	return &Host{cfg: cfg, started: cfg.Now(), errs: ratelog.New(cfg.Log, time.Minute, cfg.Now), relaunching: map[servicestate.Key]int64{}, withheld: map[string]*Withheld{},
+		nudge: make(chan struct{}, 1)}
 }
 
 // Check is one part of a readiness report.
@@ -202,7 +217,13 @@ type ServiceCheck struct {
 
 // Report is the body of GET /readyz.
 type Report struct {
-	Ready    bool           `json:"ready"`
+	Ready bool `json:"ready"`
+	// Version is the host's build.
+	Version string `json:"version,omitempty"`
+	// Starting names what the host still does before it is ready (its
+	// plugins' start, each unproven service's corpus or custody check);
+	// absent once the start is over, whatever its outcome.
+	Starting []string       `json:"starting,omitempty"`
 	Store    Check          `json:"store"`
 	Keys     Check          `json:"keys"`
 	Services []ServiceCheck `json:"services"`
@@ -217,7 +238,10 @@ type Report struct {
 
 // Report is the host's readiness now.
 func (h *Host) Report() Report {
-	r := Report{Ready: true, Store: Check{OK: true}, Keys: Check{OK: true}}
+	r := Report{Ready: true, Version: h.cfg.Version, Store: Check{OK: true}, Keys: Check{OK: true}}
+	if h.cfg.Starting != nil {
+		r.Starting = h.cfg.Starting()
+	}
 	h.mu.Lock()
 	switch {
 	case h.cfg.Store == nil:
@@ -230,7 +254,7 @@ func (h *Host) Report() Report {
 	if h.cfg.Keys == nil || h.cfg.Keys.ActiveID() == "" {
 		r.Keys = Check{Reason: "no signing key loaded"}
 	}
-	r.Ready = r.Store.OK && r.Keys.OK
+	r.Ready = r.Store.OK && r.Keys.OK && len(r.Starting) == 0
 	h.mu.Lock()
 	if h.payments != nil {
 		copied := *h.payments
@@ -245,7 +269,10 @@ func (h *Host) Report() Report {
 		st := h.cfg.Board.State(k)
 		c := ServiceCheck{HostService: store.HostService{Service: k.Service, CriteriaID: k.CriteriaID, CriteriaRevision: k.CriteriaRevision,
 			State: "serving"}, Ready: !st.Local}
-		if st.Stopped {
+		switch {
+		case st.Starting:
+			c.State, c.Reason, c.Local = "starting", st.Reason, true
+		case st.Stopped:
 			c.State, c.Reason, c.Local = "stopped", st.Reason, st.Local
 		}
 		h.mu.Lock()
@@ -286,6 +313,7 @@ func (h *Host) Run(ctx context.Context) {
 			}
 			return
 		case <-t.C:
+		case <-h.nudge:
 		}
 	}
 }

@@ -133,6 +133,12 @@ func Custody(ctx context.Context, h http.Handler, c *Corpus, tw *pb.Tripwires) (
 	if err != nil {
 		return canary.Result{}, fmt.Errorf("selftest: %w", err)
 	}
+	return CustodyWith(ctx, h, c, tw, can), nil
+}
+
+// CustodyWith is Custody with the caller's canary, for a caller that also
+// searches its other surfaces (the host's log, a store) for it.
+func CustodyWith(ctx context.Context, h http.Handler, c *Corpus, tw *pb.Tripwires, can *canary.Canary) canary.Result {
 	var prefix [6]byte
 	_, _ = rand.Read(prefix[:])
 	n := 0
@@ -145,5 +151,5 @@ func Custody(ctx context.Context, h http.Handler, c *Corpus, tw *pb.Tripwires) (
 		h.ServeHTTP(rec, req)
 		return rec.Code, rec.Body.Bytes()
 	}
-	return can.Check(c, tw, send), nil
+	return can.Check(c, tw, send)
 }

@@ -44,7 +44,8 @@ type catalogService struct {
 	// NeverAssessable is the criteria's never-assessable register, where
 	// it has one.
 	NeverAssessable []string `json:"never_assessable,omitempty"`
-	// State is "serving" or "stopped" (stop-serving, with its reason).
+	// State is "serving", "starting" (its launch proof runs on this host:
+	// served within seconds) or "stopped" (stop-serving, with its reason).
 	State         string `json:"state"`
 	StoppedReason string `json:"stopped_reason,omitempty"`
 	StoppedSince  string `json:"stopped_since,omitempty"`
@@ -106,7 +107,9 @@ func (s *Server) catalogEntry(name string, sv *service) catalogService {
 	sv.entryOnce.Do(func() { sv.entry = fixedEntry(name, sv) })
 	cs := sv.entry
 	cs.State = "serving"
-	if st := s.cfg.States.State(sv.key()); st.Stopped {
+	if st := s.cfg.States.State(sv.key()); st.Starting {
+		cs.State, cs.StoppedReason, cs.StoppedSince, cs.StoppedBy = "starting", st.Reason, sdk.Instant(st.Since), st.Actor
+	} else if st.Stopped {
 		cs.State, cs.StoppedReason, cs.StoppedSince, cs.StoppedBy = "stopped", st.Reason, sdk.Instant(st.Since), st.Actor
 	}
 	return cs

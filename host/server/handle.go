@@ -17,11 +17,32 @@ import (
 	"github.com/assay-audit/assay/sdk/sharedbody"
 )
 
+// launchProofKey marks a request as the host's own launch proof.
+type launchProofKey struct{}
+
+// LaunchProof marks ctx's requests as the host's own launch proof: they
+// reach a service held back while its proof runs. Only code in the host's
+// process can set a context value: no caller can.
+func LaunchProof(ctx context.Context) context.Context {
+	return context.WithValue(ctx, launchProofKey{}, true)
+}
+
+func isLaunchProof(ctx context.Context) bool { v, _ := ctx.Value(launchProofKey{}).(bool); return v }
+
 // handle is one request's life: its body, a working place, the family's
 // validation, then a pre-check's answer or a paid op's delivery.
 func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op *pb.Op) {
 	q := s.newRequest(w, r, sv, op)
-	if st := s.cfg.States.State(sv.key()); st.Stopped {
+	switch st := s.cfg.States.State(sv.key()); {
+	case st.Starting && isLaunchProof(r.Context()):
+		// the host's own proof of the service: answered as it will be
+	case st.Starting:
+		// its launch proof runs on this host: served within seconds, so the
+		// connection stays for the retry
+		s.hostRefusalWith(q, http.StatusServiceUnavailable, codeStarting,
+			map[string]any{"reason": st.Reason, "since": sdk.Instant(st.Since)}, nil, map[string]string{"Retry-After": "2"})
+		return
+	case st.Stopped:
 		// before the body, the plugin and the payment gate: nothing of the
 		// request is read, nothing charged
 		w.Header().Set("Connection", "close")

@@ -322,7 +322,7 @@ func New(cfg Config) *Server {
 				Example: corpusExample(svc.Desc.GetCorpus(), "/"+svc.Desc.GetService()+"/"+op.GetName())}
 		}
 		cfg.Metrics.Stopped(svc.Desc.GetService(), svc.Desc.GetCriteriaId(), svc.Desc.GetCriteriaRevision(),
-			func() bool { return cfg.States.State(sv.key()).Stopped })
+			func() bool { st := cfg.States.State(sv.key()); return st.Stopped && !st.Starting })
 		s.services[svc.Desc.GetService()] = sv
 		s.mount("/"+svc.Desc.GetService(), sv)
 		if len(cfg.Services) == 1 {
@@ -448,6 +448,9 @@ const (
 	codePaymentDown = "payment_unavailable"
 	codeBusy        = "service_busy"
 	codeStopped     = "service_stopped"
+	// codeStarting: the service's launch proof (its corpus and custody
+	// check) runs on this host; it is served once it passes
+	codeStarting    = "service_starting"
 	codeBodyTimeout = "body_read_timeout"
 	codeBodyBroken  = "body_incomplete"
 	// codeAdapterFault: the record's format adapter answered it wrongly or
@@ -478,6 +481,7 @@ var hostMessages = map[string]string{
 	codePaymentDown:       "the payment could not be completed; nothing was charged; try again",
 	codeBusy:              "the service is at capacity; nothing was charged; send it again after Retry-After",
 	codeStopped:           "this service is stopped under its criteria version (stop-serving); nothing was read or charged; the reason is the operator's or the host's",
+	codeStarting:          "this host is proving this service (its corpus and custody check) before it serves it; nothing was read or charged; send it again after Retry-After",
 	codeBodyTimeout:       "the request body did not arrive within the host's read timeout; nothing was read as a request",
 	codeBodyBroken:        "the request body ended before its declared length or its stream broke; nothing was read as a request",
 	codeIssuedMeanwhile:   "another request with this payment issued its report first; nothing more was charged; send it again after Retry-After to have that report",

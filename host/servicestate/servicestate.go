@@ -35,6 +35,9 @@ type State struct {
 	Actor   string
 	// Local is a stop of this host alone (not in the store).
 	Local bool
+	// Starting is a local stop while the service's launch proof runs: it
+	// is served once the proof passes (StartLocal).
+	Starting bool
 	// EventID is the store row a shared state comes from; on a local stop,
 	// the row that was the service's latest when it stopped (a resume row
 	// after it asks this host to try again).
@@ -165,6 +168,14 @@ func (b *Board) StopLocal(k Key, reason, actor string) {
 	b.local[k] = State{Stopped: true, Reason: reason, Since: b.now(), Actor: actor, Local: true, EventID: b.shared[k].EventID}
 }
 
+// StartLocal holds k back on this host while its launch proof runs:
+// requests meet 503 service_starting, /readyz names what runs.
+func (b *Board) StartLocal(k Key, reason string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.local[k] = State{Stopped: true, Starting: true, Reason: reason, Since: b.now(), Actor: "launch proof", Local: true, EventID: b.shared[k].EventID}
+}
+
 // ClearLocal ends this host's own stop of k.
 func (b *Board) ClearLocal(k Key) {
 	b.mu.Lock()
@@ -180,7 +191,7 @@ func (b *Board) Resumed() map[Key]int64 {
 	defer b.mu.RUnlock()
 	out := map[Key]int64{}
 	for k, l := range b.local {
-		if s, ok := b.shared[k]; ok && !s.Stopped && s.EventID > l.EventID {
+		if s, ok := b.shared[k]; ok && !s.Stopped && !l.Starting && s.EventID > l.EventID {
 			out[k] = s.EventID
 		}
 	}

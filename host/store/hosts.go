@@ -38,7 +38,7 @@ type HostService struct {
 	Service          string `json:"service"`
 	CriteriaID       string `json:"criteria_id"`
 	CriteriaRevision string `json:"criteria_revision"`
-	// State is "serving" or "stopped".
+	// State is "serving", "starting" (its launch proof runs) or "stopped".
 	State string `json:"state"`
 	// Reason is why it is stopped (the operator's words, or the host's:
 	// its launch self-test's result); never anything submitted.

@@ -120,7 +120,7 @@ func TestDeliveredClaimsMigrateToIssued(t *testing.T) {
 		}
 		for _, q := range []string{undoIssued[0], undoIssued[1], undoIssued[2],
 			`INSERT INTO payment_claims (payment_id, service, op, price_usdc_units, state, house, owner, lease_until_ns, created_ns) VALUES ('old', 's', 'o', 1, 'delivered', false, '', 0, 0)`,
-			`ALTER TABLE hosts DROP COLUMN version`, `DELETE FROM schema_migrations WHERE version >= 10`} {
+			`ALTER TABLE hosts DROP COLUMN version`, `DROP TABLE launch_proofs`, `DELETE FROM schema_migrations WHERE version >= 10`} {
 			if _, err := s.DB().ExecContext(ctx, q); err != nil {
 				t.Fatalf("%s: %v", q, err)
 			}

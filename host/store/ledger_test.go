@@ -64,7 +64,7 @@ func TestRefundReasonsMigrateAnOlderStore(t *testing.T) {
 			t.Fatal(err)
 		}
 		// back to the schema of migration 8
-		for _, q := range append(undoIssued[:3:3], `DROP TABLE refund_reasons`, `ALTER TABLE hosts DROP COLUMN version`, `DELETE FROM schema_migrations WHERE version >= 9`) {
+		for _, q := range append(undoIssued[:3:3], `DROP TABLE refund_reasons`, `ALTER TABLE hosts DROP COLUMN version`, `DROP TABLE launch_proofs`, `DELETE FROM schema_migrations WHERE version >= 9`) {
 			if _, err := s.DB().ExecContext(ctx, q); err != nil {
 				t.Fatalf("%s: %v", q, err)
 			}

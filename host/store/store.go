@@ -447,7 +447,14 @@ func (s *Store) migrations() []string {
 	// "Upgrades"): a host of the previous version writes its row without
 	// it and goes on serving on the migrated store
 	v11 := `ALTER TABLE hosts ADD COLUMN version TEXT`
-	return []string{v1, v2, v3, strings.Join(v4, ";\n"), strings.Join(v5, ";\n"), strings.Join(v6, ";\n"), v7, v8, strings.Join(v9, ";\n"), v10, v11}
+	// v12: the launch proofs a plugin set passed on this store (proofs.go):
+	// a host whose set has passed serves at once, every host of a fleet
+	// reading the proof one of them made
+	v12 := `CREATE TABLE launch_proofs (
+			proof_key TEXT PRIMARY KEY, service TEXT NOT NULL, criteria_id TEXT NOT NULL, criteria_revision TEXT NOT NULL,
+			kind TEXT NOT NULL, passed_ns BIGINT NOT NULL, host_id TEXT NOT NULL, version TEXT NOT NULL,
+			cases BIGINT NOT NULL, planted BIGINT NOT NULL)`
+	return []string{v1, v2, v3, strings.Join(v4, ";\n"), strings.Join(v5, ";\n"), strings.Join(v6, ";\n"), v7, v8, strings.Join(v9, ";\n"), v10, v11, v12}
 }
 
 // appendOnly are the statements that make the database refuse UPDATE and

@@ -366,7 +366,7 @@ func TestKeysFromBeforeActivationsStayActive(t *testing.T) {
 			t.Fatal(err)
 		}
 		// back to the schema of migration 5, with two keys in it (7 undone too)
-		for _, q := range []string{`DROP TABLE signing_key_activations`, `DROP TABLE hosts`, `ALTER TABLE payment_claims DROP COLUMN blockhash`, `ALTER TABLE payment_claims DROP COLUMN memo`, `DROP TABLE refund_reasons`, undoIssued[0], undoIssued[1], undoIssued[2], `DELETE FROM schema_migrations WHERE version >= 6`,
+		for _, q := range []string{`DROP TABLE signing_key_activations`, `DROP TABLE hosts`, `ALTER TABLE payment_claims DROP COLUMN blockhash`, `ALTER TABLE payment_claims DROP COLUMN memo`, `DROP TABLE refund_reasons`, undoIssued[0], undoIssued[1], undoIssued[2], `DROP TABLE launch_proofs`, `DELETE FROM schema_migrations WHERE version >= 6`,
 			`INSERT INTO signing_keys (kid, created_ns, sealed) VALUES ('old', 1, 's')`, `INSERT INTO signing_keys (kid, created_ns, sealed) VALUES ('new', 2, 's')`} {
 			if _, err := s.DB().Exec(q); err != nil {
 				t.Fatalf("%s: %v", q, err)

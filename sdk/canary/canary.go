@@ -1,7 +1,7 @@
 // Package canary plants a unique string in submissions and finds it,
 // in any form a leak could take (itself, its base64, its SHA-256), in what
 // comes back: the custody check a family author's test runs in process
-// (familytest.RunCorpus), that a host runs at load as a warning, and that
+// (familytest.RunCorpus), that a host runs at load (a family with a leak is not served), and that
 // `assay serve --canary-proof` runs over every surface before a launch.
 package canary
 

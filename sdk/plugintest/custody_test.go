@@ -32,9 +32,9 @@ func (r *recorder) Logf(format string, args ...any) {
 func TestReportCustody(t *testing.T) {
 	log := strings.Join([]string{
 		`2026-12-06T12:00:00.000Z [INFO]  assay: corpus passed at launch: service=json-keys cases=5 passed=5 ms=3`,
-		`2026-12-06T12:00:01.000Z [WARN]  assay: family answers print caller-chosen strings (docs/self-check.md; assay serve --canary-proof refuses them): service=json-keys case="list (planted everywhere): the answer (200) prints a submitted string at $.sample"`,
+		`2026-12-06T12:00:01.000Z [ERROR] assay: family answers print caller-chosen strings: not served (docs/self-check.md): service=json-keys case="list (planted everywhere): the answer (200) prints a submitted string at $.sample"`,
 		`2026-12-06T12:00:01.000Z [WARN]  assay: a caller can have this family's answers withheld (docs/self-check.md): service=json-keys case="list (a forbidden member name in every object): the answer is withheld"`,
-		`2026-12-06T12:00:01.000Z [WARN]  assay: custody check at launch: service=json-keys planted_requests=16 leaks=1 withheld=1 ms=4`,
+		`2026-12-06T12:00:01.000Z [WARN]  assay: custody check at launch: service=json-keys planted_requests=16 leaks=1 surfaces=0 withheld=1 ms=4`,
 	}, "\n")
 	r := &recorder{TB: t}
 	if !custodyChecked(log, []string{"json-keys"}) || custodyChecked(log, []string{"json-keys", "other"}) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/assay-audit/assay/host/internal/testhost"
 	"github.com/assay-audit/assay/host/pluginhost"
 	"github.com/assay-audit/assay/host/server"
+	"github.com/assay-audit/assay/host/servicestate"
 	"github.com/assay-audit/assay/host/signing"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 )
@@ -36,11 +38,16 @@ func (s *echoSession) Start(st *pb.Start) (*pb.Validated, error) {
 	var doc struct {
 		StreamedCapture struct{ Chunks []string } `json:"streamed_capture"`
 	}
-	if json.Unmarshal(st.GetBody(), &doc) == nil && len(doc.StreamedCapture.Chunks) > 0 {
+	// a sample is quoted when the first chunk ends in a long token: no
+	// corpus case has one, so the family passes its corpus, and a planted
+	// canary is one
+	if json.Unmarshal(st.GetBody(), &doc) == nil && len(doc.StreamedCapture.Chunks) > 0 && longToken.MatchString(doc.StreamedCapture.Chunks[0]) {
 		s.sample = doc.StreamedCapture.Chunks[0]
 	}
 	return s.Session.Start(st)
 }
+
+var longToken = regexp.MustCompile(`[A-Za-z0-9]{24,}$`)
 
 func (s *echoSession) Proceed() (*pb.Report, error) {
 	rep, err := s.Session.Proceed()
@@ -59,8 +66,12 @@ func (s *echoSession) Proceed() (*pb.Report, error) {
 // After the corpus passes at launch, the host plants a canary in every
 // case and warns of a family whose answers print it outside its exempt
 // members, naming the case and the member; the shipped family, the same
-// plugin without the echo, draws no warning.
-func TestLaunchWarnsOfAnEchoingFamily(t *testing.T) {
+// A family whose answers print what a caller sent is not served: its
+// launch proof passes the corpus, then the custody check finds the
+// planted canary in its report, names the case and the member in the log
+// and stops it on this host with that reason; the shipped family, the
+// same plugin without the echo, is served with no warning.
+func TestLaunchRefusesAnEchoingFamily(t *testing.T) {
 	ctx := context.Background()
 	path := testhost.Plugin(t, "plugins/stream-divergence")
 	sum, _ := pluginhost.PinOf(path)
@@ -77,15 +88,26 @@ func TestLaunchWarnsOfAnEchoingFamily(t *testing.T) {
 	honest := server.Service{Desc: f.Description(), Backend: server.FamilyBackend{Family: f}}
 	var out bytes.Buffer
 	log := hclog.New(&hclog.LoggerOptions{Output: &out, Level: hclog.Info})
-	launchCustody(ctx, []server.Service{honest}, keys, log)
-	if s := out.String(); strings.Contains(s, "[WARN]") || !strings.Contains(s, "custody check at launch: service=stream-divergence") || !strings.Contains(s, "leaks=0 withheld=0") {
+	board := servicestate.New(nil, nil, nil)
+	launchSelfTests(ctx, []server.Service{honest}, keys, board, log)
+	if s := out.String(); strings.Contains(s, "[WARN]") || strings.Contains(s, "[ERROR]") || !strings.Contains(s, "custody check at launch: service=stream-divergence") ||
+		!strings.Contains(s, "leaks=0 surfaces=0 withheld=0") {
 		t.Errorf("the shipped family: %s", s)
 	}
+	if st := board.State(keyOf(honest)); st.Stopped {
+		t.Errorf("the shipped family is not served: %+v", st)
+	}
 	out.Reset()
-	launchCustody(ctx, []server.Service{{Desc: f.Description(), Backend: echoBackend{honest.Backend}}}, keys, log)
-	if !strings.Contains(out.String(), "family answers print caller-chosen strings") ||
-		!strings.Contains(out.String(), "the answer (200) prints a submitted string at $.sample") ||
-		!strings.Contains(out.String(), "custody check at launch: service=stream-divergence") {
-		t.Errorf("an echoing family:\n%.3000s", out.String())
+	echo := server.Service{Desc: f.Description(), Backend: echoBackend{honest.Backend}}
+	launchSelfTests(ctx, []server.Service{echo}, keys, board, log)
+	s := out.String()
+	if !strings.Contains(s, "corpus passed at launch: service=stream-divergence") || !strings.Contains(s, "family answers print caller-chosen strings: not served") ||
+		!strings.Contains(s, "the answer (200) prints a submitted string at $.sample") || !strings.Contains(s, "custody check at launch: service=stream-divergence") {
+		t.Errorf("an echoing family:\n%.3000s", s)
+	}
+	st := board.State(keyOf(echo))
+	if !st.Stopped || st.Starting || !st.Local || !strings.HasPrefix(st.Reason, "custody check failed at launch: a planted value came back ") ||
+		!strings.Contains(st.Reason, "$.sample") {
+		t.Errorf("the echoing family's state: %+v", st)
 	}
 }

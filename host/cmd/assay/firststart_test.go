@@ -80,20 +80,35 @@ func (p *proc) stop() {
 	}
 }
 
-// up waits until the host answers /healthz (false: it exited or took
-// longer than a minute).
+// up waits until the host's start is over (false: it exited or took
+// longer than a minute): it listens from its first instant, then proves
+// what it has not proven on its store; /readyz names what still runs.
 func (p *proc) up() bool {
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); {
+	return startOver(p.url(), time.Minute, p.done)
+}
+
+// startOver polls url's /readyz until it answers with nothing still
+// starting, ready or not (false: exited closed first, or within was
+// spent).
+func startOver(url string, within time.Duration, exited <-chan struct{}) bool {
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(25 * time.Millisecond) {
 		select {
-		case <-p.done:
+		case <-exited:
 			return false
 		default:
 		}
-		if r, err := http.Get(p.url() + "/healthz"); err == nil {
-			r.Body.Close()
+		r, err := http.Get(url + "/readyz")
+		if err != nil {
+			continue
+		}
+		var ready struct {
+			Starting []string `json:"starting"`
+		}
+		err = json.NewDecoder(r.Body).Decode(&ready)
+		r.Body.Close()
+		if err == nil && len(ready.Starting) == 0 {
 			return true
 		}
-		time.Sleep(25 * time.Millisecond)
 	}
 	return false
 }
@@ -122,7 +137,7 @@ func getJSON(t *testing.T, url string, v any) int {
 // everyPlugin writes a config that loads every plugin of the repository
 // (every family and adapter, as `make build` pins them) plus extra, and
 // returns it with the services' paid ops.
-func everyPlugin(t *testing.T, dir, extra string) (string, map[string]string) {
+func everyPlugin(t testing.TB, dir, extra string) (string, map[string]string) {
 	root, err := filepath.Abs("../../..")
 	if err != nil {
 		t.Fatal(err)

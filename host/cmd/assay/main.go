@@ -9,38 +9,24 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/assay-audit/assay/host/config"
-	"github.com/assay-audit/assay/host/dirlock"
-	"github.com/assay-audit/assay/host/freetier"
 	"github.com/assay-audit/assay/host/jsonlog"
-	"github.com/assay-audit/assay/host/ledger"
-	"github.com/assay-audit/assay/host/mcptools"
-	"github.com/assay-audit/assay/host/metrics"
 	"github.com/assay-audit/assay/host/pluginhost"
 	"github.com/assay-audit/assay/host/ratelog"
-	"github.com/assay-audit/assay/host/readiness"
 	"github.com/assay-audit/assay/host/server"
-	"github.com/assay-audit/assay/host/servicestate"
 	"github.com/assay-audit/assay/host/signing"
 	"github.com/assay-audit/assay/host/store"
-	"github.com/assay-audit/assay/host/version"
 	"github.com/assay-audit/assay/host/x402"
-	"github.com/assay-audit/assay/sdk"
 	"github.com/assay-audit/assay/sdk/wire"
 )
 
@@ -65,8 +51,10 @@ const usage = `usage:
   assay store restore --from DIR --data-dir NEW-DIR
   assay verify [--keys JWKS-FILE-OR-URL] <answer.json|->
   assay plugins pin [--dir DIR]
+  assay plugins reprove [--config FILE] [--data-dir DIR] [--store SPEC]
   assay corpus pin|check [--corpus FILE] [--criteria FILE]
   assay probe [--timeout DURATION] <url>
+  assay version [--json]
 `
 
 func main() {
@@ -142,280 +130,25 @@ func run(args []string, stdout, stderr io.Writer) error {
 	case "probe":
 		return probe(args[1:], stderr)
 	case "plugins":
-		if len(args) < 2 || args[1] != "pin" {
-			return errors.New("plugins: only `assay plugins pin`\n" + usage)
+		switch {
+		case len(args) >= 2 && args[1] == "pin":
+			return pin(args[2:], stdout, stderr)
+		case len(args) >= 2 && args[1] == "reprove":
+			return reprove(args[2:], stdout)
 		}
-		return pin(args[2:], stdout, stderr)
+		return errors.New("plugins: pin or reprove\n" + usage)
 	case "corpus":
 		if len(args) < 2 {
 			return errors.New("corpus: pin or check\n" + usage)
 		}
 		return corpusCmd(args[1], args[2:], stdout)
+	case "version":
+		return versionCmd(args[1:], stdout)
 	case "-h", "--help", "help":
 		_, err := io.WriteString(stdout, usage)
 		return err
 	}
 	return fmt.Errorf("unknown command %q\n%s", args[0], usage)
-}
-
-func serve(args []string, stderr io.Writer) (err error) {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	cfgPath := fs.String("config", "", "HCL config file (default: assay.hcl beside the binary, if present)")
-	listen := fs.String("listen", "", "listen address (default 127.0.0.1:8402)")
-	metricsListen := fs.String("metrics-listen", "", "serve /metrics on this address of its own, and not on the public listener (config metrics_listen)")
-	dataDir := fs.String("data-dir", "", "data directory (default ./var)")
-	payments := fs.String("payments", "", "house (no chain: nothing settles, no money taken) | local (settles on --solana-rpc's chain; the default, refused without a node) | off | <facilitator URL>")
-	storeSpec := fs.String("store", "", "sqlite (default), sqlite:PATH, or a postgres:// URL")
-	keysSecret := fs.String("keys-secret", "", "key secret file: sign with the keys every host on the store shares")
-	payTo := fs.String("pay-to", "", "the seller's wallet (default: the config's pay_to, else one generated into the data dir)")
-	feePayerKey := fs.String("fee-payer-key", "", "the local facilitator's fee-payer keypair (hosts on one store share it)")
-	publicURL := fs.String("public-url", "", "the public base URL behind a proxy, for x402 resource.url")
-	solanaRPC := fs.String("solana-rpc", "", "a Solana JSON-RPC node: the local facilitator settles on the chain for real")
-	strict := fs.Bool("strict-plugins", false, "a plugin that cannot start stops the host (default: it is left out and the rest served; config strict_plugins)")
-	proof := fs.Bool("canary-proof", false, "before serving, send a canary through every service and route and refuse to serve if any surface keeps a trace")
-	trusted := fs.String("trusted-proxies", "", "comma-separated addresses or CIDR prefixes of reverse proxies whose X-Forwarded-For names the client")
-	logFormat := fs.String("log-format", "", "text (default) or json: one JSON object per log line (config log_format)")
-	logLevel := fs.String("log-level", "", "trace, debug, info (default), warn or error (config log_level)")
-	check := fs.Bool("check", false, "validate the config, store, key files and plugins (pins included), print what was checked, and exit without serving")
-	grace := fs.String("shutdown-grace", "", "how long a stopping host lets requests finish before it cuts them (default 60s; config shutdown_grace)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	cfg, err := loadConfig(*cfgPath, func(c *config.Config) map[*string]*string {
-		return map[*string]*string{listen: &c.Listen, metricsListen: &c.MetricsListen, dataDir: &c.DataDir, payments: &c.Payments, storeSpec: &c.Store,
-			keysSecret: &c.KeysSecretFile, payTo: &c.PayTo, feePayerKey: &c.FeePayerKeyFile, publicURL: &c.PublicURL, solanaRPC: &c.SolanaRPC,
-			logFormat: &c.LogFormat, logLevel: &c.LogLevel, grace: &c.ShutdownGrace}
-	})
-	if err != nil {
-		return err
-	}
-	cfg.StrictPlugins = cfg.StrictPlugins || *strict
-	if *trusted != "" {
-		cfg.TrustedProxies = strings.Split(*trusted, ",")
-	}
-	capture := &logCapture{out: stderr}
-	if *proof {
-		capture.buf = &bytes.Buffer{}
-	}
-	// the logger first, where its own settings allow one, so that a JSON
-	// log reader gets the refusal below as a line of its own
-	if log, lerr := hostLogger(cfg, capture); lerr == nil {
-		if o, _ := cfg.LoggerOptions(); o.JSONFormat {
-			defer func() { err = logStop(log, err) }()
-		}
-	}
-	// every mistake at once, before anything starts
-	if p := cfg.Problems(runtime.GOMAXPROCS(0)); len(p) == 1 {
-		return errors.New(p[0])
-	} else if len(p) > 1 {
-		return fmt.Errorf("%d problems in the config and flags:\n  %s", len(p), strings.Join(p, "\n  "))
-	}
-	log, err := hostLogger(cfg, capture)
-	if err != nil {
-		return err
-	}
-	timeout, err := cfg.Timeout()
-	if err != nil {
-		return err
-	}
-	shutdownGrace, err := cfg.Grace()
-	if err != nil {
-		return err
-	}
-	limits, err := cfg.AdmissionLimits(runtime.GOMAXPROCS(0))
-	if err != nil {
-		return err
-	}
-	proxies, err := cfg.Proxies()
-	if err != nil {
-		return err
-	}
-	if *check {
-		return dryRun(context.Background(), cfg, log, stderr)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	// the data dir is this host's alone: its host id names the claim
-	// leases this host releases when it starts
-	lock, err := dirlock.Acquire(cfg.DataDir, "listening on "+cfg.Listen+", started "+sdk.Instant(time.Now()))
-	if err != nil {
-		return err
-	}
-	defer lock.Release()
-	id, err := hostID(cfg.DataDir)
-	if err != nil {
-		return err
-	}
-	st, err := store.Open(ctx, cfg.Store, cfg.DataDir)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	if n := st.SchemaAhead(); n > 0 {
-		// a rolling upgrade: a newer Assay migrated the store; this host
-		// serves on as the previous version (every migration is additive)
-		log.Warn("a newer Assay has migrated the store: this host runs on it as the previous version; upgrade it", "versions_ahead", n, "this_build", version.String())
-	}
-	if st.Dialect() == "postgres" && !st.HasSchema() {
-		// legal, and rarely meant: a database shared with other software
-		// then holds Assay's tables among its own
-		log.Warn("the store URL names no search_path: Assay's tables are in the database's public schema", "store", st.Where())
-	}
-	keys, shared, err := openKeys(ctx, cfg, st)
-	if err != nil {
-		return err
-	}
-	free, err := freetier.New(ctx, st)
-	if err != nil {
-		return err
-	}
-	writer := &ledger.Writer{Store: st, House: map[string]bool{}}
-	for _, w := range cfg.HouseWallets {
-		writer.House[w] = true
-	}
-	if cfg.FMV != nil {
-		if writer.Rates, err = ledger.LoadRates(cfg.FMV.RatesFile, cfg.FMV.Basis); err != nil {
-			return err
-		}
-	}
-	met := metrics.New()
-	met.StoreGroups(st.GroupStats)
-	gate, preflights, err := paymentGate(ctx, cfg, st, id, met, log)
-	if err != nil {
-		return err
-	}
-	if _, ok := gate.(*x402.Gate); ok {
-		storeID, err := st.ID(ctx)
-		if err != nil {
-			return err
-		}
-		met.Claims(storeID, func(state string) (int, time.Time, bool) {
-			cctx, cancel := context.WithTimeout(ctx, time.Second)
-			defer cancel()
-			n, oldest, err := st.ClaimFigures(cctx, state)
-			return n, oldest, err == nil
-		}, time.Now)
-	}
-	if g, ok := gate.(*x402.Gate); ok && g.Resolved != (x402.Resolved{}) {
-		log.Info("payment claims left settling, looked up on the chain", "landed_now_settled", g.Resolved.Settled,
-			"never_landed_released", g.Resolved.Dropped, "still_unknown", g.Resolved.Unknown)
-	}
-	if g, ok := gate.(*x402.Gate); ok && g.Unspent > 0 {
-		// a crash (of this host or another on the store) left payments
-		// whose reports are owed: each is delivered when its payer re-sends
-		log.Warn("paid claims whose report is not yet issued; a re-send of each payment issues it (assay ledger report lists them)", "count", g.Unspent)
-	}
-
-	ps, err := startPlugins(ctx, cfg, log, "")
-	defer ps.Close()
-	if err != nil {
-		return err
-	}
-	services := ps.services
-	if len(services) == 0 {
-		return errors.New("no family plugin configured: run `make build` (it writes bin/assay.hcl) or pass --config")
-	}
-	for i, f := range ps.families {
-		met.PluginRestarts("family", services[i].Desc.GetService(), f.Restarts)
-	}
-	for _, a := range ps.router.Adapters() {
-		met.PluginRestarts("adapter", a.Description().GetFormatId(), a.Restarts)
-	}
-	// stop-serving and resume live in the store: every host on it reads
-	// them each second
-	board := servicestate.New(st, log, nil)
-	if err := board.Refresh(ctx); err != nil {
-		return err
-	}
-	var owned sync.WaitGroup
-	boardCtx, stopBoard := context.WithCancel(ctx)
-	owned.Add(1)
-	go func() { defer owned.Done(); board.Run(boardCtx, time.Second) }()
-	if shared {
-		// a rotation on any host reaches this one within a second
-		owned.Add(1)
-		go func() { defer owned.Done(); reloadKeys(boardCtx, keys, time.Second, log) }()
-	}
-	if g, ok := gate.(*x402.Gate); ok {
-		// answers kept for redelivery leave the store once their window ends
-		owned.Add(1)
-		sweepErrs := ratelog.New(log, time.Hour, nil)
-		go func() {
-			defer owned.Done()
-			g.SweepIssued(boardCtx, 10*time.Minute, func(err error) {
-				sweepErrs.Warn("expired redelivery answers not swept; they are tried again later", "error", err)
-			})
-		}()
-	}
-	defer func() { stopBoard(); owned.Wait() }()
-	// each family's corpus before the listener opens: one that fails is
-	// not served by this host
-	launchSelfTests(ctx, services, keys, board, log)
-	ready := readiness.New(readiness.Config{Store: st, Board: board, Keys: keys, Services: serviceKeys(services),
-		HostID: id, Label: hostLabel(cfg.Listen), Version: version.String(), Log: log, Adapters: ps.router.Status,
-		Relaunch:  func(ctx context.Context, k servicestate.Key) (bool, string) { return relaunch(ctx, services, keys, k) },
-		Preflight: preflights})
-	met.Ready(func() bool { return ready.Report().Ready })
-	if preflights != nil {
-		ready.Preflight(ctx)
-		met.PaymentPreflight(ready.PaymentProblems)
-	}
-	owned.Add(1)
-	go func() { defer owned.Done(); ready.Run(boardCtx) }()
-	handler := server.New(server.Config{Services: services, Keys: keys, Payments: gate, FreeTier: free,
-		Ledger: writer, Metrics: met, Logger: log, CallTimeout: timeout,
-		Admission: limits, States: board, TrustedProxies: proxies, Readiness: ready, Adapters: ps.router,
-		AfterIssue: pauseAfterIssue(os.Getenv(EnvPauseAfterIssue), log), MetricsElsewhere: cfg.MetricsListen != ""})
-	if *proof {
-		if err := canaryProof(ctx, services, board, handler, keys, st, cfg.DataDir, capture, log); err != nil {
-			return err
-		}
-	}
-	if cfg.MetricsListen != "" {
-		stopMetrics, err := metricsListener(cfg.MetricsListen, met, services, log)
-		if err != nil {
-			return err
-		}
-		defer stopMetrics()
-	}
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	// the longest a read request takes to answer: a wait for a place, then
-	// the call (settlement included, under the same deadline), the ledger
-	// line and the write, with room
-	answering := limits.Wait + timeout + 30*time.Second
-	srv := &http.Server{
-		Handler:           mcptools.Mount(handler, mcptools.New(mcptools.Config{Host: handler, Version: version.String(), MaxBody: mcpBody(services)})),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       time.Minute,
-		WriteTimeout:      time.Minute + answering, // the body's read (ReadTimeout), then the answer
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
-	}
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	log.Info("listening", "url", "http://"+ln.Addr().String(), "host_id", id, "data_dir", cfg.DataDir, "store", st.Where(), "payments", cfg.Payments,
-		"working_per_service", limits.Working, "wait", limits.Wait)
-	for {
-		select {
-		case err := <-served:
-			return fmt.Errorf("serve: %w", err)
-		case <-hup:
-			if err := keys.Reload(); err != nil {
-				log.Error("signing keys not reloaded", "error", err)
-			} else {
-				log.Info("signing keys reloaded", "active", keys.ActiveID())
-			}
-		case <-ctx.Done():
-			log.Info("shutting down", "grace", shutdownGrace)
-			return drain(srv, shutdownGrace, log)
-		}
-	}
 }
 
 // mcpBody bounds an MCP request: the largest service's body and room for

@@ -21,6 +21,7 @@ import (
 
 	"github.com/assay-audit/assay/host/internal/storetest"
 	"github.com/assay-audit/assay/host/internal/testhost"
+	"github.com/assay-audit/assay/host/launchproof"
 	"github.com/assay-audit/assay/host/pluginhost"
 	"github.com/assay-audit/assay/host/readiness"
 	"github.com/assay-audit/assay/host/selftest"
@@ -199,7 +200,7 @@ func TestResumeReachesHostsWhoseLaunchFailed(t *testing.T) {
 		}
 		r := readiness.New(readiness.Config{Store: st, Board: board, Keys: keys, Services: []servicestate.Key{k}, HostID: id, Label: "host-" + id,
 			Relaunch: func(ctx context.Context, k servicestate.Key) (bool, string) {
-				return relaunch(ctx, []server.Service{again}, keys, k)
+				return launchproof.New(launchproof.Config{Keys: keys}).Relaunch(ctx, launchproof.Target{Service: again})
 			}})
 		wg.Add(2)
 		go func() { defer wg.Done(); board.Run(ctx, 100*time.Millisecond) }()
@@ -284,8 +285,15 @@ func TestStatusShowsEachHostsOwnView(t *testing.T) {
 		t.Fatalf("/readyz of the other host: %d %+v", code, r)
 	}
 	var st fleetStatus
-	eventually(t, "both hosts in the status", 10*time.Second, func() bool {
+	eventually(t, "both hosts in the status, their starts over", 10*time.Second, func() bool {
 		st, _ = statusOf(t, nil, "--config", withTest, "--store", pg)
+		for _, h := range st.Hosts {
+			for _, s := range h.Services {
+				if s.State == "starting" {
+					return false
+				}
+			}
+		}
 		return len(st.Hosts) == 2
 	})
 	if !strings.HasPrefix(st.Store, "postgres 127.0.0.1:5432/test schema assay_t_") {

@@ -152,16 +152,10 @@ func serveInGroup(b *testing.B, dir string, env []string, args ...string) (url s
 	}
 	b.Cleanup(func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() })
 	url = "http://" + addr
-	for i := 0; ; i++ {
-		if r, err := http.Get(url + "/healthz"); err == nil {
-			r.Body.Close()
-			return url, cmd, group
-		}
-		if i == 300 {
-			b.Fatalf("host did not start:\n%s", logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !startOver(url, 15*time.Second, nil) {
+		b.Fatalf("host did not start:\n%s", logs.String())
 	}
+	return url, cmd, group
 }
 
 func freePortB(b *testing.B) string { return testhost.FreePort(b) }

@@ -71,12 +71,8 @@ func startHost(t *testing.T, bin, cfg, dataDir, storeURL string) string {
 		}
 	})
 	url := "http://" + addr
-	for i := 0; i < 300; i++ {
-		if r, err := http.Get(url + "/healthz"); err == nil {
-			r.Body.Close()
-			return url
-		}
-		time.Sleep(50 * time.Millisecond)
+	if startOver(url, 15*time.Second, nil) {
+		return url
 	}
 	t.Fatalf("host did not start:\n%s", logs.String())
 	return ""

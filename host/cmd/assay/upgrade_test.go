@@ -20,11 +20,11 @@ import (
 )
 
 // previousVersion is the last commit before the store's newest migration
-// (11: the build each host runs). The rolling upgrade test runs a host
+// (12: the launch proofs a plugin set passed). The rolling upgrade test runs a host
 // built from it beside this version's on one store. When you add a
 // migration, move this to the last commit before it (docs/operators.md,
 // "Upgrades").
-const previousVersion = "37912ebf1a5fa4125031e040a41e339ede88a2e6"
+const previousVersion = "ad2066d9da990e94d2299406a3b8e9b48babe66c"
 
 // buildPrevious builds previousVersion's assay binary from the
 // repository's history (git archive: the work tree is not touched). A
@@ -67,8 +67,8 @@ func buildPrevious(t *testing.T) string {
 // the store (11: hosts.version) while it runs; both then take paid calls,
 // and a host of the previous version started after the migration serves
 // too (the promise: every migration is additive, one version back runs on
-// it). `assay service status` tells the builds apart, the previous
-// version's hosts as older. The previous host upgraded in place (its data
+// it). `assay service status` tells the builds apart, each host's as its
+// binary names it. The previous host upgraded in place (its data
 // dir, this version) comes back, and the ledger holds one line per paid
 // call throughout.
 func TestARollingUpgradeOnOneStore(t *testing.T) {
@@ -119,17 +119,13 @@ func TestARollingUpgradeOnOneStore(t *testing.T) {
 		t.Fatalf("the previous version after the migration:\n%s", late.log())
 	}
 
-	// every host rewrote its row since the migration
+	// every host rewrote its row since the migration; each names its build
+	// (this one's as `assay version` says, the previous one's its own)
 	time.Sleep(2 * readiness.HeartbeatEvery)
-	status := fleetView(t, pg)
-	builds := map[string]int{}
-	for _, h := range status.Hosts {
-		if h.Running {
-			builds[h.Version]++
-		}
-	}
-	if builds[""] != 2 || len(builds) != 2 {
-		t.Errorf("service status during the upgrade: builds %v, want the two previous-version hosts as older and one of this version", builds)
+	this := buildOf(t, bin)
+	builds := buildsByHost(t, pg)
+	if builds[newer.addr] != this || builds[old.addr] == "" || builds[old.addr] == this || builds[late.addr] != builds[old.addr] {
+		t.Errorf("service status during the upgrade: builds %v (this version %q at %s; the previous at %s and %s)", builds, this, newer.addr, old.addr, late.addr)
 	}
 	for _, p := range []*proc{old, late} {
 		if l := p.log(); strings.Contains(l, "[ERROR]") {
@@ -142,13 +138,9 @@ func TestARollingUpgradeOnOneStore(t *testing.T) {
 	upgraded := start(bin, dirA)
 	pay(upgraded, "the upgraded host")
 	time.Sleep(2 * readiness.HeartbeatEvery)
-	builds = map[string]int{}
-	for _, h := range fleetView(t, pg).Hosts {
-		if h.Running {
-			builds[h.Version]++
-		}
-	}
-	if builds[""] != 1 || len(builds) != 2 {
+	previousBuild := builds[late.addr]
+	builds = buildsByHost(t, pg)
+	if builds[upgraded.addr] != this || builds[newer.addr] != this || builds[late.addr] != previousBuild || len(builds) != 3 {
 		t.Errorf("service status after one host's upgrade: builds %v", builds)
 	}
 	st, err := store.OpenExisting(context.Background(), pg, t.TempDir())
@@ -159,6 +151,32 @@ func TestARollingUpgradeOnOneStore(t *testing.T) {
 	if n := len(allLines(t, st)); n != paid {
 		t.Errorf("the ledger holds %d lines for %d paid calls", n, paid)
 	}
+}
+
+// buildOf is what a binary's `assay version --json` names its build.
+func buildOf(t *testing.T, bin string) string {
+	t.Helper()
+	out, err := exec.Command(bin, "version", "--json").Output()
+	var v struct {
+		Version string `json:"version"`
+	}
+	if err != nil || json.Unmarshal(out, &v) != nil || v.Version == "" {
+		t.Fatalf("%s version --json: %v\n%s", bin, err, out)
+	}
+	return v.Version
+}
+
+// buildsByHost is each running host's build in service status, by the
+// address it listens on.
+func buildsByHost(t *testing.T, pg string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, h := range fleetView(t, pg).Hosts {
+		if h.Running {
+			out[h.Label[strings.LastIndex(h.Label, " ")+1:]] = h.Version
+		}
+	}
+	return out
 }
 
 // fleetView is `assay service status --json` on the store.

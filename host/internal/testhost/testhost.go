@@ -70,7 +70,10 @@ func Binary(tb testing.TB, pkg, name string) string {
 		buildDir = d
 	}
 	out := filepath.Join(buildDir, name)
-	cmd := exec.Command("go", "build", "-o", out, "./"+pkg)
+	// stamped as make build stamps (host/version): a test build names
+	// itself, where -buildvcs=false or a tree without .git would say
+	// "unknown" like any other unstamped build
+	cmd := exec.Command("go", "build", "-ldflags", "-X github.com/assay-audit/assay/host/version.stamped=test-build", "-o", out, "./"+pkg)
 	cmd.Dir = moduleRoot(tb)
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		tb.Fatalf("build %s: %v\n%s", pkg, err, msg)
