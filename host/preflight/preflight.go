@@ -53,7 +53,8 @@ const (
 )
 
 // Finding is one check: ok, or what is wrong and how to fix it. Fatal
-// findings refuse the start; the rest warn.
+// findings fail `serve --check`, and refuse the start unless they are
+// Unreachable; the rest warn.
 type Finding struct {
 	What string
 	// Err is what is wrong in static words and public values (addresses,
@@ -64,7 +65,17 @@ type Finding struct {
 	Detail string
 	Fix    string
 	Fatal  bool
+	// Unreachable: the node or the facilitator did not answer (no answer,
+	// a timeout, an unreadable reply), which says nothing of the
+	// configuration. A running host survives it (its payers get 503, the
+	// rest is served), so a start does too: it starts and takes no payment
+	// until the path answers. The other failures are definite answers.
+	Unreachable bool
 }
+
+// Misconfigured is a failed check whose answer came and refuses every
+// payment (or would settle to the wrong place): a start is refused on it.
+func (f Finding) Misconfigured() bool { return !f.OK() && f.Fatal && !f.Unreachable }
 
 // OK reports a check that passed.
 func (f Finding) OK() bool { return f.Err == "" }
@@ -91,7 +102,7 @@ func Run(ctx context.Context, p Params) []Finding {
 	genesis, err := p.Chain.GenesisHash(ctx)
 	if err != nil {
 		return append(out, Finding{What: "the Solana node answers", Err: "no answer to getGenesisHash", Detail: err.Error(),
-			Fix: "check solana_rpc (ASSAY_SOLANA_RPC_FILE or --solana-rpc): the URL, its API key, and that this host reaches it", Fatal: true})
+			Fix: "check solana_rpc (ASSAY_SOLANA_RPC_FILE or --solana-rpc): the URL, its API key, and that this host reaches it", Fatal: true, Unreachable: true})
 	}
 	out = append(out, Finding{What: "the Solana node answers"})
 	ref, _ := strings.CutPrefix(p.Network, "solana:")
@@ -118,7 +129,7 @@ func facilitator(ctx context.Context, p Params) Finding {
 	ok, err := p.Facilitator.Offers(ctx, "exact", p.Network)
 	switch {
 	case err != nil:
-		return Finding{What: what, Err: "no answer", Detail: err.Error(), Fix: "check the facilitator's URL (payments) and that this host reaches it"}
+		return Finding{What: what, Err: "no answer", Detail: err.Error(), Fix: "check the facilitator's URL (payments) and that this host reaches it", Unreachable: true}
 	case !ok:
 		return Finding{What: what, Err: "its /supported does not list exact on " + p.Network,
 			Fix: "use a facilitator that settles " + p.Network + ", or set the network (ASSAY_NETWORK) to one it offers", Fatal: true}
@@ -143,7 +154,7 @@ func payTo(ctx context.Context, p Params) Finding {
 	exists, err := p.Chain.AccountExists(ctx, ata.String())
 	switch {
 	case err != nil:
-		return Finding{What: what, Err: "the node did not say", Detail: err.Error(), Fix: "check the node", Fatal: true}
+		return Finding{What: what, Err: "the node did not say", Detail: err.Error(), Fix: "check the node", Fatal: true, Unreachable: true}
 	case !exists:
 		// every payer's transfer to it would fail: each would get 402
 		// payment_invalid for a fault of the seller's
@@ -159,7 +170,7 @@ func feePayer(ctx context.Context, p Params) Finding {
 	have, err := p.Chain.Balance(ctx, p.FeePayer)
 	switch {
 	case err != nil:
-		return Finding{What: what, Err: "the node did not say", Detail: err.Error(), Fix: "check the node"}
+		return Finding{What: what, Err: "the node did not say", Detail: err.Error(), Fix: "check the node", Unreachable: true}
 	case have < need:
 		// a warning, not a refusal: on a fleet, one host's start refused
 		// would take its free pre-checks down too, and a top-up fixes the

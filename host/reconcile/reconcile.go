@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/assay-audit/assay/host/solana"
 	"github.com/assay-audit/assay/host/solanarpc"
@@ -29,6 +30,13 @@ type Books struct {
 	TokenAccount string
 	// MemoPrefix marks this host's payments (x402.MemoPrefix).
 	MemoPrefix string
+	// SettlesSince is when the store began to settle on a chain: its
+	// payment identity's stamp, or its first line paid outside, whichever
+	// came first (zero: it never did). A house line written since then is
+	// checked like a paid one, since no house proof belongs in books that
+	// hold real money: one whose transaction moved its price to pay_to (a
+	// house wallet's real payment) agrees, any other is listed.
+	SettlesSince time.Time
 }
 
 // Problem kinds of a ledger line.
@@ -36,6 +44,9 @@ const (
 	Missing   = "missing"   // the chain has no such transaction
 	Failed    = "failed"    // it landed with an error: nothing moved
 	Different = "different" // it moved another amount to pay_to
+	// House: a house line (a house proof, or payments off) written on a
+	// store that settles on a chain, whose transaction moved nothing there
+	House = "house"
 )
 
 // Line is a ledger line whose transfer is not what it says.
@@ -62,8 +73,9 @@ type Report struct {
 	PayTo        string `json:"pay_to"`
 	Asset        string `json:"asset"`
 	TokenAccount string `json:"token_account"`
-	// LinesChecked counts the paid lines looked up (house lines have no
-	// transfer and are not counted).
+	// LinesChecked counts the lines looked up: the paid lines, and the
+	// house lines written since the store settles on a chain (house
+	// lines before then have no transfer and are not counted).
 	LinesChecked int `json:"lines_checked"`
 	// TransfersScanned counts the token account's transactions read.
 	TransfersScanned int        `json:"transfers_scanned"`
@@ -82,26 +94,21 @@ func Run(ctx context.Context, chain Chain, lines []store.Line, b Books) (*Report
 	r := &Report{PayTo: b.PayTo, Asset: b.Asset, TokenAccount: b.TokenAccount, Lines: []Line{}, Unrecorded: []Transfer{}}
 	recorded := map[string]bool{}
 	for _, l := range lines {
-		if l.House || l.TxID == nil {
+		if l.TxID != nil {
+			// a house wallet's real payment has its line too
+			recorded[*l.TxID] = true
+		}
+		onChain := !b.SettlesSince.IsZero() && !l.At.Before(b.SettlesSince)
+		if l.House && !onChain {
+			continue // the operator's own proof, before the store settled
+		}
+		if l.TxID == nil && !l.House {
 			continue
 		}
-		recorded[*l.TxID] = true
 		r.LinesChecked++
-		tx, err := chain.GetTransaction(ctx, *l.TxID)
+		f, err := check(ctx, chain, l, b)
 		if err != nil {
-			return nil, fmt.Errorf("reconcile: line %d: %w", l.ID, err)
-		}
-		f := Line{LineID: l.ID, Service: l.Service, Transaction: *l.TxID, PriceUSDCUnits: l.PriceUSDCUnits}
-		switch {
-		case tx == nil:
-			f.Problem = Missing
-		case tx.Failed():
-			f.Problem = Failed
-		default:
-			f.ReceivedUSDCUnits = tx.Received(b.PayTo, b.Asset)
-			if f.ReceivedUSDCUnits != l.PriceUSDCUnits {
-				f.Problem = Different
-			}
+			return nil, err
 		}
 		if f.Problem != "" {
 			r.Lines = append(r.Lines, f)
@@ -111,6 +118,36 @@ func Run(ctx context.Context, chain Chain, lines []store.Line, b Books) (*Report
 		return nil, err
 	}
 	return r, nil
+}
+
+// check looks a line's transaction up: a house line whose transfer is
+// not on the chain (a house proof, or payments off: no transaction) is a
+// House problem.
+func check(ctx context.Context, chain Chain, l store.Line, b Books) (Line, error) {
+	f := Line{LineID: l.ID, Service: l.Service, PriceUSDCUnits: l.PriceUSDCUnits}
+	if l.TxID == nil {
+		f.Problem = House
+		return f, nil
+	}
+	f.Transaction = *l.TxID
+	tx, err := chain.GetTransaction(ctx, *l.TxID)
+	if err != nil {
+		return f, fmt.Errorf("reconcile: line %d: %w", l.ID, err)
+	}
+	switch {
+	case l.House && (tx == nil || tx.Failed() || tx.Received(b.PayTo, b.Asset) == 0):
+		f.Problem = House
+	case tx == nil:
+		f.Problem = Missing
+	case tx.Failed():
+		f.Problem = Failed
+	default:
+		f.ReceivedUSDCUnits = tx.Received(b.PayTo, b.Asset)
+		if f.ReceivedUSDCUnits != l.PriceUSDCUnits {
+			f.Problem = Different
+		}
+	}
+	return f, nil
 }
 
 // scan reads the token account's whole history for this host's transfers
@@ -174,6 +211,8 @@ func (r *Report) Text() string {
 	fmt.Fprintf(&sb, "pay_to %s (token account %s), asset %s\n", r.PayTo, r.TokenAccount, r.Asset)
 	for _, l := range r.Lines {
 		switch l.Problem {
+		case House:
+			fmt.Fprintf(&sb, "line %d (%s): a house line (transaction %q) on a store that settles on a chain: nothing moved to pay_to, the line says %d\n", l.LineID, l.Service, l.Transaction, l.PriceUSDCUnits)
 		case Different:
 			fmt.Fprintf(&sb, "line %d (%s): transaction %s moved %d to pay_to, the line says %d\n", l.LineID, l.Service, l.Transaction, l.ReceivedUSDCUnits, l.PriceUSDCUnits)
 		case Failed:

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/assay-audit/assay/host/solana"
 	"github.com/assay-audit/assay/host/solanarpc"
@@ -136,5 +137,43 @@ func TestReconcileReadsEveryPage(t *testing.T) {
 	r, _ = Run(context.Background(), f, append(lines, line(7, "tx7", 10, false)), books)
 	if !r.Clean() {
 		t.Errorf("agreeing books: %s", r.Text())
+	}
+}
+
+// On a store that settles on a chain, a house line written since it does
+// is checked like a paid one: a house proof (its transaction never on the
+// chain) and a payments-off line (no transaction) are listed as house
+// lines; a house wallet's real payment agrees and its transfer is not
+// listed without a line; a house line from before the store settled is
+// the operator's own proof, not looked up.
+func TestReconcileListsHouseLinesOnAStoreThatSettles(t *testing.T) {
+	f := &fakeChain{txs: map[string]*solanarpc.Transaction{}}
+	memo := "assay:0123456789abcdef0123456789abcdef"
+	f.transfer(t, "paid", 50000, memo, false)
+	f.transfer(t, "wallet", 50000, memo, false)
+	since := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+	at := func(l store.Line, d time.Duration) store.Line { l.At = since.Add(d); return l }
+	off := store.Line{ID: 5, Service: "stream-divergence", House: true, At: since.Add(time.Hour)}
+	lines := []store.Line{at(line(1, "early-proof", 50000, true), -time.Hour), at(line(2, "paid", 50000, false), 0),
+		at(line(3, "late-proof", 50000, true), time.Minute), at(line(4, "wallet", 50000, true), 2*time.Minute), off}
+	b := books
+	b.SettlesSince = since
+	r, err := Run(context.Background(), f, lines, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []string{}
+	for _, l := range r.Lines {
+		got = append(got, fmt.Sprintf("%d:%s", l.LineID, l.Problem))
+	}
+	if strings.Join(got, " ") != "3:house 5:house" || len(r.Unrecorded) != 0 || r.LinesChecked != 4 || r.Clean() {
+		t.Errorf("lines not matching %v, unrecorded %+v, checked %d", got, r.Unrecorded, r.LinesChecked)
+	}
+	if text := r.Text(); !strings.Contains(text, `line 3 (stream-divergence): a house line (transaction "late-proof") on a store that settles on a chain`) {
+		t.Errorf("the text:\n%s", text)
+	}
+	// books that name no settlement instant: house lines are not looked up
+	if r, _ := Run(context.Background(), f, lines, books); len(r.Lines) != 0 || r.LinesChecked != 1 {
+		t.Errorf("a house store: %s", r.Text())
 	}
 }

@@ -35,7 +35,7 @@ func openAPIPath(pattern string) (method, path string) {
 var hostRefusalCodes = []string{codeBodyCap, codeUnavailable, codeDeadline, codeInternal, codeSelfCheck, codeCaller, codeInterval,
 	codeSpent, codeFreeDown, codePaymentDown, codeBusy, codeStopped, codeStarting, codeBodyTimeout, codeBodyBroken, codeAdapterFault, codeLedgerDown,
 	"payment_required", "payment_invalid", "payment_replayed", "payment_not_settled", "payment_in_progress",
-	"payment_conflict", "payment_identifier_invalid", "redelivery_unavailable",
+	"payment_conflict", "payment_identifier_invalid", "redelivery_unavailable", "payment_identity_mismatch",
 	"marker_invalid", "marker_expired", "marker_spent"}
 
 type object = map[string]any
@@ -191,7 +191,7 @@ func serviceOperations(d *pb.FamilyDescription, prefix string, paths object, ter
 				"422": answer("the signed could-not-measure answer, delivered unpaid"),
 				"500": refusal("internal_error or self_check_failed: nothing charged"),
 				"502": refusal("adapter_failed: the record's format adapter failed on it (error.format, error.cause: crashed, deadline, failed, or how its answer was wrong); nothing charged; sending it again fails again"),
-				"503": refusal("service_stopped, service_starting, service_busy, payment_in_progress, payment_unavailable, ledger_unavailable, redelivery_unavailable, plugin_unavailable, adapter_restarting (error.format), deadline_exceeded; after a payment was checked, payment.delivery_marker and ASSAY-DELIVERY-MARKER", "Retry-After", "ASSAY-DELIVERY-MARKER"),
+				"503": refusal("service_stopped, service_starting, service_busy, payment_in_progress, payment_unavailable, payment_identity_mismatch (error.store_identity, error.host_identity), ledger_unavailable, redelivery_unavailable, plugin_unavailable, adapter_restarting (error.format), deadline_exceeded; after a payment was checked, payment.delivery_marker and ASSAY-DELIVERY-MARKER", "Retry-After", "ASSAY-DELIVERY-MARKER"),
 			}}}
 	}
 }

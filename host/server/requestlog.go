@@ -45,6 +45,8 @@ func demandOutcome(code string, settling bool) string {
 		return paySettleFailed
 	case "payment_conflict":
 		return payConflict
+	case "payment_unavailable", "payment_identity_mismatch": // a held gate's (x402.Hold)
+		return payUnavailable
 	}
 	if settling {
 		return paySettleFailed

@@ -59,7 +59,8 @@ func InspectSQLite(ctx context.Context, path string) (Snapshot, error) {
 		return Snapshot{}, errors.New("store: inspect: SQLite's integrity check fails on the copy")
 	}
 	snap := Snapshot{Latest: len((&Store{d: sqliteDialect}).migrations())}
-	row := db.QueryRowContext(ctx, `SELECT (SELECT COALESCE(MAX(version), 0) FROM schema_migrations), (SELECT COUNT(*) FROM ledger), (SELECT COUNT(*) FROM payment_claims)`)
+	// the payment identity's floor row (FloorVersion) is no schema version
+	row := db.QueryRowContext(ctx, `SELECT (SELECT COALESCE(MAX(version), 0) FROM schema_migrations WHERE version < ?), (SELECT COUNT(*) FROM ledger), (SELECT COUNT(*) FROM payment_claims)`, FloorVersion)
 	if err := row.Scan(&snap.Version, &snap.Lines, &snap.Claims); err != nil {
 		return Snapshot{}, fmt.Errorf("store: inspect: not an Assay store: %w", err)
 	}

@@ -502,7 +502,9 @@ func (s *Store) migrate(ctx context.Context, create bool) error {
 		return fmt.Errorf("store: migrate: %w", err)
 	}
 	var have int
-	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&have); err != nil {
+	// the floor row a payment identity stamp writes (identity.go) is no
+	// schema version: it is there to stop builds older than the stamp
+	if err := tx.QueryRowContext(ctx, s.q(`SELECT COALESCE(MAX(version), 0) FROM schema_migrations WHERE version < ?`), FloorVersion).Scan(&have); err != nil {
 		return fmt.Errorf("store: migrate: %w", err)
 	}
 	latest := len(s.migrations())

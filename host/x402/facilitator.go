@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -65,9 +66,11 @@ var ErrFacilitator = errors.New("facilitator unavailable")
 
 // Remote is an x402 facilitator reached over HTTP.
 type Remote struct {
-	BaseURL  string
-	Client   *http.Client
-	feePayer string
+	BaseURL string
+	Client  *http.Client
+	// feePayer is the facilitator's signer: given, or asked of /supported
+	// (Discover), possibly after the host started
+	feePayer atomic.Pointer[string]
 	// VerifyTimeout and SettleTimeout bound each call.
 	VerifyTimeout, SettleTimeout time.Duration
 	// Retries is how often a safe call is retried after a transport error
@@ -79,14 +82,29 @@ type Remote struct {
 // included.
 const SupportedWithin = 8 * time.Second
 
+// ErrNoFeePayer is a facilitator that answers /supported without a fee
+// payer for the exact scheme on the network: an answer, not an outage.
+var ErrNoFeePayer = errors.New("x402: the facilitator's /supported names no exact-scheme fee payer for the network")
+
 // NewRemote asks the facilitator's /supported which fee payer it signs
 // with for network (unless feePayer is given) and returns the client.
 func NewRemote(ctx context.Context, baseURL, network, feePayer string) (*Remote, error) {
 	r := NewRemoteAt(baseURL)
-	r.feePayer = feePayer
 	if feePayer != "" {
+		r.feePayer.Store(&feePayer)
 		return r, nil
 	}
+	if err := r.Discover(ctx, network); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Discover asks the facilitator's /supported which fee payer it signs
+// with for network. A facilitator that does not answer is ErrFacilitator
+// (a host may start without it and ask again); one that answers without
+// a fee payer, ErrNoFeePayer.
+func (r *Remote) Discover(ctx context.Context, network string) error {
 	var sup Supported
 	// the host's start waits on this: retries and all, a facilitator that
 	// never answers holds it SupportedWithin, not three whole timeouts
@@ -94,25 +112,25 @@ func NewRemote(ctx context.Context, baseURL, network, feePayer string) (*Remote,
 	defer cancel()
 	if err := r.call(sctx, http.MethodGet, "/supported", nil, &sup, r.VerifyTimeout, true); err != nil {
 		if sctx.Err() != nil && ctx.Err() == nil {
-			return nil, fmt.Errorf("%w: no answer to /supported within %s (check the facilitator's URL, or pass its fee payer)", ErrFacilitator, SupportedWithin)
+			return fmt.Errorf("%w: no answer to /supported within %s (check the facilitator's URL, or pass its fee payer)", ErrFacilitator, SupportedWithin)
 		}
-		return nil, err
+		return err
 	}
 	for _, k := range sup.Kinds {
 		if k.Scheme == "exact" && k.Network == network {
 			if fp, ok := k.Extra["feePayer"].(string); ok && fp != "" {
-				r.feePayer = fp
-				return r, nil
+				r.feePayer.Store(&fp)
+				return nil
 			}
 		}
 	}
 	for pattern, signers := range sup.Signers {
 		if (pattern == network || pattern == "solana:*") && len(signers) > 0 {
-			r.feePayer = signers[0]
-			return r, nil
+			r.feePayer.Store(&signers[0])
+			return nil
 		}
 	}
-	return nil, fmt.Errorf("%w: /supported names no exact-scheme fee payer for the network", ErrFacilitator)
+	return ErrNoFeePayer
 }
 
 // NewRemoteAt is a client of the facilitator at baseURL that has asked it
@@ -139,8 +157,13 @@ func (r *Remote) Offers(ctx context.Context, scheme, network string) (bool, erro
 	return false, nil
 }
 
-// FeePayer is the facilitator's signer.
-func (r *Remote) FeePayer() string { return r.feePayer }
+// FeePayer is the facilitator's signer ("" until it is known: Discover).
+func (r *Remote) FeePayer() string {
+	if fp := r.feePayer.Load(); fp != nil {
+		return *fp
+	}
+	return ""
+}
 
 // Offline is false: a remote facilitator broadcasts.
 func (r *Remote) Offline() bool { return false }

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/assay-audit/assay/host/payment"
@@ -63,6 +64,8 @@ var gateMessages = map[string]string{
 	CodeConflict:          "this payment was issued a report for another submission: send that submission to have its report again; nothing was charged by this request",
 	CodeIdentifierInvalid: "the payment-identifier id must be 16 to 128 letters, digits, hyphens or underscores; nothing was charged",
 	CodeIssuedElsewhere:   "this payment's report was issued by a host whose redelivery secret this host does not share; nothing was charged by this request; send it again",
+	CodeUnavailable:       "the payment could not be completed; nothing was charged; try again",
+	CodeIdentityMismatch:  "this host's payment configuration is not the payment identity its store settles as (store_identity, host_identity): it takes no payment on this store; nothing was read of the payment and nothing was charged",
 }
 
 // Config sets up a Gate.
@@ -101,6 +104,17 @@ type Config struct {
 	// Redelivery is how long an issued answer can be had again (default
 	// DefaultRedelivery).
 	Redelivery time.Duration
+	// DeferResolve leaves the claims a crash left settling to
+	// ResolveSettling: a host whose node did not answer at start looks
+	// them up once it does, instead of holding its start on it.
+	DeferResolve bool
+	// OnHeld is called (it must not block) when a request meets the
+	// host's hold (SetHold): the host may ask its payment path again.
+	OnHeld func()
+	// OnIdentityMismatch is called once, when the gate first finds that
+	// the store's payment identity is not this gate's (hold.go); stamped
+	// is the store's (zero: the store settled on a chain before stamps).
+	OnIdentityMismatch func(stamped store.PaymentIdentity)
 }
 
 // DefaultRedelivery is how long an issued paid answer is kept for a
@@ -119,6 +133,14 @@ type Gate struct {
 	// Resolved is what the chain said, at start, of the claims left
 	// settling.
 	Resolved Resolved
+
+	// hold is the host's (SetHold): its payment path is not proven yet,
+	// or is misconfigured; mismatch is the store's, another identity's
+	// stamp (hold.go). stampOK: the store's stamp is this gate's;
+	// identityRead is when an unstamped store was last read (unix ns).
+	hold, mismatch atomic.Pointer[Hold]
+	stampOK        atomic.Bool
+	identityRead   atomic.Int64
 }
 
 // NewGate builds the gate. With an offline facilitator the requirements
@@ -167,7 +189,10 @@ func NewGate(ctx context.Context, cfg Config) (*Gate, error) {
 	if g.Unspent, err = cfg.Store.ReleaseLeasesOf(ctx, cfg.HostID, g.owner); err != nil {
 		return nil, err
 	}
-	if r := g.resolver(); r != nil {
+	if err := g.startIdentity(ctx); err != nil {
+		return nil, err
+	}
+	if r := g.resolver(); r != nil && !cfg.DeferResolve {
 		if g.Resolved, err = g.resolveSettling(ctx, r); err != nil {
 			return nil, err
 		}
@@ -313,6 +338,10 @@ func (g *Gate) Admit(ctx context.Context, req payment.Request) (*payment.Admissi
 	}
 	h := req.HTTP.Header.Get(HeaderSignature)
 	if h == "" {
+		// a host that cannot take a payment now asks for none
+		if d, err := g.holding(ctx); d != nil || err != nil {
+			return nil, d, err
+		}
 		return nil, g.demand402(req, CodeRequired, "PAYMENT-SIGNATURE header is required"), nil
 	}
 	p, err := DecodePayment(h)
@@ -349,10 +378,19 @@ func (g *Gate) check(ctx context.Context, req payment.Request, p *PaymentPayload
 	}
 	c, err := g.claimOf(ctx, st)
 	switch {
-	case err == nil:
+	case err == nil && c.State != store.ClaimSettling:
+		// its settlement is recorded: delivering it moves nothing, held
+		// or not
 		return g.admitClaim(ctx, req, st, c)
-	case !errors.Is(err, store.ErrNoClaim):
+	case err != nil && !errors.Is(err, store.ErrNoClaim):
 		return nil, nil, err
+	}
+	// what follows settles, or verifies to settle: not while held
+	if d, err := g.holding(ctx); d != nil || err != nil {
+		return nil, d, err
+	}
+	if err == nil {
+		return g.admitClaim(ctx, req, st, c)
 	}
 	// a new payment carries one of this host's memos, the one its 402 gave
 	if !IsHostMemo(memo) {
@@ -530,6 +568,13 @@ func (g *Gate) AdmitsLocally() bool { return g.cfg.Facilitator.Offline() }
 // written.
 func (g *Gate) Settle(ctx context.Context, req payment.Request, a *payment.Admission) (*payment.Receipt, *payment.Demand, error) {
 	st := a.State.(*admitted)
+	if !g.cfg.Facilitator.Offline() && (st.claim == nil || st.claim.State == store.ClaimSettling) {
+		// money is about to move: the store carries this gate's identity
+		// first (the first settlement stamps it), or nothing is sent
+		if d, err := g.ensureStamp(ctx); d != nil || err != nil {
+			return nil, d, err
+		}
+	}
 	now := g.cfg.Now()
 	until := now.Add(g.cfg.Lease)
 	opened := false

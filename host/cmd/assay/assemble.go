@@ -102,27 +102,35 @@ func (s serving) assemble(ctx context.Context, id string, front *frontDoor, prox
 	met := metrics.New()
 	met.BuildInfo(version.String())
 	met.StoreGroups(st.GroupStats)
-	front.at("payments")
-	gate, preflights, err := s.payments(ctx, st, id, met)
-	if err != nil {
-		return h, err
+	front.at("payments and plugins")
+	// the plugins start, and the host's build is hashed (every proof's key
+	// names it), while the payment path is built and checked: a node slow
+	// to answer holds neither
+	type started struct {
+		ps    *plugins
+		err   error
+		build string
 	}
-	front.at("plugins")
-	// the host's build, hashed while the plugins start: every proof's key
-	// names it
-	build := make(chan string, 1)
+	starting := make(chan started, 1)
 	go func() {
+		var r started
 		d, err := launchproof.BuildDigest()
 		if err != nil {
 			log.Warn("the host binary could not be read: its launch proofs are neither read nor recorded", "error", err)
 		}
-		build <- d
+		r.build = d
+		r.ps, r.err = startPlugins(ctx, cfg, log, "")
+		starting <- r
 	}()
-	ps, err := startPlugins(ctx, cfg, log, "")
+	gate, preflights, err := s.payments(h.ctx, st, id, met)
+	r := <-starting // always: what started is closed with the host
+	ps, hostBuild := r.ps, r.build
 	h.closers = append(h.closers, ps.Close)
-	hostBuild := <-build
 	if err != nil {
 		return h, err
+	}
+	if r.err != nil {
+		return h, r.err
 	}
 	services := ps.services
 	if len(services) == 0 {

@@ -48,6 +48,9 @@ func dryRun(ctx context.Context, cfg config.Config, log hclog.Logger, out io.Wri
 		note("store", errors.New(strings.TrimPrefix(err.Error(), "store: ")))
 	default:
 		note("store "+st.Where(), nil)
+		if err := identityAgrees(ctx, cfg, st); err != nil {
+			note("payments: the store's payment identity", err)
+		}
 		st.Close()
 	}
 	if cfg.KeysSecretFile != "" {
@@ -92,6 +95,38 @@ func dryRun(ctx context.Context, cfg config.Config, log hclog.Logger, out io.Wri
 		return fmt.Errorf("serve --check: %d problem(s):\n  %s", len(problems), strings.Join(problems, "\n  "))
 	}
 	fmt.Fprintln(out, "serve --check: ready to serve")
+	return nil
+}
+
+// identityAgrees is whether the config takes its payments as the store
+// settles them: a store stamped with a payment identity (or that settled
+// on a chain before stamps) is served by no host in house mode, with
+// payments off, or with another network, asset or pay_to (serve answers
+// its paid calls 503 payment_identity_mismatch).
+func identityAgrees(ctx context.Context, cfg config.Config, st *store.Store) error {
+	stamp, ok, err := st.PaymentIdentity(ctx)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		if settled, err := st.SettledOnChain(ctx); err != nil || !settled {
+			return err
+		}
+	}
+	where := "settled on a chain before its identity was stamped"
+	if ok {
+		where = "settles to pay_to " + stamp.PayTo + " on " + stamp.Network
+	}
+	if cfg.Payments == "house" || cfg.Payments == "off" {
+		return fmt.Errorf("the store %s; payments %s takes no money there: run with the store's payments (local)", where, cfg.Payments)
+	}
+	asset, payTo, err := seller(cfg, false)
+	if err != nil {
+		return fmt.Errorf("the store %s; this config names no pay_to and the data dir has no seller wallet: set pay_to", where)
+	}
+	if mine := (store.PaymentIdentity{Network: cfg.Network, Asset: asset, PayTo: payTo}); ok && !mine.Same(stamp) {
+		return fmt.Errorf("the store settles to pay_to %s in %s on %s; this config pays %s in %s on %s", stamp.PayTo, stamp.Asset, stamp.Network, payTo, asset, cfg.Network)
+	}
 	return nil
 }
 

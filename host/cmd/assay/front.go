@@ -30,8 +30,8 @@ func newFrontDoor(version string) *frontDoor {
 	return f
 }
 
-// at names the start's step under way ("store", "keys", "payments",
-// "plugins").
+// at names the start's step under way ("store", "keys", "payments and
+// plugins").
 func (f *frontDoor) at(step string) { f.step.Store(&step) }
 
 // withKeys signs the starting refusals from now on.

@@ -259,8 +259,12 @@ func reconcileCmd(ctx context.Context, cfg config.Config, st *store.Store, asJSO
 	if err != nil {
 		return err
 	}
+	since, err := settlesSince(ctx, st, lines)
+	if err != nil {
+		return err
+	}
 	r, err := reconcile.Run(ctx, solanarpc.New(cfg.SolanaRPC), lines,
-		reconcile.Books{PayTo: payTo, Asset: asset, TokenAccount: ata.String(), MemoPrefix: x402.MemoPrefix})
+		reconcile.Books{PayTo: payTo, Asset: asset, TokenAccount: ata.String(), MemoPrefix: x402.MemoPrefix, SettlesSince: since})
 	if err != nil {
 		return err
 	}
@@ -278,4 +282,25 @@ func reconcileCmd(ctx context.Context, cfg config.Config, st *store.Store, asJSO
 		return fmt.Errorf("ledger reconcile: %d lines not matching the chain, %d transfers without a line", len(r.Lines), len(r.Unrecorded))
 	}
 	return nil
+}
+
+// settlesSince is when the store began to settle on a chain: its payment
+// identity's stamp, or its first line paid outside (a store that settled
+// under a build from before stamps), whichever came first; zero when it
+// never did.
+func settlesSince(ctx context.Context, st *store.Store, lines []store.Line) (time.Time, error) {
+	var since time.Time
+	stamp, ok, err := st.PaymentIdentity(ctx)
+	if err != nil {
+		return since, err
+	}
+	if ok {
+		since = stamp.StampedAt
+	}
+	for _, l := range lines {
+		if !l.House && l.TxID != nil && (since.IsZero() || l.At.Before(since)) {
+			since = l.At
+		}
+	}
+	return since, nil
 }

@@ -33,11 +33,14 @@ import (
 // local, the embedded facilitator settling on the chain its solana_rpc
 // node serves (fee payer and, without pay_to, a seller wallet generated
 // into the data dir); or a remote facilitator URL. checks is the payment
-// preflight, run once here (a fatal finding refuses the start) and again
-// by readiness (nil: nothing to check, no node and no remote facilitator).
+// preflight, run once here and again by readiness (nil: nothing to check,
+// no node and no remote facilitator). A definite misconfiguration refuses
+// the start; a node or facilitator that does not answer does not: the
+// host starts with its paid routes held (503 payment_unavailable, nothing
+// taken) until the path answers (payGuard).
 func paymentGate(ctx context.Context, cfg config.Config, st *store.Store, id string, met *metrics.Metrics, log hclog.Logger) (gate payment.Gate, checks func(context.Context) []preflight.Finding, err error) {
 	if cfg.Payments == "off" {
-		return payment.Off{}, nil, nil
+		return offGate(ctx, st, log)
 	}
 	asset, payTo, err := seller(cfg, true)
 	if err != nil {
@@ -50,8 +53,55 @@ func paymentGate(ctx context.Context, cfg config.Config, st *store.Store, id str
 		rpc.OnError = met.RPCError
 		params.Chain = rpc
 	}
-	var fac x402.Facilitator
-	var lookup *x402.ChainLookup
+	fac, lookup, remote, err := facilitatorFor(ctx, cfg, rpc, payTo, asset, met, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	if remote != nil {
+		params.Facilitator = remote
+	}
+	log.Info("payments", "mode", cfg.Payments, "network", cfg.Network, "pay_to", payTo, "fee_payer", fac.FeePayer())
+	if cfg.Payments == "local" {
+		params.FeePayer = fac.FeePayer()
+	}
+	var run func(context.Context) []preflight.Finding
+	proven := true
+	if params.Chain != nil || params.Facilitator != nil {
+		run = preflightChecks(params, remote)
+		findings, err := paymentPreflight(ctx, log, run)
+		if err != nil {
+			return nil, nil, err
+		}
+		proven = answered(findings)
+	}
+	sealer, err := redeliverySealer(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	guard := &payGuard{ctx: ctx, run: run, log: log}
+	gc := x402.Config{Facilitator: fac, Store: st, Network: cfg.Network, Asset: asset, PayTo: payTo, PublicURL: cfg.PublicURL, HostID: id, Sealer: sealer,
+		DeferResolve: !proven, OnHeld: guard.kick, OnIdentityMismatch: func(stamped store.PaymentIdentity) {
+			logMismatch(log, stamped, paymentsMode(cfg.Payments), store.PaymentIdentity{Network: cfg.Network, Asset: asset, PayTo: payTo})
+		}}
+	if lookup != nil {
+		gc.Chain = lookup
+	}
+	g, err := x402.NewGate(ctx, gc)
+	if err != nil {
+		return nil, nil, err
+	}
+	if run == nil {
+		return g, nil, nil
+	}
+	guard.start(g, proven)
+	return g, guard.checks, nil
+}
+
+// facilitatorFor is the configured facilitator: the embedded one (house,
+// or local on rpc's chain), or a remote one (remote set; lookup, the
+// chain beside it when rpc is set). A remote facilitator that does not
+// answer at start is no error: its fee payer is asked again later.
+func facilitatorFor(ctx context.Context, cfg config.Config, rpc *solanarpc.Client, payTo, asset string, met *metrics.Metrics, log hclog.Logger) (fac x402.Facilitator, lookup *x402.ChainLookup, remote *x402.Remote, err error) {
 	switch {
 	case cfg.Payments == "local", cfg.Payments == "house":
 		feePayer := cfg.FeePayerKeyFile
@@ -60,7 +110,7 @@ func paymentGate(ctx context.Context, cfg config.Config, st *store.Store, id str
 		}
 		key, err := wallet.LoadOrNew(feePayer)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		local := x402.NewLocal(key, cfg.Network)
 		if cfg.Payments == "house" {
@@ -73,71 +123,54 @@ func paymentGate(ctx context.Context, cfg config.Config, st *store.Store, id str
 			// the node's host only: an RPC URL often carries an API key
 			log.Info("payments settle on the chain", "solana_rpc_host", urlHost(cfg.SolanaRPC))
 		}
-		fac = local
+		return local, nil, nil, nil
 	case strings.HasPrefix(cfg.Payments, "http://") || strings.HasPrefix(cfg.Payments, "https://"):
 		remote, err := x402.NewRemote(ctx, cfg.Payments, cfg.Network, cfg.FeePayer)
-		if err != nil {
-			return nil, nil, err
+		if errors.Is(err, x402.ErrFacilitator) {
+			// no answer: the preflight says so, and asks again (payGuard)
+			remote, err = x402.NewRemoteAt(cfg.Payments), nil
 		}
-		fac, params.Facilitator = remote, remote
+		if err != nil {
+			return nil, nil, nil, err
+		}
 		if rpc != nil {
 			// beside a remote facilitator the node finds a claim a crash
 			// left settling by its memo, and gives 402s a live blockhash
 			if lookup, err = x402.NewChainLookup(rpc, payTo, asset); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			log.Info("payment claims are looked up on the chain", "solana_rpc_host", urlHost(cfg.SolanaRPC))
 		}
-	default:
-		return nil, nil, fmt.Errorf("payments %q: expected off, house, local or a facilitator URL", cfg.Payments)
+		return remote, lookup, remote, nil
 	}
-	log.Info("payments", "mode", cfg.Payments, "network", cfg.Network, "pay_to", payTo, "fee_payer", fac.FeePayer())
-	if cfg.Payments == "local" {
-		params.FeePayer = fac.FeePayer()
-	}
-	if params.Chain != nil || params.Facilitator != nil {
-		checks = func(ctx context.Context) []preflight.Finding { return preflight.Run(ctx, params) }
-		if err := paymentPreflight(ctx, log, checks); err != nil {
-			return nil, nil, err
-		}
-	}
-	sealer, err := redeliverySealer(cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	gc := x402.Config{Facilitator: fac, Store: st, Network: cfg.Network, Asset: asset, PayTo: payTo, PublicURL: cfg.PublicURL, HostID: id, Sealer: sealer}
-	if lookup != nil {
-		gc.Chain = lookup
-	}
-	g, err := x402.NewGate(ctx, gc)
-	if err != nil {
-		return nil, nil, err
-	}
-	return g, checks, nil
+	return nil, nil, nil, fmt.Errorf("payments %q: expected off, house, local or a facilitator URL", cfg.Payments)
 }
 
 // paymentPreflight checks the payment path before the host takes a
-// payment: a finding that would fail every payer (no node, another
-// network, no token account for pay_to) refuses the start, naming the
-// fix; a fee payer short of SOL only warns (preflight.feePayer says why).
-func paymentPreflight(ctx context.Context, log hclog.Logger, checks func(context.Context) []preflight.Finding) error {
+// payment: a definite finding that would fail every payer or pay the
+// wrong place (another network, no token account for pay_to, a
+// facilitator without the network) refuses the start, naming the fix; a
+// node or facilitator that does not answer, and a fee payer short of
+// SOL, only warn (preflight.Finding.Unreachable, preflight.feePayer).
+func paymentPreflight(ctx context.Context, log hclog.Logger, checks func(context.Context) []preflight.Finding) ([]preflight.Finding, error) {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	var fatal []string
-	for _, f := range checks(ctx) {
+	findings := checks(ctx)
+	for _, f := range findings {
 		switch {
 		case f.OK():
 			log.Info("payment preflight: ok", "check", f.What)
-		case f.Fatal:
+		case f.Misconfigured():
 			fatal = append(fatal, f.What+": "+f.Explained()+" (fix: "+f.Fix+")")
 		default:
 			log.Warn("payment preflight: "+f.What+": "+f.Explained(), "fix", f.Fix)
 		}
 	}
 	if len(fatal) > 0 {
-		return fmt.Errorf("payment preflight: this host cannot take a payment:\n  %s", strings.Join(fatal, "\n  "))
+		return nil, fmt.Errorf("payment preflight: this host cannot take a payment:\n  %s", strings.Join(fatal, "\n  "))
 	}
-	return nil
+	return findings, nil
 }
 
 // redeliverySealer keeps issued answers under the operator's key secret
