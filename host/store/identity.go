@@ -56,10 +56,10 @@ func (s *Store) PaymentIdentity(ctx context.Context) (PaymentIdentity, bool, err
 // StampPaymentIdentity stamps the store with id unless it carries a stamp
 // already, and returns the stamp in force (id, or the earlier one: a
 // caller whose identity differs must not settle). The first stamp also
-// writes the floor row (FloorVersion) and the triggers that make the
-// database itself refuse a house proof's claim and a payments-off line
-// (stampTriggers), in the same transaction: a build too old for the floor
-// still cannot record a house proof on a store that takes money.
+// writes the floor row (FloorVersion) in the same transaction; from then
+// on the database itself refuses a house proof's claim and a payments-off
+// line (onChainTriggers): a build too old for the floor still cannot
+// record a house proof on a store that takes money.
 func (s *Store) StampPaymentIdentity(ctx context.Context, id PaymentIdentity) (PaymentIdentity, error) {
 	raw, err := json.Marshal(id)
 	if err != nil {
@@ -77,15 +77,8 @@ func (s *Store) StampPaymentIdentity(ctx context.Context, id PaymentIdentity) (P
 	if n, err := res.RowsAffected(); err != nil {
 		return id, fmt.Errorf("store: stamp: %w", err)
 	} else if n == 1 {
-		stmts := append([]string{s.q(`INSERT INTO schema_migrations (version) VALUES (?) ON CONFLICT (version) DO NOTHING`)}, s.stampTriggers()...)
-		for i, stmt := range stmts {
-			args := []any{}
-			if i == 0 {
-				args = append(args, FloorVersion)
-			}
-			if _, err := tx.ExecContext(ctx, stmt, args...); err != nil {
-				return id, fmt.Errorf("store: stamp: %w", err)
-			}
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO schema_migrations (version) VALUES (?) ON CONFLICT (version) DO NOTHING`), FloorVersion); err != nil {
+			return id, fmt.Errorf("store: stamp: %w", err)
 		}
 	}
 	var inForce string
@@ -106,24 +99,30 @@ func (s *Store) StampPaymentIdentity(ctx context.Context, id PaymentIdentity) (P
 // house proof or a payments-off line on a stamped store: static words.
 const onChainRefusal = "this store settles on a chain (its payment identity is stamped): it records no house proof and no payments-off line; run an Assay that takes its payments on that chain"
 
-// stampTriggers refuse, on a stamped store, the two rows only a host that
-// takes no money writes: a claim of a house proof (payment_claims.house,
-// written by every build since migration 3) and a ledger line with no
-// transaction that is a house line (payments off). A house wallet's real
-// payment has its transaction id, and is not refused.
-func (s *Store) stampTriggers() []string {
+// onChainTriggers refuse, once the store is stamped, the two rows only a
+// host that takes no money writes: a claim of a house proof
+// (payment_claims.house, written by every build since migration 3) and a
+// ledger line with no transaction that is a house line (payments off). A
+// house wallet's real payment has its transaction id, and is not refused.
+// They are made by migration 12 (so that a test or an operator re-running
+// it finds them made) and look the stamp up at each such insert,
+// so the stamp itself is two inserts and takes no lock on the ledger (a
+// trigger made at the first settlement would wait for every writer of the
+// ledger, with the payer's transfer waiting behind it).
+func (s *Store) onChainTriggers() []string {
 	if s.d.name == "postgres" {
 		return []string{
-			`CREATE OR REPLACE FUNCTION assay_settles_on_chain() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION '` + onChainRefusal + `'; END $$`,
+			`CREATE OR REPLACE FUNCTION assay_settles_on_chain() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF EXISTS (SELECT 1 FROM settings WHERE name = '` + identitySetting + `') THEN RAISE EXCEPTION '` + onChainRefusal + `'; END IF; RETURN NEW; END $$`,
 			`DROP TRIGGER IF EXISTS payment_claims_on_chain ON payment_claims`,
 			`CREATE TRIGGER payment_claims_on_chain BEFORE INSERT ON payment_claims FOR EACH ROW WHEN (NEW.house) EXECUTE FUNCTION assay_settles_on_chain()`,
 			`DROP TRIGGER IF EXISTS ledger_on_chain ON ledger`,
 			`CREATE TRIGGER ledger_on_chain BEFORE INSERT ON ledger FOR EACH ROW WHEN (NEW.house AND NEW.tx_id IS NULL) EXECUTE FUNCTION assay_settles_on_chain()`,
 		}
 	}
+	stamped := `EXISTS (SELECT 1 FROM settings WHERE name = '` + identitySetting + `')`
 	return []string{
-		`CREATE TRIGGER IF NOT EXISTS payment_claims_on_chain BEFORE INSERT ON payment_claims WHEN NEW.house BEGIN SELECT RAISE(ABORT, '` + onChainRefusal + `'); END`,
-		`CREATE TRIGGER IF NOT EXISTS ledger_on_chain BEFORE INSERT ON ledger WHEN NEW.house AND NEW.tx_id IS NULL BEGIN SELECT RAISE(ABORT, '` + onChainRefusal + `'); END`,
+		`CREATE TRIGGER IF NOT EXISTS payment_claims_on_chain BEFORE INSERT ON payment_claims WHEN NEW.house AND ` + stamped + ` BEGIN SELECT RAISE(ABORT, '` + onChainRefusal + `'); END`,
+		`CREATE TRIGGER IF NOT EXISTS ledger_on_chain BEFORE INSERT ON ledger WHEN NEW.house AND NEW.tx_id IS NULL AND ` + stamped + ` BEGIN SELECT RAISE(ABORT, '` + onChainRefusal + `'); END`,
 	}
 }
 

@@ -450,11 +450,14 @@ func (s *Store) migrations() []string {
 	// v12: the launch proofs a plugin set passed on this store (proofs.go):
 	// a host whose set has passed serves at once, every host of a fleet
 	// reading the proof one of them made
-	v12 := `CREATE TABLE launch_proofs (
+	// and the triggers by which a store stamped with its payment identity
+	// (identity.go) refuses house proofs from any build
+	v12 := append([]string{`CREATE TABLE launch_proofs (
 			proof_key TEXT PRIMARY KEY, service TEXT NOT NULL, criteria_id TEXT NOT NULL, criteria_revision TEXT NOT NULL,
 			kind TEXT NOT NULL, passed_ns BIGINT NOT NULL, host_id TEXT NOT NULL, version TEXT NOT NULL,
-			cases BIGINT NOT NULL, planted BIGINT NOT NULL)`
-	return []string{v1, v2, v3, strings.Join(v4, ";\n"), strings.Join(v5, ";\n"), strings.Join(v6, ";\n"), v7, v8, strings.Join(v9, ";\n"), v10, v11, v12}
+			cases BIGINT NOT NULL, planted BIGINT NOT NULL)`}, s.onChainTriggers()...)
+	return []string{v1, v2, v3, strings.Join(v4, ";\n"), strings.Join(v5, ";\n"), strings.Join(v6, ";\n"), v7, v8, strings.Join(v9, ";\n"), v10, v11,
+		strings.Join(v12, ";\n")}
 }
 
 // appendOnly are the statements that make the database refuse UPDATE and
