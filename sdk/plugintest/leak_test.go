@@ -214,15 +214,7 @@ func TestALeakingFamilyIsNotServed(t *testing.T) {
 // (leaky/), each with its tests.
 func leakyModule(t *testing.T, sdkDir string) string {
 	t.Helper()
-	mod := t.TempDir()
-	sum, err := os.ReadFile(filepath.Join(sdkDir, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files := map[string]string{
-		"go.mod": "module example.com/plugins\n\ngo 1.26.8\n\nrequire github.com/assay-audit/assay/sdk v0.0.0\n\n" +
-			"replace github.com/assay-audit/assay/sdk => " + sdkDir + "\n",
-		"go.sum":                           string(sum),
+	return writeModule(t, sdkDir, map[string]string{
 		"adapter/adapter.go":               "examples/adapter/adapter.go",
 		"adapter/lines/lines.go":           "examples/adapter/lines/lines.go",
 		"adapter/lines/record.schema.json": "examples/adapter/lines/record.schema.json",
@@ -236,30 +228,15 @@ func leakyModule(t *testing.T, sdkDir string) string {
 		"leaky/count/criteria.json":        "examples/family/count/criteria.json",
 		"leaky/count/corpus.json":          "examples/family/count/corpus.json",
 		"leaky/count/leak_test.go":         leakyCorpusTest,
-	}
-	for name, body := range files {
-		if strings.HasPrefix(body, "examples/") {
-			src, err := os.ReadFile(filepath.Join(sdkDir, body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			body = strings.ReplaceAll(string(src), "github.com/assay-audit/assay/sdk/examples/", "example.com/plugins/")
-			if strings.HasPrefix(name, "leaky/") {
-				body = strings.ReplaceAll(body, "example.com/plugins/family/", "example.com/plugins/leaky/")
-			}
-			if name == "leaky/count/count.go" {
-				body = withEcho(t, body)
-			}
+	}, func(name, body string) string {
+		if strings.HasPrefix(name, "leaky/") {
+			body = strings.ReplaceAll(body, "example.com/plugins/family/", "example.com/plugins/leaky/")
 		}
-		path := filepath.Join(mod, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
+		if name == "leaky/count/count.go" {
+			body = withEcho(t, body)
 		}
-		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return mod
+		return body
+	})
 }
 
 // withEcho is the example family's source with the leak: the values of

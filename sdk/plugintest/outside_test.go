@@ -25,15 +25,7 @@ func TestPluginsInAModuleOfTheirOwn(t *testing.T) {
 		t.Fatal(err)
 	}
 	assay := assayBinary(t, filepath.Dir(sdkDir))
-	mod := t.TempDir()
-	sum, err := os.ReadFile(filepath.Join(sdkDir, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files := map[string]string{
-		"go.mod": "module example.com/plugins\n\ngo 1.26.8\n\nrequire github.com/assay-audit/assay/sdk v0.0.0\n\n" +
-			"replace github.com/assay-audit/assay/sdk => " + sdkDir + "\n",
-		"go.sum":                           string(sum),
+	mod := writeModule(t, sdkDir, map[string]string{
 		"e2e/e2e_test.go":                  endToEnd,
 		"adapter/adapter.go":               "examples/adapter/adapter.go",
 		"adapter/lines/lines.go":           "examples/adapter/lines/lines.go",
@@ -45,23 +37,7 @@ func TestPluginsInAModuleOfTheirOwn(t *testing.T) {
 		"family/count/count_test.go":       "examples/family/count/count_test.go",
 		"family/count/criteria.json":       "examples/family/count/criteria.json",
 		"family/count/corpus.json":         "examples/family/count/corpus.json",
-	}
-	for name, body := range files {
-		if strings.HasPrefix(body, "examples/") {
-			src, err := os.ReadFile(filepath.Join(sdkDir, body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			body = strings.ReplaceAll(string(src), "github.com/assay-audit/assay/sdk/examples/", "example.com/plugins/")
-		}
-		path := filepath.Join(mod, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	}, nil)
 	run := func(args ...string) string {
 		t.Helper()
 		cmd := exec.Command("go", args...)
@@ -85,6 +61,44 @@ func TestPluginsInAModuleOfTheirOwn(t *testing.T) {
 			t.Errorf("a plugin's module graph holds %s, a host library:\n%s", host, graph)
 		}
 	}
+}
+
+// writeModule writes a module of its own in a temp dir, as a third party
+// starts one: a go.mod requiring only the sdk module (replace'd to this
+// checkout, as the docs say for a clone) and its go.sum, then files, each
+// either its text or "examples/…", a file of the SDK's examples with its
+// import paths moved into the module; edit, when set, may change each
+// example file's text (name is its path in the module).
+func writeModule(t *testing.T, sdkDir string, files map[string]string, edit func(name, body string) string) string {
+	t.Helper()
+	mod := t.TempDir()
+	sum, err := os.ReadFile(filepath.Join(sdkDir, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files["go.mod"] = "module example.com/plugins\n\ngo 1.26.8\n\nrequire github.com/assay-audit/assay/sdk v0.0.0\n\n" +
+		"replace github.com/assay-audit/assay/sdk => " + sdkDir + "\n"
+	files["go.sum"] = string(sum)
+	for name, body := range files {
+		if strings.HasPrefix(body, "examples/") {
+			src, err := os.ReadFile(filepath.Join(sdkDir, body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			body = strings.ReplaceAll(string(src), "github.com/assay-audit/assay/sdk/examples/", "example.com/plugins/")
+			if edit != nil {
+				body = edit(name, body)
+			}
+		}
+		path := filepath.Join(mod, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return mod
 }
 
 // assayBinary is the host binary make build left in ASSAY_BIN, or one
