@@ -207,7 +207,7 @@ func (l *Server) approve(id string, again bool) func(x402.Requirements) error {
 			return fmt.Errorf("%w: the 402's amount is not a number", errCap)
 		}
 		if price > l.cfg.MaxPerCall {
-			return fmt.Errorf("%w: the call costs %d, over the per-call cap of %d (--max-per-call)", errCap, price, l.cfg.MaxPerCall)
+			return fmt.Errorf("%w: the call costs %s, over the per-call cap of %s (--max-per-call)", errCap, x402.USD(price), x402.USD(l.cfg.MaxPerCall))
 		}
 		l.mu.Lock()
 		defer l.mu.Unlock()
@@ -215,7 +215,7 @@ func (l *Server) approve(id string, again bool) func(x402.Requirements) error {
 			return nil
 		}
 		if l.spent+price > l.cfg.MaxSession {
-			return fmt.Errorf("%w: the call costs %d; %d of this session's cap of %d is spent (--max-session)", errCap, price, l.spent, l.cfg.MaxSession)
+			return fmt.Errorf("%w: the call costs %s; %s of this session's cap of %s is spent (--max-session)", errCap, x402.USD(price), x402.USD(l.spent), x402.USD(l.cfg.MaxSession))
 		}
 		l.spent += price
 		return nil
@@ -247,8 +247,14 @@ func (l *Server) paid(t mcptools.Tool) mcp.ToolHandler {
 		switch {
 		case errors.Is(err, errCap):
 			return refused(err.Error()), nil
+		case err != nil && (res == nil || res.Status == 0) && res != nil && res.Payment != "" && !x402.NothingSent(err):
+			// a paid request left and its answer was lost: the same call
+			// sends the same payment (its id), never charged twice
+			return refused("the paid request was sent and no answer came back (" + err.Error() + "); call the tool again with the same arguments: " +
+				"it is the same payment, never charged twice"), nil
 		case err != nil && (res == nil || res.Status == 0):
-			return refused("no answer from the host; call the tool again with the same arguments: it is the same payment, never charged twice"), nil
+			// no paid request reached the host: the cause, as it is
+			return refused("nothing was charged: no payment reached the host (" + err.Error() + ")"), nil
 		case res.Status != http.StatusOK:
 			return answer(res, false), nil
 		}

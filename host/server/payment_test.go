@@ -248,7 +248,7 @@ func TestRefusedSubmissionNeverTouchesThePayment(t *testing.T) {
 	r = do(t, "POST", url, sdBody([]string{"a"}, []string{"b"}), map[string]string{"PAYMENT-SIGNATURE": forged})
 	var pr x402.PaymentRequired
 	decodeHeader(t, r.header.Get("PAYMENT-REQUIRED"), &pr)
-	if r.status != 402 || errorCode(r) != "payment_invalid" || pr.Error != "no_matching_payment_requirements" {
+	if r.status != 402 || errorCode(r) != "payment_invalid" || pr.Error != solana.ReasonAmountMismatch {
 		t.Errorf("mismatched requirements: %d %s / %q", r.status, r.raw, pr.Error)
 	}
 	lines := h.Lines(t, 2)

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -113,6 +114,28 @@ func (p *Payer) onChain(ctx context.Context, r Requirements) (string, error) {
 // usdc prints 6-decimal atomic units as dollars.
 func usdc(units uint64) string {
 	return fmt.Sprintf("$%d.%06d", units/1_000_000, units%1_000_000)
+}
+
+// USD prints 6-decimal atomic units as dollars for a person: at least two
+// decimals, no trailing zeros past them ($0.05, $0.0125, $1.00).
+func USD(units uint64) string {
+	s := strings.TrimRight(fmt.Sprintf("%06d", units%1_000_000), "0")
+	for len(s) < 2 {
+		s += "0"
+	}
+	return fmt.Sprintf("$%d.%s", units/1_000_000, s)
+}
+
+// NothingSent reports whether err is a request that never reached the
+// host (its connection was refused or could not be made, or the name did
+// not resolve): whatever it carried, a payment included, was not received.
+func NothingSent(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	var dns *net.DNSError
+	return errors.As(err, &dns)
 }
 
 // known USDC mints and their decimals: the client needs the mint's

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -216,7 +217,7 @@ type blockhashSource interface {
 
 // Requirements are what a paid request must pay.
 func (g *Gate) Requirements(req payment.Request) Requirements {
-	extra := map[string]any{"feePayer": g.cfg.Facilitator.FeePayer(), "memo": newMemo()}
+	extra := map[string]any{"feePayer": g.cfg.Facilitator.FeePayer(), "memo": routeMemo(g.markerKey, req.Service, req.Op)}
 	if g.cfg.Facilitator.Offline() {
 		// the operator named house mode: a payer's client sees it before
 		// it signs anything
@@ -349,8 +350,11 @@ func (g *Gate) Admit(ctx context.Context, req payment.Request) (*payment.Admissi
 		return nil, g.demand402(req, CodeInvalid, "invalid_payload"), nil
 	}
 	reqs := g.Requirements(req)
-	if !reqs.Matches(p.Accepted) {
-		return nil, g.demand402(req, CodeInvalid, "no_matching_payment_requirements"), nil
+	if reason := reqs.Mismatch(p.Accepted); reason != "" {
+		return nil, g.demand402(req, CodeInvalid, reason), nil
+	}
+	if p.Resource != nil && !resourceOfRoute(p.Resource.URL, req) {
+		return nil, g.demand402(req, CodeInvalid, ReasonRouteMismatch), nil
 	}
 	return g.check(ctx, req, p, h, reqs, "", "")
 }
@@ -392,9 +396,14 @@ func (g *Gate) check(ctx context.Context, req payment.Request, p *PaymentPayload
 	if err == nil {
 		return g.admitClaim(ctx, req, st, c)
 	}
-	// a new payment carries one of this host's memos, the one its 402 gave
-	if !IsHostMemo(memo) {
+	// a new payment carries one of this host's memos, the one its 402 gave,
+	// made for this route: one made from another route's 402 is refused
+	// before anything is verified, and still buys its own route's report
+	switch {
+	case !IsHostMemo(memo):
 		return nil, g.demand402(req, CodeInvalid, solana.ReasonMemoMismatch), nil
+	case !memoOfRoute(g.markerKey, memo, req.Service, req.Op):
+		return nil, g.demand402(req, CodeInvalid, ReasonRouteMismatch), nil
 	}
 	v, err := g.cfg.Facilitator.Verify(ctx, p, reqs)
 	if err != nil {
@@ -420,6 +429,21 @@ func (g *Gate) check(ctx context.Context, req payment.Request, p *PaymentPayload
 		st.blockhash = payloadBlockhash(p)
 	}
 	return &payment.Admission{Facts: examined(), State: st}, nil, nil
+}
+
+// resourceOfRoute reports whether a payment's resource URL (the 402's,
+// which the client copies) names req's route: its path ends in the op,
+// after the service on a host of several (a host of one service answers
+// at its root too). A URL that does not parse names no route.
+func resourceOfRoute(raw string, req payment.Request) bool {
+	if raw == "" {
+		return true // the client sent none: the memo decides
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	return u.Path == "/"+req.Service+"/"+req.Op || u.Path == "/"+req.Op || req.HTTP != nil && u.Path == req.HTTP.URL.Path
 }
 
 // identifierLookup is the store's key for a payment identifier on one
@@ -459,7 +483,8 @@ func (g *Gate) claimOf(ctx context.Context, st *admitted) (store.Claim, error) {
 func (g *Gate) admitClaim(ctx context.Context, req payment.Request, st *admitted, c store.Claim) (*payment.Admission, *payment.Demand, error) {
 	switch {
 	case c.Service != req.Service || c.Op != req.Op:
-		return nil, g.demand402(req, CodeInvalid, "payment_claimed_for_another_route"), nil
+		// the payment bought (or is buying) another route's report
+		return nil, g.demand402(req, CodeInvalid, ReasonRouteMismatch), nil
 	case c.IDLookup == "" && st.lookup != "":
 		// a claim opened without an identifier (the payment's first
 		// sending had none, or a host from before identifiers opened it):

@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+
+	"github.com/assay-audit/assay/host/solana"
 )
 
 // Version is the protocol version this package speaks.
@@ -158,29 +160,66 @@ var dynamicExtra = map[string]bool{"recentBlockhash": true, "lastValidBlockHeigh
 // Matches reports whether a client's accepted requirements are the ones the
 // server offers: every field equal, every server extra key equal except the
 // dynamic ones.
-func (r Requirements) Matches(accepted Requirements) bool {
-	if r.Scheme != accepted.Scheme || r.Network != accepted.Network || r.Asset != accepted.Asset ||
-		r.Amount != accepted.Amount || r.PayTo != accepted.PayTo || r.MaxTimeoutSeconds != accepted.MaxTimeoutSeconds {
-		return false
+func (r Requirements) Matches(accepted Requirements) bool { return r.Mismatch(accepted) == "" }
+
+// Mismatch names the first way a client's accepted requirements differ
+// from the ones the server offers ("" when they match), in the exact
+// scheme's own reason words where it has them: another asset, pay_to,
+// amount or fee payer is what a payment made for another host or another
+// price looks like.
+func (r Requirements) Mismatch(accepted Requirements) string {
+	switch {
+	case r.Scheme != accepted.Scheme:
+		return ReasonUnsupportedScheme
+	case r.Network != accepted.Network:
+		return ReasonInvalidNetwork
+	case r.Asset != accepted.Asset:
+		return solana.ReasonMintMismatch
+	case r.PayTo != accepted.PayTo:
+		return solana.ReasonRecipientMismatch
+	case r.Amount != accepted.Amount:
+		return solana.ReasonAmountMismatch
+	case r.MaxTimeoutSeconds != accepted.MaxTimeoutSeconds:
+		return ReasonNoMatchingRequirements
 	}
 	for k, v := range r.Extra {
 		if dynamicExtra[k] {
 			continue
 		}
+		same := false
 		if s, ok := v.(string); ok {
 			// the usual case (feePayer): compared as strings, so a
 			// client's value is never re-encoded, however deep it nests
-			if a, ok := accepted.Extra[k].(string); !ok || a != s {
-				return false
-			}
-			continue
+			a, ok := accepted.Extra[k].(string)
+			same = ok && a == s
+		} else {
+			same = reflect.DeepEqual(normalize(v), normalize(accepted.Extra[k]))
 		}
-		if !reflect.DeepEqual(normalize(v), normalize(accepted.Extra[k])) {
-			return false
+		switch {
+		case same:
+		case k == "feePayer":
+			return solana.ReasonFeePayerMismatch
+		default:
+			return ReasonNoMatchingRequirements
 		}
 	}
-	return true
+	return ""
 }
+
+// Reasons a payment's requirements are refused for before anything is
+// verified (the exact scheme's own, solana.Reason*, where it has one).
+const (
+	// ReasonUnsupportedScheme: a scheme other than exact.
+	ReasonUnsupportedScheme = "unsupported_scheme"
+	// ReasonInvalidNetwork: a payment on another network.
+	ReasonInvalidNetwork = "invalid_network"
+	// ReasonNoMatchingRequirements: another timeout or extra member.
+	ReasonNoMatchingRequirements = "no_matching_payment_requirements"
+	// ReasonRouteMismatch: a payment made from another route's 402 (its
+	// memo, in the transaction the payer signed, names that route; or the
+	// resource it names is another route).
+	ReasonRouteMismatch = "route_mismatch"
+)
 
 // normalize makes JSON-decoded and Go-built values comparable.
 func normalize(v any) any {

@@ -255,7 +255,9 @@ func unanswered(res *x402.Paid, err error, out, sentMarker string) error {
 		_ = json.Unmarshal(res.Body, &a)
 		why = fmt.Sprintf("%d %s: %s", res.Status, a.Error.Code, a.Error.Message)
 	}
-	if sentMarker == "" && (res == nil || res.Payment == "") {
+	if sentMarker == "" && (res == nil || res.Payment == "" || x402.NothingSent(err)) {
+		// no payment reached the host (none was made, or the connection
+		// that would have carried it was never made)
 		return callExit(callNotPaid, fmt.Errorf("call: %s; this call charged nothing", why))
 	}
 	return owe(res, why, out, sentMarker)
@@ -300,7 +302,9 @@ func owe(res *x402.Paid, why, out, sentMarker string) error {
 	status, taken := callOwed, "the payment may have been taken"
 	switch hostSaysCharged(res) {
 	case "false":
-		status, taken = callNotPaid, "the host says nothing was charged and the payment is still good"
+		// nothing to redeem: no file is left to refuse the next call
+		// with this --out
+		return callExit(callNotPaid, fmt.Errorf("call: %s%s; the host says nothing was charged: call again", why, redeem))
 	case "true":
 		taken = "the host says the payment was taken"
 	}

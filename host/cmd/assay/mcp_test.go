@@ -251,14 +251,33 @@ func TestAssayMCPPaysWithinItsCaps(t *testing.T) {
 	}
 	other := json.RawMessage(`{"streamed_capture":{"chunks":["YQ=="]},"reference_output":{"chunks":["Yg=="]}}`)
 	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "stream_divergence_compare", Arguments: other})
-	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "refused before signing: the call costs 50000; 50000 of this session's cap of 50000 is spent") {
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "refused before signing: the call costs $0.05; $0.05 of this session's cap of $0.05 is spent") {
 		t.Errorf("a call over the session's cap: %v %+v", err, res)
 	}
 	res, err = local("0.01", "5").CallTool(ctx, &mcp.CallToolParams{Name: "stream_divergence_compare", Arguments: other})
-	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "over the per-call cap of 10000") {
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "over the per-call cap of $0.01") {
 		t.Errorf("a call over the per-call cap: %v %+v", err, res)
 	}
 	if n := len(allLines(t, st)); n != 1 {
 		t.Errorf("refused calls made ledger lines: %d", n)
 	}
+	// the host gone: no paid request can leave, and the tool says that
+	// (the cause, nothing charged), never "call again, same payment"
+	fresh := local("5", "5")
+	h.stop()
+	res, err = fresh.CallTool(ctx, &mcp.CallToolParams{Name: "stream_divergence_compare", Arguments: other})
+	if text := toolText(res); err != nil || !res.IsError || !strings.Contains(text, "nothing was charged: no payment reached the host") || strings.Contains(text, "call the tool again") {
+		t.Errorf("a paid call to a host that is gone: %v %q", err, text)
+	}
+}
+
+// toolText is a tool result's first text content ("" for none).
+func toolText(res *mcp.CallToolResult) string {
+	if res == nil || len(res.Content) == 0 {
+		return ""
+	}
+	if c, ok := res.Content[0].(*mcp.TextContent); ok {
+		return c.Text
+	}
+	return ""
 }
