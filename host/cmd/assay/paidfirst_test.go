@@ -3,12 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"io"
-	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -125,15 +122,13 @@ func floodProcess(tb testing.TB, url string) func() map[int]int {
 	}
 }
 
-// paidCaller makes paid calls one at a time, each with a fresh payment,
-// and answers status and latency of the paid request (the 402 before it
-// is read once).
+// paidCaller makes paid calls one at a time, each with a fresh payment
+// from a 402 of its own, and answers status and latency of the paid
+// request (the 402 is outside the clock).
 type paidCaller struct {
 	url    string
 	client *http.Client
 	payer  *x402.Payer
-	reqs   x402.Requirements
-	res    x402.Resource
 }
 
 func newPaidCaller(tb testing.TB, url string) *paidCaller {
@@ -142,7 +137,14 @@ func newPaidCaller(tb testing.TB, url string) *paidCaller {
 		tb.Fatal(err)
 	}
 	c := &paidCaller{url: url, client: loadClient(1), payer: &x402.Payer{Wallet: w}}
-	r, _ := post(url+"/stream-divergence/compare", smallCompare)
+	c.required(tb) // the route asks for payment before the calls begin
+	return c
+}
+
+// required is the compare's 402: its requirements (with the memo that
+// names this route for one payment) and resource.
+func (c *paidCaller) required(tb testing.TB) (x402.Requirements, x402.Resource) {
+	r, _ := post(c.url+"/stream-divergence/compare", smallCompare)
 	resp, err := c.client.Do(r)
 	if err != nil {
 		tb.Fatal(err)
@@ -154,19 +156,14 @@ func newPaidCaller(tb testing.TB, url string) *paidCaller {
 	if err := json.Unmarshal(raw, &pr); err != nil || resp.StatusCode != 402 {
 		tb.Fatalf("402: %d %v", resp.StatusCode, err)
 	}
-	c.reqs, c.res = pr.Accepts[0], pr.Resource
-	return c
+	return pr.Accepts[0], pr.Resource
 }
 
-// sign is a fresh payment for the compare, with the fresh memo its own
-// 402 would have asked for.
+// sign is a fresh payment for the compare, from a fresh 402 of its own
+// (each memo is one payment's, and names the route), before the clock.
 func (c *paidCaller) sign(tb testing.TB) string {
-	r := c.reqs
-	r.Extra = maps.Clone(c.reqs.Extra)
-	nonce := make([]byte, 16)
-	_, _ = rand.Read(nonce)
-	r.Extra["memo"] = x402.MemoPrefix + hex.EncodeToString(nonce)
-	sig, err := c.payer.Sign(r, c.res)
+	r, res := c.required(tb)
+	sig, err := c.payer.Sign(r, res)
 	if err != nil {
 		tb.Fatal(err)
 	}
