@@ -247,7 +247,7 @@ func (l *Server) paid(t mcptools.Tool) mcp.ToolHandler {
 		switch {
 		case errors.Is(err, errCap):
 			return refused(err.Error()), nil
-		case err != nil && (res == nil || res.Status == 0) && res != nil && res.Payment != "" && !x402.NothingSent(err):
+		case err != nil && (res == nil || res.Status == 0) && res != nil && res.Reached:
 			// a paid request left and its answer was lost: the same call
 			// sends the same payment (its id), never charged twice
 			return refused("the paid request was sent and no answer came back (" + err.Error() + "); call the tool again with the same arguments: " +

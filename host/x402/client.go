@@ -42,6 +42,11 @@ type Paid struct {
 	// it carries none): the host answers a payment, or a later one with the
 	// same id, with the report it issued for it instead of charging again.
 	Identifier string
+	// Reached: a request carrying the payment (or a marker) got past its
+	// connection, in any attempt: the host may hold the payment whatever
+	// became of its answer. False only when every attempt failed to
+	// connect (NothingSent), or none carried a payment.
+	Reached bool
 }
 
 // Payer makes x402 v2 paid calls with a Solana wallet: POST, read the 402,
@@ -311,7 +316,15 @@ func (p *Payer) finish(ctx context.Context, url string, body []byte, resp *http.
 	}
 	marker := ""
 	var out *Paid
+	// whether any request that carried the payment got past connecting
+	reached := false
+	defer func() {
+		if out != nil {
+			out.Reached = out.Reached || reached && sent != nil
+		}
+	}()
 	for {
+		reached = reached || sent != nil && (postErr == nil || !NothingSent(postErr))
 		wait := time.Second
 		if postErr == nil {
 			if m := resp.Header.Get(HeaderMarker); m != "" {
@@ -338,11 +351,17 @@ func (p *Payer) finish(ctx context.Context, url string, body []byte, resp *http.
 			if postErr != nil && out != nil {
 				out.Marker = marker
 			}
+			if out == nil && reached {
+				out = &Paid{Requirements: reqs} // no answer, but the payment left
+			}
 			return out, postErr
 		}
 		retries--
 		select {
 		case <-ctx.Done():
+			if out == nil && reached {
+				out = &Paid{Requirements: reqs}
+			}
 			return out, ctx.Err()
 		case <-time.After(wait):
 		}

@@ -255,9 +255,9 @@ func unanswered(res *x402.Paid, err error, out, sentMarker string) error {
 		_ = json.Unmarshal(res.Body, &a)
 		why = fmt.Sprintf("%d %s: %s", res.Status, a.Error.Code, a.Error.Message)
 	}
-	if sentMarker == "" && (res == nil || res.Payment == "" || x402.NothingSent(err)) {
-		// no payment reached the host (none was made, or the connection
-		// that would have carried it was never made)
+	if sentMarker == "" && (res == nil || res.Payment == "" || !res.Reached) {
+		// no payment reached the host (none was made, or every connection
+		// that would have carried it failed to open)
 		return callExit(callNotPaid, fmt.Errorf("call: %s; this call charged nothing", why))
 	}
 	return owe(res, why, out, sentMarker)

@@ -21,7 +21,7 @@ func TestUnansweredSaysOneThingOfThePayment(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "report.json")
 	answer := func(charged string) *x402.Paid {
 		body := `{"error":{"code":"plugin_unavailable","message":"m"},"payment":{"mode":"x402","examined":true,"charged":` + charged + `}}`
-		return &x402.Paid{Status: http.StatusServiceUnavailable, Body: []byte(body), Payment: "eyJwYXltZW50IjoxfQ"}
+		return &x402.Paid{Status: http.StatusServiceUnavailable, Body: []byte(body), Payment: "eyJwYXltZW50IjoxfQ", Reached: true}
 	}
 	for _, c := range []struct {
 		res    *x402.Paid
@@ -30,7 +30,7 @@ func TestUnansweredSaysOneThingOfThePayment(t *testing.T) {
 	}{
 		{answer("false"), callNotPaid, "the host says nothing was charged: call again"},
 		{answer("true"), callOwed, "the host says the payment was taken"},
-		{&x402.Paid{Payment: "eyJwYXltZW50IjoxfQ"}, callOwed, "the payment may have been taken"},
+		{&x402.Paid{Payment: "eyJwYXltZW50IjoxfQ", Reached: true}, callOwed, "the payment may have been taken"},
 	} {
 		err := unanswered(c.res, nil, out, "")
 		msg := err.Error()
@@ -47,7 +47,7 @@ func TestUnansweredSaysOneThingOfThePayment(t *testing.T) {
 func TestAnUnchargedExitLeavesNoPaymentFile(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "report.json")
 	body := `{"error":{"code":"plugin_unavailable","message":"m"},"payment":{"mode":"x402","examined":true,"charged":false}}`
-	said := &x402.Paid{Status: http.StatusServiceUnavailable, Body: []byte(body), Payment: "eyJwYXltZW50IjoxfQ"}
+	said := &x402.Paid{Status: http.StatusServiceUnavailable, Body: []byte(body), Payment: "eyJwYXltZW50IjoxfQ", Reached: true}
 	refused := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
 	for _, c := range []struct {
 		what string
