@@ -190,10 +190,23 @@ func (a *Adapter) callFailed(ctx, actx context.Context, c conn, err error, began
 type Router struct {
 	mu       sync.RWMutex
 	byFormat map[string]*Adapter
+	// accepted are the formats the loaded families' criteria accept
+	accepted map[string]bool
 }
 
 // NewRouter returns an empty router.
-func NewRouter() *Router { return &Router{byFormat: map[string]*Adapter{}} }
+func NewRouter() *Router { return &Router{byFormat: map[string]*Adapter{}, accepted: map[string]bool{}} }
+
+// Accept records formats a loaded family's criteria accept: Status then
+// says which adapters a request can reach, the same for /readyz as for
+// the catalog.
+func (r *Router) Accept(formats ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, f := range formats {
+		r.accepted[f] = true
+	}
+}
 
 // DuplicateFormatError is a second adapter for a format another one
 // already serves: the host keeps the first (by pin order) and leaves this
@@ -236,7 +249,8 @@ type AdapterStatus struct {
 	// Restarts counts its process's restarts since the host started.
 	Restarts int `json:"restarts"`
 	// Accepted says a loaded family's criteria accept the format (false:
-	// no request reaches the adapter); the server fills it in.
+	// no request reaches the adapter): Router.Accept, and the server for
+	// its own services.
 	Accepted bool `json:"accepted_by_loaded_criteria"`
 }
 
@@ -249,7 +263,7 @@ func (r *Router) Status() []AdapterStatus {
 	for id, a := range r.byFormat {
 		good, faulted, last := a.health.counts(now)
 		out = append(out, AdapterStatus{Format: id, Family: a.desc.GetFamily(), Version: a.desc.GetAdapterVersion(), State: a.State(),
-			Answers: good, Faults: faulted, LastFaultCause: last, Restarts: a.Restarts()})
+			Answers: good, Faults: faulted, LastFaultCause: last, Restarts: a.Restarts(), Accepted: r.accepted[id]})
 	}
 	slices.SortFunc(out, func(a, b AdapterStatus) int { return strings.Compare(a.Format, b.Format) })
 	return out

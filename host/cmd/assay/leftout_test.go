@@ -107,6 +107,10 @@ func TestAPluginThatCannotStartIsLeftOut(t *testing.T) {
 	if getJSON(t, h.url()+"/", &cat); len(cat.Adapters) != 1 || cat.Adapters[0].Format != "anthropic-messages" || cat.Adapters[0].Accepted {
 		t.Errorf("the catalog's adapters: %+v", cat.Adapters)
 	}
+	// /readyz says the same of it
+	if getJSON(t, h.url()+"/readyz", &cat); len(cat.Adapters) != 1 || cat.Adapters[0].Format != "anthropic-messages" || cat.Adapters[0].Accepted {
+		t.Errorf("/readyz's adapters: %+v", cat.Adapters)
+	}
 	if status, code, raw := postCode(t, h.url()+"/stream-divergence/compare",
 		[]byte(`{"streamed_capture":{"chunks":["YQ=="]},"reference_output":{"chunks":["YQ=="]}}`), nil); status != 200 {
 		t.Errorf("the good family beside it: %d %s %s", status, code, raw)

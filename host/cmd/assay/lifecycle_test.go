@@ -146,3 +146,32 @@ func tryPrecheck(base string) (int, string, []byte) {
 	}
 	return resp.StatusCode, a.Error.Code, raw
 }
+
+// /readyz and the catalog say the same of each adapter: with every family
+// loaded, each shipped adapter's format is accepted by loaded criteria
+// (a request reaches it) in both.
+func TestReadyzAndTheCatalogAgreeOnAdapters(t *testing.T) {
+	bin := testhost.Binary(t, "host/cmd/assay", "assay")
+	cfg, _ := everyPlugin(t, t.TempDir(), "")
+	h := launch(t, bin, nil, "--config", cfg, "--data-dir", t.TempDir())
+	if !h.up() {
+		t.Fatalf("host:\n%s", h.log())
+	}
+	type adapters struct {
+		Adapters []struct {
+			Format   string `json:"format"`
+			Accepted bool   `json:"accepted_by_loaded_criteria"`
+		} `json:"adapters"`
+	}
+	var ready, cat adapters
+	getJSON(t, h.url()+"/readyz", &ready)
+	getJSON(t, h.url()+"/", &cat)
+	if len(ready.Adapters) != 3 || len(cat.Adapters) != 3 {
+		t.Fatalf("adapters: /readyz %+v, catalog %+v", ready.Adapters, cat.Adapters)
+	}
+	for i := range ready.Adapters {
+		if r, c := ready.Adapters[i], cat.Adapters[i]; r.Format != c.Format || !r.Accepted || !c.Accepted {
+			t.Errorf("adapter %d: /readyz %+v, catalog %+v", i, r, c)
+		}
+	}
+}

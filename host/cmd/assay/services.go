@@ -86,6 +86,7 @@ func startPlugins(ctx context.Context, cfg config.Config, log hclog.Logger, only
 			continue
 		}
 		seen[d.GetService()] = true
+		router.Accept(d.GetFormats()...)
 		p.families = append(p.families, f)
 		p.services = append(p.services, server.Service{Desc: d, Backend: server.FamilyBackend{Family: f}})
 		log.Info("family loaded", "plugin", pl.Name, "service", d.GetService(), "criteria", d.GetCriteriaId())
