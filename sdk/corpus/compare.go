@@ -240,14 +240,32 @@ func Diff(exp, act any, path string) string {
 	case json.Number:
 		a, ok := act.(json.Number)
 		if !ok || !sameNumber(e, a) {
-			return path + ": number differs"
+			return path + ": number differs: " + expectedActual(exp, act)
 		}
 		return ""
 	}
 	if exp != act {
-		return path + ": value differs"
+		return path + ": value differs: " + expectedActual(exp, act)
 	}
 	return ""
+}
+
+// expectedActual names both values of a difference, each as JSON and cut
+// to a line: a corpus is synthetic and so is the answer to it, so both
+// may be printed (an author fixes the family or the generator from them).
+func expectedActual(exp, act any) string {
+	return "expected " + shown(exp) + ", actual " + shown(act)
+}
+
+func shown(v any) string {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return "(not JSON)"
+	}
+	if r := []rune(string(raw)); len(r) > 80 {
+		return string(r[:80]) + "…"
+	}
+	return string(raw)
 }
 
 func sameNumber(a, b json.Number) bool {
