@@ -195,7 +195,9 @@ type Router struct {
 }
 
 // NewRouter returns an empty router.
-func NewRouter() *Router { return &Router{byFormat: map[string]*Adapter{}, accepted: map[string]bool{}} }
+func NewRouter() *Router {
+	return &Router{byFormat: map[string]*Adapter{}, accepted: map[string]bool{}}
+}
 
 // Accept records formats a loaded family's criteria accept: Status then
 // says which adapters a request can reach, the same for /readyz as for
