@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/assay-audit/assay/sdk/corpus"
 	"github.com/assay-audit/assay/sdk/plugintest"
 )
 
@@ -68,22 +69,11 @@ func TestALeakingFamilyIsNotServed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var cases struct {
-		Cases []struct {
-			Name    string `json:"name"`
-			Request struct {
-				Path string          `json:"path"`
-				Body json.RawMessage `json:"body"`
-			} `json:"request"`
-			Expect struct {
-				Status int `json:"status"`
-			} `json:"expect"`
-		} `json:"cases"`
-	}
 	raw, err := os.ReadFile(filepath.Join(sdkDir, "examples/family/count/corpus.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	var cases corpus.Corpus
 	if err := json.Unmarshal(raw, &cases); err != nil {
 		t.Fatal(err)
 	}

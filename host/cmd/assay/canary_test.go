@@ -21,6 +21,7 @@ import (
 	"github.com/assay-audit/assay/host/launchproof"
 	"github.com/assay-audit/assay/host/pluginhost"
 	"github.com/assay-audit/assay/host/server"
+	"github.com/assay-audit/assay/host/servicestate"
 	"github.com/assay-audit/assay/host/signing"
 	"github.com/assay-audit/assay/host/store"
 )
@@ -131,6 +132,38 @@ func TestCanaryProofRefusesALeak(t *testing.T) {
 	}
 	if found, sent, err := canaryProof(ctx, services, honest, keys, st, dataDir, capture, log); err != nil || len(found) > 0 || sent < 100 {
 		t.Errorf("the same host without the leak: %d requests, %v %v", sent, found, err)
+	}
+
+	// as a start runs it (--canary-proof): a service held back while its
+	// proof runs is stopped on this host when the proof finds a trace, and
+	// served, its proof recorded, when it finds none
+	target := launchproof.Target{Service: services[0], Key: "canary-proof-key"}
+	k := keyOf(services[0])
+	for _, c := range []struct {
+		what    string
+		served  http.Handler
+		stopped bool
+	}{{"a leaking host", leaky, true}, {"the host without the leak", honest, false}} {
+		board := servicestate.New(nil, nil, nil)
+		board.StartLocal(k, "its canary proof runs")
+		run := &canaryRun{todo: []launchproof.Target{target}, store: st, board: board, hostID: "h1", build: "b1"}
+		if !run.holds(target) {
+			t.Fatalf("%s: the canary proof does not hold its service back", c.what)
+		}
+		run.run(ctx, c.served, keys, st, dataDir, capture, log)
+		state := board.State(k)
+		_, recorded, err := st.ProofOf(ctx, target.Key)
+		switch {
+		case err != nil:
+			t.Fatal(err)
+		case c.stopped && (!state.Stopped || state.Starting || !strings.HasPrefix(state.Reason, "canary proof failed: the canary was found on ") || recorded):
+			t.Errorf("%s: state %+v, recorded %v", c.what, state, recorded)
+		case !c.stopped && (state.Stopped || !recorded):
+			t.Errorf("%s: state %+v, recorded %v", c.what, state, recorded)
+		}
+		if len(run.running()) != 0 {
+			t.Errorf("%s: still running %v", c.what, run.running())
+		}
 	}
 }
 

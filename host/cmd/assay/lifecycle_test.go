@@ -70,6 +70,20 @@ func TestAStartBindsFirstAndProvesEachSetOnce(t *testing.T) {
 	if status, code := precheckCode(t, h.url(), 1); status != 200 {
 		t.Fatalf("a pre-check after the start: %d %s", status, code)
 	}
+	// the build, everywhere an operator looks: the log's first line,
+	// /readyz and /metrics name what `assay version` says
+	build := buildOf(t, bin)
+	var ready struct {
+		Version string `json:"version"`
+	}
+	getJSON(t, h.url()+"/readyz", &ready)
+	metrics, _ := get(t, h.url()+"/metrics")
+	firstLine, _, _ := strings.Cut(h.log(), "\n")
+	if build == "unknown" || ready.Version != build || !strings.Contains(firstLine, "assay serve starting: version="+build) ||
+		!strings.Contains(string(metrics), `assay_build_info{goversion="`) || !strings.Contains(string(metrics), `version="`+build+`"} 1`) {
+		t.Errorf("the build %q: /readyz %q, first log line %q, /metrics has it: %v", build, ready.Version, firstLine,
+			strings.Contains(string(metrics), build))
+	}
 	if l := h.log(); !strings.Contains(l, "corpus passed at launch: service=stream-divergence") || !strings.Contains(l, "custody check at launch: service=stream-divergence") ||
 		!strings.Contains(l, "start over: ready=true services=1 proven_now=1") {
 		t.Fatalf("the first start's log:\n%s", l)
