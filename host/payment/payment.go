@@ -124,6 +124,19 @@ type Terms struct {
 	// Note is what the gate says of itself to every payer ("" for
 	// nothing), e.g. that this host moves no money.
 	Note string
+	// PayerNeedsNode is true when the host's payment requirements carry
+	// no recent blockhash (a remote facilitator with no node of the
+	// host's): a payer's client must read one from a Solana node of its
+	// own before it can sign.
+	PayerNeedsNode bool
+}
+
+// Presenter is a Gate that tells from a request's headers alone whether
+// it presents a payment (or a redemption of one) to examine: the server
+// counts a paid route's requests that present none against the client's
+// unpaid allowance before it reads their bodies.
+type Presenter interface {
+	Presented(h http.Header) bool
 }
 
 // Publisher is a Gate whose terms can be published.

@@ -66,6 +66,12 @@ type Payer struct {
 	// Chain, when set, is a Solana RPC node: it gives the blockhash a 402
 	// lacks, and the wallet's balance is checked before anything is signed.
 	Chain *solanarpc.Client
+	// Nodes names the node to read a blockhash from when a 402 carries
+	// none and Chain is nil, by CAIP-2 network; nil means DefaultNode's
+	// (the networks' public endpoints, as the official client uses). An
+	// empty map reads from none: such a 402 is then refused before
+	// anything is signed.
+	Nodes map[string]string
 	// Identifier is the payment-identifier id of the payments Call and Sign
 	// build: empty means a fresh one (NewIdentifier) for each. Set to an
 	// earlier payment's id (Paid.Identifier), it builds a fresh transaction
@@ -104,7 +110,7 @@ func (p *Payer) onChain(ctx context.Context, r Requirements) (string, error) {
 		if !exists {
 			account = "it has no token account for it, so it holds"
 		}
-		return "", fmt.Errorf("%w: wallet %s pays in %s; %s %d atomic units; the call costs %d (%s)", ErrShort, owner, r.Asset, account, held, price, usdc(price))
+		return "", fmt.Errorf("%w: wallet %s pays in %s; %s %s (%d atomic units); the call costs %s (%d)", ErrShort, owner, r.Asset, account, USD(held), held, USD(price), price)
 	}
 	if bh, _ := r.Extra["recentBlockhash"].(string); bh != "" {
 		return "", nil
@@ -116,9 +122,52 @@ func (p *Payer) onChain(ctx context.Context, r Requirements) (string, error) {
 	return h.Hash, nil
 }
 
-// usdc prints 6-decimal atomic units as dollars.
-func usdc(units uint64) string {
-	return fmt.Sprintf("$%d.%06d", units/1_000_000, units%1_000_000)
+// DefaultNode is the public JSON-RPC endpoint a Payer with no node of
+// its own reads a blockhash from when a 402 carries none (a host whose
+// remote facilitator has no node beside it): the network's own, the one
+// the official x402 client falls back to; "" for a network without one.
+// Rate-limited and best-effort: a payer who pays often gives a node of
+// its own (--solana-rpc).
+func DefaultNode(network string) string {
+	switch network {
+	case SolanaMainnet:
+		return "https://api.mainnet-beta.solana.com"
+	case SolanaDevnet:
+		return "https://api.devnet.solana.com"
+	}
+	return ""
+}
+
+// ErrNoNode is a 402 without a recentBlockhash that this payer can read
+// none for: no node of its own and no default node for the network.
+// Nothing was signed or sent.
+var ErrNoNode = errors.New("x402: the 402 carries no recentBlockhash (the host has no Solana node of its own) and this payer has no node for its network: give one with --solana-rpc or SOLANA_RPC_URL")
+
+// fallbackBlockhash is the blockhash to sign r with when the payer has no
+// node of its own: "" when r carries one, else the network's default
+// node's latest.
+func (p *Payer) fallbackBlockhash(ctx context.Context, r Requirements) (string, error) {
+	if bh, _ := r.Extra["recentBlockhash"].(string); validHash(bh) {
+		return "", nil
+	}
+	url := DefaultNode(r.Network)
+	if p.Nodes != nil {
+		url = p.Nodes[r.Network]
+	}
+	if url == "" {
+		return "", ErrNoNode
+	}
+	h, err := solanarpc.New(url).LatestBlockhash(ctx)
+	if err != nil {
+		return "", fmt.Errorf("%w (the default node for %s, %s, did not give one: %w)", ErrNoNode, r.Network, url, err)
+	}
+	return h.Hash, nil
+}
+
+// validHash is whether s is a base58 32-byte hash.
+func validHash(s string) bool {
+	b, err := solana.DecodeBase58(s)
+	return err == nil && len(b) == 32
 }
 
 // USD prints 6-decimal atomic units as dollars for a person: at least two
@@ -191,6 +240,8 @@ func (p *Payer) Call(ctx context.Context, url string, body []byte) (*Paid, error
 		if blockhash, err = p.onChain(ctx, *chosen); err != nil {
 			return nil, err
 		}
+	} else if blockhash, err = p.fallbackBlockhash(ctx, *chosen); err != nil {
+		return nil, err
 	}
 	id, err := p.identifier()
 	if err != nil {
@@ -419,7 +470,7 @@ func (p *Payer) build(r Requirements, recent string) (*solana.Transaction, error
 	}
 	hash, err := solana.DecodeBase58(bh)
 	if err != nil || len(hash) != 32 {
-		return nil, errors.New("x402: the requirements carry no recentBlockhash and this client has no RPC endpoint (--solana-rpc or SOLANA_RPC_URL)")
+		return nil, ErrNoNode
 	}
 	var blockhash [32]byte
 	copy(blockhash[:], hash)

@@ -242,6 +242,12 @@ func (g *Gate) Requirements(req payment.Request) Requirements {
 		Asset: g.cfg.Asset, PayTo: g.cfg.PayTo, MaxTimeoutSeconds: g.cfg.MaxTimeoutSeconds, Extra: extra}
 }
 
+// Presented implements payment.Presenter: the request carries a payment
+// or a delivery marker.
+func (g *Gate) Presented(h http.Header) bool {
+	return h.Get(HeaderSignature) != "" || h.Get(HeaderMarker) != ""
+}
+
 // Terms implements payment.Publisher.
 func (g *Gate) Terms() payment.Terms {
 	t := payment.Terms{Protocol: "x402", Scheme: "exact", Network: g.cfg.Network, Asset: g.cfg.Asset, PayTo: g.cfg.PayTo,
@@ -249,7 +255,20 @@ func (g *Gate) Terms() payment.Terms {
 	if g.cfg.Facilitator.Offline() {
 		t.Note = HouseNote
 	}
+	t.PayerNeedsNode = !g.givesBlockhash()
 	return t
+}
+
+// givesBlockhash is whether this gate's 402s carry a recentBlockhash: its
+// own (house mode), or the chain's, read by the embedded facilitator or
+// the ChainLookup beside a remote one. (One read failing leaves a single
+// 402 without; the payer's client then falls back to its node.)
+func (g *Gate) givesBlockhash() bool {
+	if g.blockhash != "" || g.cfg.Chain != nil {
+		return true
+	}
+	_, ok := g.cfg.Facilitator.(blockhashSource)
+	return ok
 }
 
 // Offer implements payment.Publisher: req's PAYMENT-REQUIRED and the x402

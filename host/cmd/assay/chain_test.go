@@ -289,8 +289,8 @@ func TestAssayCallChecksTheWalletOnTheChain(t *testing.T) {
 	_ = os.WriteFile(body, []byte(`{}`), 0o600)
 	var out strings.Builder
 	err := run([]string{"call", "--wallet", short, "--solana-rpc", chain.URL, "--out", filepath.Join(dir, "r.json"), srv.URL + "/svc/op", body}, &out, &out)
-	if err == nil || !strings.Contains(err.Error(), x402.ErrShort.Error()) || !strings.Contains(err.Error(), "wallet "+address(w)) || !strings.Contains(err.Error(), "holds 1234 atomic units") ||
-		!strings.Contains(err.Error(), "the call costs 50000 ($0.050000)") {
+	if err == nil || !strings.Contains(err.Error(), x402.ErrShort.Error()) || !strings.Contains(err.Error(), "wallet "+address(w)) || !strings.Contains(err.Error(), "holds $0.001234 (1234 atomic units)") ||
+		!strings.Contains(err.Error(), "the call costs $0.05 (50000)") {
 		t.Fatalf("a short wallet: %v", err)
 	}
 	if len(signed) != 0 {
