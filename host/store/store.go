@@ -456,8 +456,15 @@ func (s *Store) migrations() []string {
 			proof_key TEXT PRIMARY KEY, service TEXT NOT NULL, criteria_id TEXT NOT NULL, criteria_revision TEXT NOT NULL,
 			kind TEXT NOT NULL, passed_ns BIGINT NOT NULL, host_id TEXT NOT NULL, version TEXT NOT NULL,
 			cases BIGINT NOT NULL, planted BIGINT NOT NULL)`}, s.onChainTriggers()...)
+	// v13: the sign-in nonces spent (signin.go), each kept until no host
+	// would accept its challenge. IF NOT EXISTS: a store whose schema rows
+	// were set back (an operator's, or a test's, downgrade) keeps them
+	v13 := strings.Join([]string{
+		`CREATE TABLE IF NOT EXISTS sign_in_nonces (nonce TEXT PRIMARY KEY, keep_ns BIGINT NOT NULL)`,
+		`CREATE INDEX IF NOT EXISTS sign_in_nonces_keep ON sign_in_nonces (keep_ns)`,
+	}, ";\n")
 	return []string{v1, v2, v3, strings.Join(v4, ";\n"), strings.Join(v5, ";\n"), strings.Join(v6, ";\n"), v7, v8, strings.Join(v9, ";\n"), v10, v11,
-		strings.Join(v12, ";\n")}
+		strings.Join(v12, ";\n"), v13}
 }
 
 // appendOnly are the statements that make the database refuse UPDATE and
