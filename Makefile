@@ -11,13 +11,17 @@ PLUGINS := $(patsubst plugins/%/main.go,%,$(wildcard plugins/*/main.go))
 # arg), else git describe in a checkout; neither leaves it unstamped
 VERSION := $(or $(ASSAY_VERSION),$(if $(wildcard .git),$(shell git describe --tags --always --dirty 2>/dev/null)))
 LDFLAGS := $(if $(VERSION),-X github.com/assay-audit/assay/host/version.stamped=$(VERSION))
+# plugins build without the checkout's path or VCS state in them: the same
+# commit and Go toolchain give the same binaries, so a report's build
+# digests can be rebuilt by whoever verifies it (assay verify --submission)
+PLUGIN_FLAGS := -trimpath -buildvcs=false
 
 .PHONY: build run test test-go corpus-test corpus proto bench screenshots fmt vet clean
 
 build:
 	@mkdir -p $(BIN)
 	$(GO) build $(if $(LDFLAGS),-ldflags '$(LDFLAGS)') -o $(BIN)/assay ./host/cmd/assay
-	@for p in $(PLUGINS); do echo "$(GO) build -o $(BIN)/assay-$$p ./plugins/$$p"; $(GO) build -o $(BIN)/assay-$$p ./plugins/$$p || exit 1; done
+	@for p in $(PLUGINS); do echo "$(GO) build $(PLUGIN_FLAGS) -o $(BIN)/assay-$$p ./plugins/$$p"; $(GO) build $(PLUGIN_FLAGS) -o $(BIN)/assay-$$p ./plugins/$$p || exit 1; done
 	$(BIN)/assay plugins pin --dir $(BIN) > $(BIN)/assay.hcl
 
 run: build

@@ -321,6 +321,10 @@ async function runCase(base, c, pin, keys) {
   try { signed = Buffer.from(jcs(unsigned), 'utf8'); } catch (e) { return `answer: cannot canonicalize (${e.message})`; }
   if (!cryptoVerify(null, signed, keys.get(sig.key_id), sigBytes)) return '$.signature: does not verify over the JCS bytes of the answer';
 
+  // The host's build member names its plugin binaries by digest: signed,
+  // but the host's, not the criteria's measurement, so no case expects it.
+  delete unsigned.build;
+
   // issued_at and the pin.
   const issuedAt = answer.issued_at;
   if (typeof issuedAt !== 'string' || !ISSUED_AT_RE.test(issuedAt)) return '$.issued_at: not YYYY-MM-DDTHH:MM:SSZ';
@@ -333,6 +337,15 @@ async function runCase(base, c, pin, keys) {
     const err = freeTierError(unsigned.free_tier, issuedAt);
     if (err) return err;
     delete unsigned.free_tier;
+  }
+  // sign_in is the host's sign-in-with-x challenge for the caller's next
+  // pre-check: the host's, not a measurement
+  if (hasOwn(unsigned, 'sign_in') && String(req.path).endsWith('/precheck')) {
+    const si = unsigned.sign_in;
+    if (!isPlainObject(si) || !isPlainObject(si.info) || !Array.isArray(si.supportedChains) || si.supportedChains.length === 0) {
+      return '$.sign_in: not a sign-in-with-x challenge (info, supportedChains)';
+    }
+    delete unsigned.sign_in;
   }
 
   // Deep equality with the placeholders substituted.
@@ -350,8 +363,11 @@ async function runCase(base, c, pin, keys) {
 // 0..per_day, min_interval_ms >= 0 (integers), resets_at the 00:00:00Z
 // instant after issued_at (a minute's leeway across midnight).
 function freeTierError(ft, issuedAt) {
-  const keys = isPlainObject(ft) ? Object.keys(ft).sort().join(',') : '';
-  if (keys !== 'min_interval_ms,per_day,remaining,resets_at') return '$.free_tier: not an object of per_day, remaining, resets_at and min_interval_ms';
+  // counted ("wallet" or "address": whose allowance this is) comes from
+  // hosts that prove callers' wallets with sign-in-with-x
+  const keys = isPlainObject(ft) ? Object.keys(ft).filter((k) => k !== 'counted').sort().join(',') : '';
+  if (keys !== 'min_interval_ms,per_day,remaining,resets_at') return '$.free_tier: not an object of per_day, remaining, resets_at, min_interval_ms and (optional) counted';
+  if (hasOwn(ft, 'counted') && ft.counted !== 'wallet' && ft.counted !== 'address') return '$.free_tier.counted: not "wallet" or "address"';
   const int = (v) => Number.isSafeInteger(v);
   if (!int(ft.per_day) || !int(ft.remaining) || !int(ft.min_interval_ms) || ft.per_day < 1 || ft.remaining < 0 || ft.remaining > ft.per_day || ft.min_interval_ms < 0) {
     return '$.free_tier: per_day, remaining or min_interval_ms out of range';

@@ -82,6 +82,11 @@ type Config struct {
 	// TrustedProxies are the reverse proxies (addresses or CIDR prefixes)
 	// whose X-Forwarded-For names the client.
 	TrustedProxies []string `hcl:"trusted_proxies,optional"`
+	// UnpaidPerMinute is each client's allowance of requests without a
+	// payment on paid routes (each is adapted before its 402, free):
+	// default 60 a minute; a paid report gives one back. Past it: 429
+	// unpaid_rate with Retry-After.
+	UnpaidPerMinute int `hcl:"unpaid_per_minute,optional"`
 	// StrictPlugins makes a plugin that cannot start (a version
 	// mismatch, a bad handshake, a crash in main, a checksum that does not
 	// match its pin) stop the host, as before; unset, that plugin is left
@@ -272,6 +277,10 @@ func Load(path string) (Config, error) {
 	}
 	c.Admission = f.Admission
 	c.StrictPlugins = f.StrictPlugins
+	if f.UnpaidPerMinute < 0 {
+		return c, errors.New("unpaid_per_minute: a count of requests, 0 for the default (60)")
+	}
+	c.UnpaidPerMinute = f.UnpaidPerMinute
 	c.PluginDir = filepath.Dir(path)
 	if f.PluginDir != "" {
 		c.PluginDir = f.PluginDir

@@ -1,8 +1,9 @@
-// Package freetier admits free pre-checks: per caller wallet (the body's
-// caller, a Solana address) or, without one, per client address; limits
-// from each family's criteria; counters in the shared store so several
-// hosts admit exactly as one would. Keys are HMAC digests under a
-// per-database secret, so neither wallets nor addresses sit in the table.
+// Package freetier admits free pre-checks: per caller wallet (one the
+// caller proved with x402's sign-in-with-x, package siwx) or, without one,
+// per client address; limits from each family's criteria; counters in the
+// shared store so several hosts admit exactly as one would. Keys are HMAC
+// digests under a per-database secret, so neither wallets nor addresses
+// sit in the table.
 package freetier
 
 import (
@@ -15,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/assay-audit/assay/host/siwx"
 	"github.com/assay-audit/assay/host/store"
 )
 
@@ -28,11 +30,14 @@ type Limits struct {
 type Gate struct {
 	store *store.Store
 	key   []byte
+	// signIn proves callers' wallets, its key derived from the same
+	// per-database secret: every host of the fleet checks the others'
+	// challenges
+	signIn *siwx.Service
 
 	// every pruneEvery-th call deletes the counters of keys idle longer
-	// than keepFor (and than twice the longest interval asked for): a
-	// caller is a wallet named in an unauthenticated body, so without it
-	// the table grows by one row per wallet ever named
+	// than keepFor (and than twice the longest interval asked for): one
+	// row per wallet or address ever counted otherwise stays for good
 	pruneEvery  int64
 	calls       atomic.Int64
 	maxInterval atomic.Int64 // nanoseconds
@@ -43,18 +48,41 @@ type Gate struct {
 // the row says nothing an absent one would not.
 const keepFor = 48 * time.Hour
 
+// Option is a choice New makes otherwise by default.
+type Option func(*options)
+
+type options struct{ publicURL string }
+
+// PublicURL pins the sign-in challenges to the host's public base URL
+// (the operator's public_url; "" changes nothing): they bind its host
+// and scheme instead of the Host each request names.
+func PublicURL(u string) Option { return func(o *options) { o.publicURL = u } }
+
 // New reads the deployment's key from the store.
-func New(ctx context.Context, st *store.Store) (*Gate, error) {
+func New(ctx context.Context, st *store.Store, opts ...Option) (*Gate, error) {
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
 	k, err := st.FreeTierKey(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &Gate{store: st, key: k, pruneEvery: 1024}, nil
+	signIn, err := siwx.New(k, st, o.publicURL)
+	if err != nil {
+		return nil, fmt.Errorf("free tier: %w", err)
+	}
+	return &Gate{store: st, key: k, signIn: signIn, pruneEvery: 1024}, nil
 }
+
+// SignIn issues the sign-in challenges and checks the proofs that make a
+// pre-check count against a wallet.
+func (g *Gate) SignIn() *siwx.Service { return g.signIn }
 
 // Caller is who a free call is counted against.
 type Caller struct {
-	// Wallet is a well-formed Solana address, or "" to count by Addr.
+	// Wallet is a Solana address the caller proved it holds (SignIn), or
+	// "" to count by Addr.
 	Wallet string
 	// Addr is the client's network address (no port).
 	Addr string

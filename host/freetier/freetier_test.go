@@ -2,10 +2,12 @@ package freetier
 
 import (
 	"context"
+	"crypto/ed25519"
 	"testing"
 	"time"
 
 	"github.com/assay-audit/assay/host/internal/storetest"
+	"github.com/assay-audit/assay/host/siwx"
 )
 
 func TestValidWallet(t *testing.T) {
@@ -98,5 +100,42 @@ func TestIdleCountersArePruned(t *testing.T) {
 				t.Errorf("%d counters, want 3 (10.0.0.3 kept under the 30 h interval)", n)
 			}
 		})
+	}
+}
+
+// Every gate on one store checks the others' sign-in challenges (one key
+// derived from the store's secret); a gate pinned to a public URL binds
+// it; a public URL that is none is refused.
+func TestSignInIsTheStores(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.Open(t, "sqlite")
+	a, err := New(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(ctx, st, PublicURL("https://assay.example.com"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	target, ok := b.SignIn().Target("http", "relay.example", "/s/precheck", "solana:x")
+	if !ok || target.URI != "https://assay.example.com/s/precheck" {
+		t.Fatalf("pinned target: %+v", target)
+	}
+	e, err := a.SignIn().Challenge(target, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seed [32]byte
+	p, err := siwx.Sign(e, ed25519.NewKeyFromSeed(seed[:]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := p.Encode()
+	if _, err := b.SignIn().Check(h, target, now); err != nil {
+		t.Errorf("a challenge of one gate, checked by another on the store: %v", err)
+	}
+	if _, err := New(ctx, st, PublicURL("assay.example.com")); err == nil {
+		t.Error("a public URL without a scheme was taken")
 	}
 }

@@ -1,7 +1,9 @@
 // Package mcplocal is the MCP server `assay mcp` runs on an agent's own
 // machine (stdio, for Claude Code, Cursor and the like): it lists a host's
 // tools, pays for the paid ones from the user's wallet within the spend
-// caps the user set, and checks every report's signature against the
+// caps the user set, proves the wallet on every free pre-check (x402's
+// sign-in-with-x: the pre-check counts against the wallet's allowance, not
+// the machine's address), and checks every report's signature against the
 // host's keys before the agent sees it.
 package mcplocal
 
@@ -18,10 +20,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/assay-audit/assay/host/mcptools"
+	"github.com/assay-audit/assay/host/siwx"
 	"github.com/assay-audit/assay/host/x402"
 	"github.com/assay-audit/assay/sdk"
 )
@@ -60,6 +64,13 @@ type Server struct {
 	// to the host (answered with the report issued for it, never charged
 	// twice). Kept in memory only, for this process's life.
 	ids map[[32]byte]string
+	// challenges: per pre-check route, the sign-in challenge the host's
+	// last answer there carried, taken by the next pre-check (a nonce is
+	// spent once: two calls at once never share one)
+	challenges map[string]siwx.Extension
+	// noSignIn: the host answered a challenge request without one (no
+	// free tier, or a host from before sign-in): not asked again
+	noSignIn bool
 }
 
 // New fetches the host's catalog, OpenAPI document and keys and builds
@@ -68,7 +79,7 @@ func New(ctx context.Context, cfg Config) (*mcp.Server, *Server, error) {
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{}
 	}
-	l := &Server{cfg: cfg, ids: map[[32]byte]string{}}
+	l := &Server{cfg: cfg, ids: map[[32]byte]string{}, challenges: map[string]siwx.Extension{}}
 	catalog, err := l.get(ctx, "/")
 	if err != nil {
 		return nil, nil, err
@@ -85,9 +96,10 @@ func New(ctx context.Context, cfg Config) (*mcp.Server, *Server, error) {
 		return nil, nil, err
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "assay-local", Title: "Assay (paying from your wallet)", Version: cfg.Version},
-		&mcp.ServerOptions{Instructions: fmt.Sprintf("Tools of the Assay host %s. Paid tools are paid from the user's wallet, at most %d USDC "+
-			"atomic units a call and %d in this session; every report's signature is checked against the host's keys before it is returned. "+
-			"A tool's arguments are the request body, or {\"body_file\": \"<path of a local JSON file>\"} for a large one.", cfg.Host, cfg.MaxPerCall, cfg.MaxSession)})
+		&mcp.ServerOptions{Instructions: fmt.Sprintf("Tools of the Assay host %s. Paid tools are paid from the user's wallet in USDC, at most %s a call and %s "+
+			"in this session; every report's signature is checked against the host's keys before it is returned. "+
+			"A tool's arguments are the request body, or {\"body_file\": \"<path of a local JSON file>\"} for a large one.", cfg.Host,
+			x402.USD(uint64(cfg.MaxPerCall)), x402.USD(uint64(cfg.MaxSession)))})
 	for _, t := range tools {
 		t.InputSchema = withBodyFile(t.InputSchema)
 		if t.Paid {
@@ -177,24 +189,98 @@ func refused(text string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
 }
 
-// free answers a pre-check: the host's answer as it is.
+// free answers a pre-check, proved with the wallet: the host's answer as
+// it is.
 func (l *Server) free(t mcptools.Tool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		b, err := body(req.Params.Arguments)
 		if err != nil {
 			return refused(err.Error()), nil
 		}
-		r, err := http.NewRequestWithContext(ctx, http.MethodPost, l.cfg.Host+t.Path, bytes.NewReader(b))
-		if err != nil {
-			return nil, fmt.Errorf("mcplocal: %w", err)
-		}
-		r.Header.Set("Content-Type", "application/json")
-		resp, err := l.cfg.Client.Do(r)
+		resp, err := l.precheck(ctx, t.Path, b)
 		if err != nil {
 			return refused("the host did not answer the pre-check"), nil
 		}
 		return mcptools.Result(resp, false)
 	}
+}
+
+// precheck sends a pre-check proved with the wallet (SIGN-IN-WITH-X): with
+// the challenge the host's last answer on the route carried, else one
+// asked for (which spends nothing). A proof refused (401 siwx_invalid: the
+// challenge expired meanwhile) is sent once more with the challenge the
+// refusal carried. A host that gives no challenge (no free tier) is sent
+// the pre-check as it is.
+func (l *Server) precheck(ctx context.Context, path string, b []byte) (*http.Response, error) {
+	url := l.cfg.Host + path
+	for attempt := 0; ; attempt++ {
+		proof := l.proof(ctx, path, url)
+		r, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(b))
+		if err != nil {
+			return nil, fmt.Errorf("mcplocal: %w", err)
+		}
+		r.Header.Set("Content-Type", "application/json")
+		if proof != "" {
+			r.Header.Set(siwx.Header, proof)
+		}
+		resp, err := l.cfg.Client.Do(r)
+		if err != nil {
+			return nil, fmt.Errorf("mcplocal: pre-check: %w", err)
+		}
+		raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+		resp.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("mcplocal: pre-check: %w", err)
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(raw))
+		if next, ok := siwx.FromAnswer(raw); ok {
+			l.mu.Lock()
+			l.challenges[path] = next
+			l.mu.Unlock()
+		}
+		if attempt > 0 || proof == "" || resp.StatusCode != http.StatusUnauthorized {
+			return resp, nil
+		}
+	}
+}
+
+// proof is the wallet's SIGN-IN-WITH-X for the route's next pre-check (""
+// when there is no challenge to sign).
+func (l *Server) proof(ctx context.Context, path, url string) string {
+	if l.cfg.Payer == nil || l.cfg.Payer.Wallet == nil {
+		return ""
+	}
+	l.mu.Lock()
+	e, ok := l.challenges[path]
+	delete(l.challenges, path)
+	off := l.noSignIn
+	l.mu.Unlock()
+	if off {
+		return ""
+	}
+	if exp, err := time.Parse(time.RFC3339Nano, e.Info.ExpirationTime); ok && err == nil && time.Until(exp) < 10*time.Second {
+		ok = false // about to expire: a fresh one spares the refusal
+	}
+	if !ok {
+		var err error
+		if e, err = siwx.AskChallenge(ctx, l.cfg.Client, url); err != nil {
+			if errors.Is(err, siwx.ErrNoChallenge) {
+				l.mu.Lock()
+				l.noSignIn = true
+				l.mu.Unlock()
+			}
+			return ""
+		}
+	}
+	p, err := siwx.Sign(e, l.cfg.Payer.Wallet)
+	if err != nil {
+		return ""
+	}
+	h, err := p.Encode()
+	if err != nil {
+		return ""
+	}
+	return h
 }
 
 // approve is the spend caps, asked before anything is signed; a payment

@@ -11,12 +11,20 @@
 // Validation before payment, the free tier, admission, claims, redelivery,
 // the ledger, the self-check and custody are therefore the HTTP routes'
 // own, and a payment spent on one transport is a replay on the other.
+//
+// A pre-check tool's call proves the caller's wallet as the HTTP route's
+// SIGN-IN-WITH-X header does (x402's sign-in-with-x; the MCP transport
+// says nothing of it): the proof rides in _meta["x402/sign-in-with-x"],
+// as its JSON object or as the header's base64 value, and the challenge
+// to sign is the answer's sign_in member (structuredContent); the value
+// "challenge" asks for one without spending a pre-check.
 package mcptools
 
 import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -34,13 +42,24 @@ import (
 const (
 	MetaPayment         = "x402/payment"
 	MetaPaymentResponse = "x402/payment-response"
-	errorWrapper        = "x402/error"
+	// MetaSignIn carries a pre-check's sign-in proof (the transport
+	// names no key for extensions: this one follows its x402/ names)
+	MetaSignIn   = "x402/sign-in-with-x"
+	errorWrapper = "x402/error"
 )
 
-// remoteHeader carries the MCP request's client address to the tool call's
-// internal request (the free tier counts callers without a wallet by it);
-// a value the client sent is dropped first.
-const remoteHeader = "X-Assay-Mcp-Remote-Addr"
+// Headers carrying the MCP request's connection to the tool call's
+// internal request; a value the client sent is dropped first.
+const (
+	// remoteHeader: the client address (the free tier counts callers
+	// without a proven wallet by it)
+	remoteHeader = "X-Assay-Mcp-Remote-Addr"
+	// hostHeader and tlsHeader: the Host the client reached and whether
+	// over TLS, which a pre-check's sign-in challenge binds (its domain
+	// and uri: the pre-check route's URL on that host)
+	hostHeader = "X-Assay-Mcp-Host"
+	tlsHeader  = "X-Assay-Mcp-Tls"
+)
 
 // Config is what the tools are served from.
 type Config struct {
@@ -85,6 +104,12 @@ func New(cfg Config) *Gate {
 func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Header.Del(remoteHeader)
 	r.Header.Set(remoteHeader, r.RemoteAddr)
+	r.Header.Del(hostHeader)
+	r.Header.Set(hostHeader, r.Host)
+	r.Header.Del(tlsHeader)
+	if r.TLS != nil {
+		r.Header.Set(tlsHeader, "1")
+	}
 	rec := httptest.NewRecorder()
 	g.handler.ServeHTTP(rec, r)
 	body := rec.Body.Bytes()
@@ -216,7 +241,8 @@ func (g *Gate) refresh(ctx context.Context) *mcp.Server {
 
 const instructions = "Each paid tool returns a report signed by the host (Ed25519, keys at /keys) under a published criteria document: " +
 	"facts, never a score or a grade. A paid tool first answers with the x402 PaymentRequired (isError); pay it and call again with " +
-	"the payment in _meta[\"x402/payment\"]. The *_precheck tools are free: they say whether a body would be measured."
+	"the payment in _meta[\"x402/payment\"]. The *_precheck tools are free: they say whether a body would be measured; " +
+	"a wallet proved in _meta[\"x402/sign-in-with-x\"] (x402 sign-in-with-x, the answer's sign_in signed) is counted instead of the address."
 
 // get is a GET of the host's own JSON.
 func (g *Gate) get(ctx context.Context, path string) ([]byte, error) {
@@ -244,9 +270,21 @@ func (g *Gate) call(t Tool) mcp.ToolHandler {
 		r.Header.Set("Content-Type", "application/json")
 		if req.Extra != nil && req.Extra.Header != nil {
 			r.RemoteAddr = req.Extra.Header.Get(remoteHeader)
-			if xff := req.Extra.Header.Values("X-Forwarded-For"); len(xff) > 0 {
-				r.Header["X-Forwarded-For"] = xff
+			for _, h := range []string{"X-Forwarded-For", "X-Forwarded-Proto"} {
+				if v := req.Extra.Header.Values(h); len(v) > 0 {
+					r.Header[h] = v
+				}
 			}
+			if !t.Paid {
+				signInOn(r, req.Extra.Header)
+			}
+		}
+		if p, ok := req.Params.Meta[MetaSignIn]; ok && !t.Paid {
+			h, err := signInHeader(p)
+			if err != nil {
+				return nil, err
+			}
+			r.Header.Set("SIGN-IN-WITH-X", h)
 		}
 		if p, ok := req.Params.Meta[MetaPayment]; ok && t.Paid {
 			raw, err := json.Marshal(p)
@@ -259,6 +297,29 @@ func (g *Gate) call(t Tool) mcp.ToolHandler {
 		g.cfg.Host.ServeHTTP(rec, r)
 		return Result(rec.Result(), t.Paid)
 	}
+}
+
+// signInOn makes a pre-check's internal request the one the client would
+// have sent the HTTP route on the host it reached (its Host, and TLS when
+// the MCP request came over it): the sign-in challenge binds both.
+func signInOn(r *http.Request, from http.Header) {
+	r.Host = from.Get(hostHeader)
+	if from.Get(tlsHeader) == "1" {
+		r.TLS = &tls.ConnectionState{}
+	}
+}
+
+// signInHeader is the SIGN-IN-WITH-X value of _meta's proof: the header's
+// value as it is, or the proof object's JSON in base64.
+func signInHeader(p any) (string, error) {
+	if s, ok := p.(string); ok {
+		return s, nil
+	}
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return "", fmt.Errorf("mcptools: the sign-in proof in _meta: %w", err)
+	}
+	return base64.StdEncoding.EncodeToString(raw), nil
 }
 
 // Result is an HTTP route's answer in MCP's terms: a 200 is the signed

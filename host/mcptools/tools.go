@@ -74,7 +74,9 @@ func Tools(catalogJSON, openapiJSON []byte) ([]Tool, error) {
 			Name:  ToolName(s.Service, "precheck"),
 			Title: s.Service + ": free pre-check",
 			Description: stopped + fmt.Sprintf("Free (%d a day per caller): whether %s would measure this body under %s, without measuring it. "+
-				"Send the same body to the paid tool.", s.FreePerDay, s.Service, s.CriteriaID),
+				"Send the same body to the paid tool. Counted against the caller's address, or against a wallet it proves: "+
+				"sign the answer's sign_in challenge (x402 sign-in-with-x) and send the proof in _meta[\"x402/sign-in-with-x\"] "+
+				"(\"challenge\" there asks for one without counting anything).", s.FreePerDay, s.Service, s.CriteriaID),
 			InputSchema: input, OutputSchema: output,
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 		}})

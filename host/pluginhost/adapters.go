@@ -107,7 +107,8 @@ func (a *Adapter) adaptFrame(ctx context.Context, req *pb.AdaptRequest, rec *hel
 	}
 	var f wire.Frame
 	began := time.Now()
-	actx, cancel := callContext(ctx)
+	a.sent.Store(true)
+	actx, cancel := callContext(ctx, recordLen)
 	defer cancel()
 	if err := c.handle.(*wire.AdapterConn).Conn.Invoke(actx, pb.Adapter_Adapt_FullMethodName, req, &f,
 		grpc.ForceCodecV2(wire.FrameCodec{})); err != nil {
@@ -121,17 +122,30 @@ func (a *Adapter) adaptFrame(ctx context.Context, req *pb.AdaptRequest, rec *hel
 	return f, nil
 }
 
-// callContext is the adapter call's context: the request's deadline less a
-// margin (a tenth of the time left, at most adapterMargin), so that an
-// adapter that hangs is noticed at the host first, named to the caller as
-// the adapter's, before the request's own deadline ends it as nobody's.
-func callContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	dl, ok := ctx.Deadline()
-	if !ok {
-		return context.WithCancel(ctx)
+// callContext is the adapter call's context. Its deadline is the
+// record's own (AdaptBudget of its size), and never later than the
+// request's deadline less a margin (a tenth of the time left, at most
+// adapterMargin): an adapter that hangs is named to its caller as the
+// adapter's within seconds, not when the request's own deadline ends it
+// as nobody's.
+func callContext(ctx context.Context, recordLen uint64) (context.Context, context.CancelFunc) {
+	dl := time.Now().Add(AdaptBudget(recordLen))
+	if rdl, ok := ctx.Deadline(); ok {
+		if cut := rdl.Add(-min(adapterMargin, time.Until(rdl)/10)); cut.Before(dl) {
+			dl = cut
+		}
 	}
-	margin := min(adapterMargin, time.Until(dl)/10)
-	return context.WithDeadline(ctx, dl.Add(-margin))
+	return context.WithDeadline(ctx, dl)
+}
+
+// AdaptBudget is how long an adapter may take over a record of n bytes:
+// 2 s, and 1 s more per MiB (a 5 MiB record: 7 s). The shipped adapters
+// take under 0.1 s for a 5 MiB record on a 2-core machine
+// (docs/benchmarks.md): the budget is some 70 times that, room for a
+// loaded machine and the race detector, and a hang is still named in
+// seconds.
+func AdaptBudget(n uint64) time.Duration {
+	return 2*time.Second + time.Duration(n)*time.Second/(1<<20)
 }
 
 // adapterMargin bounds how much earlier than its request an adapter call
@@ -241,6 +255,11 @@ type AdapterStatus struct {
 	Format  string `json:"format"`
 	Family  string `json:"family"`
 	Version string `json:"adapter_version"`
+	// Binary and SHA256Prefix name the file serving the format: its name
+	// in the plugin folder and the first 12 hex digits of its pin, enough
+	// to tell two builds apart.
+	Binary       string `json:"binary"`
+	SHA256Prefix string `json:"sha256_prefix"`
 	// State is StateServing, StateFaulting or StateRestarting.
 	State string `json:"state"`
 	// Answers and Faults are its good answers and faults in the last
@@ -265,6 +284,7 @@ func (r *Router) Status() []AdapterStatus {
 	for id, a := range r.byFormat {
 		good, faulted, last := a.health.counts(now)
 		out = append(out, AdapterStatus{Format: id, Family: a.desc.GetFamily(), Version: a.desc.GetAdapterVersion(), State: a.State(),
+			Binary: filepath.Base(a.spec.Path), SHA256Prefix: a.spec.SHA256[:min(len(a.spec.SHA256), 12)],
 			Answers: good, Faults: faulted, LastFaultCause: last, Restarts: a.Restarts(), Accepted: r.accepted[id]})
 	}
 	slices.SortFunc(out, func(a, b AdapterStatus) int { return strings.Compare(a.Format, b.Format) })

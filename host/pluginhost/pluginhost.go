@@ -121,6 +121,12 @@ type proc struct {
 	restartAt time.Time
 	// served: the running process answered a call well since it launched
 	served atomic.Bool
+	// sent: the running process was sent a request since it launched. A
+	// process that dies after that may have been killed by what it was
+	// sent (a record that crashes it), not by being broken: its restart
+	// is never delayed longer for it, so that one sender's crash records
+	// cannot hold a format down for everyone
+	sent atomic.Bool
 
 	stop chan struct{}
 	done chan struct{}
@@ -283,12 +289,13 @@ func (p *proc) launch() (*plugin.Client, conn, error) {
 }
 
 // supervise restarts the plugin whenever its process exits. A process
-// that had answered well since its launch was ended by something it was
-// sent (or by the machine): it is launched again after MinBackoff. One
-// that ends before answering anything is broken, and waits twice as long
-// each time, up to MaxBackoff (reset after a stable minute). It is the
-// only restarter, so however many requests notice a crash there is one
-// restart.
+// that had answered well, or had been sent a request, since its launch
+// was ended by something it was sent (or by the machine): it is launched
+// again after MinBackoff, however often that happens (each crash is some
+// request's, and fails only that request). One that ends before it was
+// sent anything is broken, and waits twice as long each time, up to
+// MaxBackoff (reset after a stable minute). It is the only restarter, so
+// however many requests notice a crash there is one restart.
 func (p *proc) supervise() {
 	defer close(p.done)
 	backoff := p.opts.MinBackoff
@@ -301,7 +308,7 @@ func (p *proc) supervise() {
 			return
 		case <-exited:
 		}
-		if p.served.Swap(false) || time.Since(since) > time.Minute {
+		if sent := p.sent.Swap(false); p.served.Swap(false) || sent || time.Since(since) > time.Minute {
 			backoff = p.opts.MinBackoff
 		}
 		p.mu.Lock()
@@ -624,6 +631,7 @@ func (f *Family) Open(ctx context.Context) (*Session, error) {
 	hostID := f.hostService
 	f.mu.Unlock()
 	sctx, cancel := context.WithCancel(ctx)
+	f.sent.Store(true)
 	stream, err := fc.Client.Run(sctx)
 	if err != nil {
 		cancel()
@@ -854,3 +862,6 @@ func PinOf(path string) (string, error) {
 // Pin is the plugin binary's SHA-256, as pinned and checked at every
 // exec: what a launch proof of this plugin depends on.
 func (p *proc) Pin() string { return p.spec.SHA256 }
+
+// Binary is the plugin binary's file name in the plugin folder.
+func (p *proc) Binary() string { return filepath.Base(p.spec.Path) }

@@ -217,9 +217,14 @@ func canaryRun(t *testing.T, kind string) {
 			}
 			continue
 		}
+		// a host that takes no payment publishes no x402 manifest
+		want := http.StatusOK
+		if path == "/.well-known/x402" {
+			want = http.StatusNotFound
+		}
 		for _, accept := range []string{"application/json", "text/html"} {
 			r := do(t, method, h.URL+path+"?q="+c.value+"&"+c.value+"=1", nil, map[string]string{"X-Note": c.value, "Accept": accept})
-			if r.status != 200 {
+			if r.status != want {
 				t.Errorf("%s (%s): %d", route, accept, r.status)
 			}
 			c.find(t, "the answer to "+route, r.raw)
@@ -383,6 +388,15 @@ func TestCanaryNeverLeaksWithPayments(t *testing.T) {
 		}
 	}
 	keep(post(t, h.URL+"/stream-divergence/compare", body)) // 402
+	// the discovery documents, built from the 402s, with the canary in
+	// the query and a header
+	for _, path := range []string{"/.well-known/x402", "/.well-known/api-catalog"} {
+		r := do(t, "GET", h.URL+path+"?q="+c.value, nil, map[string]string{"X-Note": c.value})
+		if r.status != http.StatusOK {
+			t.Errorf("GET %s: %d", path, r.status)
+		}
+		keep(r)
+	}
 	payer, _ := newPayer(t)
 	rec := &recorder{next: http.DefaultTransport}
 	payer.Client = &http.Client{Transport: rec}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/assay-audit/assay/host/payment"
 	"github.com/assay-audit/assay/host/pluginhost"
 	"github.com/assay-audit/assay/sdk"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
@@ -52,10 +53,35 @@ type catalogService struct {
 	StoppedBy     string `json:"stopped_by,omitempty"`
 }
 
+// catalogPayment is what every paid route asks apart from its price, as
+// its 402 carries it (payment.Terms).
+type catalogPayment struct {
+	Protocol          string `json:"protocol"`
+	Scheme            string `json:"scheme"`
+	Network           string `json:"network"`
+	Asset             string `json:"asset"`
+	PayTo             string `json:"pay_to"`
+	MaxTimeoutSeconds int64  `json:"max_timeout_seconds"`
+	Note              string `json:"note,omitempty"`
+	// PayerNeedsNode: the 402s carry no recent blockhash, so a payer's
+	// client reads one from a Solana node before it can sign; a payer
+	// plans for it before the first 402.
+	PayerNeedsNode bool `json:"payer_needs_node"`
+	// Manifest is the x402 capability manifest (/.well-known/x402).
+	Manifest string `json:"manifest"`
+	// UnpaidPerMinute is each client's allowance of requests without a
+	// payment on paid routes (0: not limited on this host).
+	UnpaidPerMinute int `json:"unpaid_per_minute"`
+}
+
 type catalogDoc struct {
 	Services []catalogService `json:"services"`
 	Keys     string           `json:"keys"`
 	OpenAPI  string           `json:"openapi"`
+	// APICatalog is the RFC 9727 API catalog.
+	APICatalog string `json:"api_catalog"`
+	// Payment is absent when the host takes no payment.
+	Payment *catalogPayment `json:"payment,omitempty"`
 	// Viewer is the page that checks a signed answer's signature in the
 	// browser and draws it.
 	Viewer string `json:"viewer"`
@@ -127,13 +153,9 @@ func fixedEntry(name string, sv *service) catalogService {
 		FreePerDay: d.GetFreeTier().GetPerDay(), FreeIntervalMS: d.GetFreeTier().GetMinIntervalMs(),
 		Measures: q.Honesty, Never: q.Never, NeverAssessable: q.NeverAssessable,
 	}
+	// no caller added: a body's caller alone counts against no wallet (a
+	// proven one does: SIGN-IN-WITH-X, payers.md)
 	example := corpusExample(d.GetCorpus(), "/"+name+"/precheck")
-	if len(example) > 2 && example[0] == '{' && !strings.Contains(string(example), `"caller"`) {
-		example = append([]byte(`{"caller":"<your Solana wallet>",`), example[1:]...)
-		if string(example[len(example)-2:]) == ",}" {
-			example = append(example[:len(example)-2], '}')
-		}
-	}
 	cs.PrecheckExample = curlExample(cs.Precheck, example, false)
 	for _, op := range d.GetOps() {
 		endpoint := "/" + name + "/" + op.GetName()
@@ -145,7 +167,15 @@ func fixedEntry(name string, sv *service) catalogService {
 }
 
 func (s *Server) catalogDoc() catalogDoc {
-	doc := catalogDoc{Keys: "/keys", OpenAPI: "/openapi.json", Viewer: "/view", Services: []catalogService{}, Adapters: []pluginhost.AdapterStatus{}}
+	doc := catalogDoc{Keys: "/keys", OpenAPI: "/openapi.json", APICatalog: apiCatalogPath, Viewer: "/view", Services: []catalogService{}, Adapters: []pluginhost.AdapterStatus{}}
+	if p, ok := s.cfg.Payments.(payment.Publisher); ok {
+		t := p.Terms()
+		doc.Payment = &catalogPayment{Protocol: t.Protocol, Scheme: t.Scheme, Network: t.Network, Asset: t.Asset, PayTo: t.PayTo,
+			MaxTimeoutSeconds: t.MaxTimeoutSeconds, Note: t.Note, PayerNeedsNode: t.PayerNeedsNode, Manifest: manifestPath}
+		if s.cfg.Senders != nil {
+			doc.Payment.UnpaidPerMinute = s.cfg.Senders.Limits().UnpaidPerMinute
+		}
+	}
 	if s.cfg.Adapters != nil {
 		doc.Adapters = s.cfg.Adapters.Status()
 		for i := range doc.Adapters {
@@ -176,7 +206,7 @@ var catalogPages = template.Must(template.New("service").Parse(`{{define "servic
 <p><b>What it states.</b> <span class="q">{{.Measures}}</span></p>
 <p><b>What it never does or says.</b> <span class="q">{{.Never}}</span></p>
 <table>
-<tr><th>free pre-check</th><td><code>POST {{.Precheck}}</code>: {{.FreePerDay}} per UTC day per caller wallet, at least {{.FreeIntervalMS}} ms apart</td></tr>
+<tr><th>free pre-check</th><td><code>POST {{.Precheck}}</code>: {{.FreePerDay}} per UTC day per caller wallet proven with a <code>SIGN-IN-WITH-X</code> header (x402 sign-in-with-x), else per client address, at least {{.FreeIntervalMS}} ms apart</td></tr>
 {{range .Ops}}<tr><th>paid: {{.Name}}</th><td><code>POST {{.Endpoint}}</code>: {{.PriceLabel}} {{.PriceBasis}} ({{.PriceUSDCUnits}} USDC units, x402 v2)</td></tr>
 {{end}}<tr><th>caps</th><td>{{range $k, $v := .Caps}}{{$k}} {{$v}}; {{end}}</td></tr>
 </table>
@@ -186,8 +216,9 @@ var catalogPages = template.Must(template.New("service").Parse(`{{define "servic
 {{define "catalog"}}` + pageHead + `
 <h1>Assay</h1>
 <p>Signed, criteria-bound audit services. Every answer is signed (Ed25519 over RFC 8785 JSON); public keys at <a href="{{.Keys}}"><code>{{.Keys}}</code></a>; every route in <a href="{{.OpenAPI}}"><code>{{.OpenAPI}}</code></a>. To read a report, drop it on the <a href="{{.Viewer}}">report viewer</a>: it checks the signature in your browser and draws the report, and the report never leaves the browser. Replace HOST with this host's address.</p>
+{{with .Payment}}<p>{{if .PayerNeedsNode}}Paying needs a Solana node: this host's 402s carry no recent blockhash, so your x402 client reads one from a Solana JSON-RPC node before it signs (<code>assay call --solana-rpc URL</code>, or the network's public node).{{else}}Paying needs no Solana node of your own: this host's 402s carry the recent blockhash to sign with.{{end}}{{if .UnpaidPerMinute}} Requests without a payment on a paid route (how a client gets its 402) are limited to {{.UnpaidPerMinute}} a minute per client; each paid report gives one back.{{end}}</p>{{end}}
 {{range .Services}}{{template "service" .}}{{end}}
-{{if .Adapters}}<h2>Format adapters</h2><ul>{{range .Adapters}}<li><code>{{.Format}}</code> for {{.Family}}, adapter {{.Version}}: {{if eq .State "restarting"}}restarting (its requests are answered at once, 503 with Retry-After){{else if eq .State "faulting"}}serving, with {{.Faults}} faults and {{.Answers}} good answers in the last minute (a fault fails only the request that caused it){{else}}serving{{end}}{{if not .Accepted}}; no loaded criteria accept its format, so no request reaches it{{end}}</li>{{end}}</ul>{{end}}
+{{if .Adapters}}<h2>Format adapters</h2><ul>{{range .Adapters}}<li><code>{{.Format}}</code> for {{.Family}}, adapter {{.Version}} (<code>{{.Binary}}</code>, SHA-256 <code>{{.SHA256Prefix}}</code>…): {{if eq .State "restarting"}}restarting (its requests are answered at once, 503 with Retry-After){{else if eq .State "faulting"}}serving, with {{.Faults}} faults and {{.Answers}} good answers in the last minute (a fault fails only the request that caused it){{else}}serving{{end}}{{if not .Accepted}}; no loaded criteria accept its format, so no request reaches it{{end}}</li>{{end}}</ul>{{end}}
 </body></html>{{end}}
 {{define "one"}}` + pageHead + `
 <p><a href="/">All services</a> · <a href="/view">report viewer</a></p>

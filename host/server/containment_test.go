@@ -1,8 +1,11 @@
 package server_test
 
 import (
+	"crypto/ed25519"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,6 +13,7 @@ import (
 
 	"github.com/assay-audit/assay/host/internal/testhost"
 	"github.com/assay-audit/assay/host/pluginhost"
+	"github.com/assay-audit/assay/host/siwx"
 )
 
 // poisonAdapters are context-audit's adapters with anthropic-messages
@@ -17,14 +21,25 @@ import (
 // fault it on purpose).
 var poisonAdapters = []string{"plugins/adapter-letta-af", "host/internal/poisonadapter", "plugins/adapter-generic-message-list"}
 
-// anthropicPrecheck is a free pre-check of a one-message anthropic record
-// from caller n (each n its own wallet).
-func anthropicPrecheck(text string, n int) []byte {
-	var key [32]byte
-	copy(key[:], fmt.Sprintf("caller-%d", n))
+// callerKey is caller n's wallet (each n its own).
+func callerKey(n int) ed25519.PrivateKey {
+	seed := sha256.Sum256([]byte(fmt.Sprintf("caller-%d", n)))
+	return ed25519.NewKeyFromSeed(seed[:])
+}
+
+// precheckAs posts a free pre-check of a one-message anthropic record as
+// caller n, signed in with its wallet (SIGN-IN-WITH-X): each caller is
+// counted against its own allowance and interval.
+func precheckAs(t *testing.T, url, text string, n int) reply {
+	t.Helper()
+	key := callerKey(n)
 	b, _ := json.Marshal(map[string]any{"envelope_version": "context-composition-envelope/1", "declared_format_id": "anthropic-messages",
-		"record": map[string]any{"messages": []any{map[string]any{"role": "user", "content": text}}}, "caller": base58(key[:])})
-	return b
+		"record": map[string]any{"messages": []any{map[string]any{"role": "user", "content": text}}}, "caller": base58(key.Public().(ed25519.PublicKey))})
+	proof, err := siwx.Prove(t.Context(), http.DefaultClient, url, key)
+	if err != nil {
+		t.Fatalf("sign in as caller %d: %v", n, err)
+	}
+	return do(t, "POST", url, b, map[string]string{"SIGN-IN-WITH-X": proof})
 }
 
 // adapterState is the catalog's and /readyz's entry for format.
@@ -59,7 +74,7 @@ func TestPoisonPrechecksFromManyCallersLeaveTheFormatServed(t *testing.T) {
 	pre := h.URL + "/context-audit/precheck"
 	const poisoned = 8
 	for i := range poisoned {
-		r := post(t, pre, anthropicPrecheck("POISON-EMPTY", i))
+		r := precheckAs(t, pre, "POISON-EMPTY", i)
 		e, _ := r.json["error"].(map[string]any)
 		if r.status != 502 || errorCode(r) != "adapter_failed" || e["format"] != "anthropic-messages" || e["cause"] != "empty" || r.header.Get("Retry-After") != "" {
 			t.Fatalf("poison %d: %d %s %v", i, r.status, r.raw, r.header)
@@ -75,7 +90,7 @@ func TestPoisonPrechecksFromManyCallersLeaveTheFormatServed(t *testing.T) {
 	}
 	// anyone's good record is served, at once and every time
 	for i := range poisoned + 1 {
-		if r := post(t, pre, anthropicPrecheck("hello", 100+i)); r.status != 200 || r.json["kind"] != "precheck" {
+		if r := precheckAs(t, pre, "hello", 100+i); r.status != 200 || r.json["kind"] != "precheck" {
 			t.Fatalf("good record %d after the poison: %d %s", i, r.status, r.raw)
 		}
 	}
@@ -102,13 +117,13 @@ func TestACrashingAdapterIsNamedAndNeverRetried(t *testing.T) {
 			poison = a
 		}
 	}
-	r := post(t, pre, anthropicPrecheck("POISON-CRASH", 1))
+	r := precheckAs(t, pre, "POISON-CRASH", 1)
 	if e, _ := r.json["error"].(map[string]any); r.status != 502 || errorCode(r) != "adapter_failed" || e["format"] != "anthropic-messages" || e["cause"] != "crashed" {
 		t.Fatalf("crashing record: %d %s", r.status, r.raw)
 	}
 	// restarting: answered at once, with when to come back; another
 	// format is not held
-	r = post(t, pre, anthropicPrecheck("hello", 2))
+	r = precheckAs(t, pre, "hello", 2)
 	after, _ := strconv.Atoi(r.header.Get("Retry-After"))
 	if e, _ := r.json["error"].(map[string]any); r.status != 503 || errorCode(r) != "adapter_restarting" || e["format"] != "anthropic-messages" || after < 1 || after > 4 {
 		t.Errorf("while restarting: %d %s (Retry-After %q)", r.status, r.raw, r.header.Get("Retry-After"))
@@ -123,7 +138,7 @@ func TestACrashingAdapterIsNamedAndNeverRetried(t *testing.T) {
 	}
 	for wait := time.Now().Add(30 * time.Second); poison.Restarts() == 0 && time.Now().Before(wait); time.Sleep(20 * time.Millisecond) {
 	}
-	if r := post(t, pre, anthropicPrecheck("hello", 3)); r.status != 200 {
+	if r := precheckAs(t, pre, "hello", 3); r.status != 200 {
 		t.Fatalf("after the restart: %d %s", r.status, r.raw)
 	}
 	// one crash, one restart: the crashing record was not sent again

@@ -37,7 +37,8 @@ func TestFreeAllowanceForMachines(t *testing.T) {
 			t.Fatalf("pre-check %d: %d %s", i, r.status, r.raw)
 		}
 		ft, _ := r.json["free_tier"].(map[string]any)
-		if ft["per_day"] != float64(100) || ft["remaining"] != float64(100-i) || ft["resets_at"] != "2026-11-30T00:00:00Z" || ft["min_interval_ms"] != float64(5000) {
+		if ft["per_day"] != float64(100) || ft["remaining"] != float64(100-i) || ft["resets_at"] != "2026-11-30T00:00:00Z" || ft["min_interval_ms"] != float64(5000) ||
+			ft["counted"] != "address" || len(ft) != 5 {
 			t.Fatalf("pre-check %d: free_tier %v", i, ft)
 		}
 		secs := int64(3600 - 5*(i-1))

@@ -67,6 +67,8 @@ func TestFreeTierThroughTheHost(t *testing.T) {
 			if kind == "postgres" { // a second host on the same database
 				hosts = append(hosts, testhost.Start(t, testhost.Options{Store: spec, Now: clock.Now}, sdPkg))
 			}
+			// one caller: its address (the wallet it names, unproven, is
+			// only its word: counted against the address too)
 			body := precheckBody(callerWallet)
 
 			got := burst(t, hosts, 1000, body)
@@ -113,10 +115,15 @@ func TestFreeTierKeysAndCounts(t *testing.T) {
 	if r := post(t, url, precheckBody("")); r.status != 429 {
 		t.Errorf("same address inside the interval: %d", r.status)
 	}
-	// a wallet is its own key; a malformed caller is refused and counted
+	// a proven wallet is its own key; a wallet the body names without a
+	// proof is the address's; a malformed caller is refused and counted
 	// against the address
-	if r := post(t, url, precheckBody(callerWallet)); r.status != 200 {
-		t.Errorf("wallet: %d", r.status)
+	key, wallet := walletOf(9)
+	if r := provenPost(t, url, precheckBody(wallet), key); r.status != 200 || freeTierOf(r)["counted"] != "wallet" {
+		t.Errorf("proven wallet: %d %.200s", r.status, r.raw)
+	}
+	if r := post(t, url, precheckBody(callerWallet)); r.status != 429 || freeTierOf(r)["counted"] != "address" {
+		t.Errorf("a wallet named without a proof, inside the address's interval: %d %.200s", r.status, r.raw)
 	}
 	clock.Add(5 * time.Second)
 	if r := post(t, url, precheckBody("not-a-wallet")); r.status != 400 || errorCode(r) != "caller_invalid" {
@@ -128,10 +135,11 @@ func TestFreeTierKeysAndCounts(t *testing.T) {
 	for _, l := range []string{"/metrics", "/stream-divergence/metrics"} {
 		metricsWith(t, h.URL+l,
 			`assay_calls_total{service="stream-divergence",tier="free"} 3`,
-			`assay_free_tier_refusals_total{reason="interval",service="stream-divergence"} 2`,
+			`assay_free_tier_refusals_total{reason="interval",service="stream-divergence"} 3`,
 			`assay_refusals_total{code="caller_invalid",service="stream-divergence"} 1`,
 			`assay_refusals_total{code="body_not_object",service="stream-divergence"} 1`,
-			`assay_requests_total{route="precheck",service="stream-divergence",status="429"} 2`)
+			`assay_refusals_total{code="siwx_challenge",service="stream-divergence"} 1`,
+			`assay_requests_total{route="precheck",service="stream-divergence",status="429"} 3`)
 	}
 }
 

@@ -50,6 +50,12 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, sv *service, op 
 			map[string]any{"reason": st.Reason, "since": sdk.Instant(st.Since)}, nil, map[string]string{"Retry-After": "60"})
 		return
 	}
+	if !s.admitSender(q) {
+		return // a held client, or an unpaid request past its allowance: before the body
+	}
+	if op == nil && !s.signIn(q) {
+		return // a SIGN-IN-WITH-X that proves nothing: refused before the body
+	}
 	body, shared, ok := s.receive(q)
 	if !ok {
 		return

@@ -36,7 +36,7 @@ var hostRefusalCodes = []string{codeBodyCap, codeUnavailable, codeDeadline, code
 	codeSpent, codeFreeDown, codePaymentDown, codeBusy, codeStopped, codeStarting, codeBodyTimeout, codeBodyBroken, codeAdapterFault, codeLedgerDown,
 	"payment_required", "payment_invalid", "payment_replayed", "payment_not_settled", "payment_in_progress",
 	"payment_conflict", "payment_identifier_invalid", "redelivery_unavailable", "payment_identity_mismatch",
-	"marker_invalid", "marker_expired", "marker_spent"}
+	"marker_invalid", "marker_expired", "marker_spent", codeSignIn, codeChallenge, codeUnpaidRate, codeSenderHeld}
 
 type object = map[string]any
 
@@ -121,10 +121,25 @@ func paymentInfo(op *pb.Op, terms *payment.Terms) (info, price object) {
 		if terms.Note != "" {
 			x["note"] = terms.Note
 		}
+		// whether the payer's client must read a blockhash from a Solana
+		// node of its own before it signs: planned for before any 402
+		x["payerNeedsNode"] = terms.PayerNeedsNode
 		info["protocols"] = []any{object{terms.Protocol: x}}
 	}
 	price = object{"usdc_units": op.GetPriceUsdcUnits(), "usdc_decimals": 6, "label": op.GetPriceLabel(), "basis": op.GetPriceBasis()}
 	return info, price
+}
+
+// nodeSentence says in a paid operation's description what
+// x-payment-info's payerNeedsNode means for this host ("" without terms).
+func nodeSentence(terms *payment.Terms) string {
+	switch {
+	case terms == nil:
+		return ""
+	case terms.PayerNeedsNode:
+		return " payerNeedsNode: this host's 402s carry no recentBlockhash (its facilitator is remote and it has no Solana node of its own), so the payer's client reads one from a Solana JSON-RPC node before it signs."
+	}
+	return " payerNeedsNode false: this host's 402s carry a recentBlockhash (extra.recentBlockhash), so a payer needs no Solana node of its own."
 }
 
 // serviceOperations are the path items of one service mounted at prefix.
@@ -148,21 +163,29 @@ func serviceOperations(d *pb.FamilyDescription, prefix string, paths object, ter
 	}
 	paths[prefix+"/precheck"] = object{"post": object{"operationId": "precheck" + suffix, "tags": tag,
 		"summary": "Free pre-check: validation and assessability only, no measurement",
-		"description": "Free: " + itoa(d.GetFreeTier().GetPerDay()) + " per UTC day per caller wallet (the body's caller) or client address, at least " +
+		"description": "Free: " + itoa(d.GetFreeTier().GetPerDay()) + " per UTC day per caller wallet proven with SIGN-IN-WITH-X (x402 sign-in-with-x), " +
+			"else per client address (a body's caller alone is never counted against its wallet), at least " +
 			itoa(d.GetFreeTier().GetMinIntervalMs()) + " ms apart; a refused pre-check counts.",
 		"x-assay-free-tier": object{"per_day": d.GetFreeTier().GetPerDay(), "min_interval_ms": d.GetFreeTier().GetMinIntervalMs(),
-			"counted_by": "the body's caller (a Solana wallet), else the client address", "resets": "00:00 UTC"},
+			"counted_by": "a wallet proven with SIGN-IN-WITH-X, else the client address", "resets": "00:00 UTC"},
+		"parameters": []any{object{"in": "header", "name": "SIGN-IN-WITH-X", "required": false, "schema": object{"type": "string"},
+			"description": "base64 JSON of an x402 sign-in-with-x proof (Solana: type ed25519, a base58 Ed25519 signature over the SIWS message) of a challenge " +
+				"this host fleet issued (an answer's sign_in, or the 402's PAYMENT-REQUIRED extensions): the pre-check then counts against the proven wallet. " +
+				"The value challenge asks for one: answered 401 siwx_challenge before the body is read, nothing counted"}},
 		"requestBody": body,
 		"responses": object{
 			"200": freeHeaders(answer("the signed pre-check (kind precheck); free_tier and the RateLimit fields say the caller's free pre-checks left today and when they reset")),
 			"400": freeHeaders(refusal("a signed refusal naming the failed rule (the family's code, or caller_invalid, body_incomplete)")),
+			"401": refusal("siwx_invalid: the SIGN-IN-WITH-X proof proves nothing here (error.reason: not_a_proof, version, chain, domain, uri, nonce, expired, "+
+				"not_yet_valid, address, signature, replayed, caller_mismatch); siwx_challenge: the challenge asked for. Nothing counted; sign_in carries a fresh challenge", "WWW-Authenticate"),
 			"402": freeHeaders(refusal("free_allowance_spent: the caller's free pre-checks for this UTC day are spent; a pre-check cannot be bought. "+
 				"error.paid_route names the paid route, and PAYMENT-REQUIRED is that route's x402 requirement (its resource the paid route), so an x402 client reads a requirement, not a malformed one; "+
-				"a payment sent to the pre-check is never settled. Retry-After counts to the reset (00:00 UTC)", "PAYMENT-REQUIRED", "Retry-After")),
+				"a payment sent to the pre-check is never settled. Retry-After counts to the reset (00:00 UTC); for a caller not signed in, PAYMENT-REQUIRED's and "+
+				"the x402 member's extensions declare sign-in-with-x (the same challenge as sign_in): an x402 client signs in and retries, counted against its wallet", "PAYMENT-REQUIRED", "Retry-After")),
 			"408": refusal("body_read_timeout: the body did not arrive within the read timeout"),
 			"413": refusal("body_bytes_cap: the body is over the published cap (" + itoa(d.GetBodyBytes()) + " bytes)"),
 			"422": freeHeaders(answer("the signed could-not-measure answer (kind could_not_measure)")),
-			"429": freeHeaders(refusal("free_interval: inside the minimum interval; retry_after_ms and Retry-After say when", "Retry-After")),
+			"429": freeHeaders(refusal("free_interval: inside the minimum interval; retry_after_ms and Retry-After say when; sender_held: this client's records crashed or hung a plugin again and again, its requests wait (retry_after_ms)", "Retry-After")),
 			"500": refusal("internal_error or self_check_failed: nothing issued"),
 			"502": refusal("adapter_failed: the record's format adapter failed on it (error.format, error.cause: crashed, deadline, failed, or how its answer was wrong); sending it again fails again"),
 			"503": refusal("service_stopped, service_starting, service_busy, plugin_unavailable, adapter_restarting (error.format), deadline_exceeded, free_tier_unavailable", "Retry-After"),
@@ -174,7 +197,7 @@ func serviceOperations(d *pb.FamilyDescription, prefix string, paths object, ter
 			"summary": "Paid (" + op.GetPriceLabel() + " " + op.GetPriceBasis() + "): the signed report, after an x402 v2 payment",
 			"description": "Without PAYMENT-SIGNATURE the answer is 402 with PAYMENT-REQUIRED (x402 v2, scheme exact, Solana USDC, " +
 				itoa(op.GetPriceUsdcUnits()) + " atomic units). The submission is validated before the payment is read: a refused one is never charged. " +
-				"A payment taken whose report was not delivered is redeemed by sending the same request with the same PAYMENT-SIGNATURE (or the delivery marker) again.",
+				"A payment taken whose report was not delivered is redeemed by sending the same request with the same PAYMENT-SIGNATURE (or the delivery marker) again." + nodeSentence(terms),
 			"parameters": []any{
 				object{"in": "header", "name": "PAYMENT-SIGNATURE", "required": false, "description": "base64 JSON x402 v2 PaymentPayload", "schema": object{"type": "string"}},
 				object{"in": "header", "name": "ASSAY-DELIVERY-MARKER", "required": false, "description": "a delivery marker a 503 gave, instead of a payment", "schema": object{"type": "string"}},
@@ -186,6 +209,8 @@ func serviceOperations(d *pb.FamilyDescription, prefix string, paths object, ter
 				"400": refusal("a signed refusal: the family's rule, or marker_invalid, marker_expired, marker_spent, body_incomplete, payment_identifier_invalid"),
 				"402": refusal("payment_required (with x402 and PAYMENT-REQUIRED), payment_invalid, payment_replayed, payment_not_settled", "PAYMENT-REQUIRED"),
 				"409": refusal("payment_conflict: this payment (or payment-identifier id) was issued a report for another submission; nothing charged"),
+				"429": refusal("unpaid_rate: this client's requests without a payment on paid routes (each adapted before its 402) are past its allowance (error.per_minute; a paid report gives one back); "+
+					"sender_held: its records crashed or hung a plugin again and again. Nothing read or charged; retry_after_ms and Retry-After say when", "Retry-After"),
 				"408": refusal("body_read_timeout: the body did not arrive within the read timeout"),
 				"413": refusal("body_bytes_cap: the body is over the published cap (" + itoa(d.GetBodyBytes()) + " bytes)"),
 				"422": answer("the signed could-not-measure answer, delivered unpaid"),
@@ -263,10 +288,16 @@ func (s *Server) openAPI() object {
 				"op":        object{"type": "string"},
 				"kind":      object{"enum": []any{"precheck", "report", "could_not_measure", "refusal"}},
 				"issued_at": object{"type": "string", "format": "date-time"},
-				"free_tier": object{"type": "object", "description": "on pre-check answers when the host counts a free allowance: the caller's (wallet's, else address's) free pre-checks left today, this one counted",
+				"build": object{"type": "object", "description": "the plugin binaries this answer came from, by the SHA-256 pinned in the operator's config: the family's, and the adapter's of each format it accepts on this host. assay verify --submission runs them on the submission again (docs/payers.md, Checking a report against its submission)",
+					"required": []any{"family_sha256", "adapters_sha256"},
+					"properties": object{"family_sha256": object{"type": "string", "pattern": "^[0-9a-f]{64}$"},
+						"adapters_sha256": object{"type": "object", "additionalProperties": object{"type": "string", "pattern": "^[0-9a-f]{64}$"}}}},
+				"sign_in": object{"$ref": "#/components/schemas/SignInChallenge", "description": "on pre-check answers and sign-in refusals: a fresh x402 sign-in-with-x challenge (5 minutes, one use) for the caller's next pre-check"},
+				"free_tier": object{"type": "object", "description": "on pre-check answers when the host counts a free allowance: the caller's (a proven wallet's, else the address's) free pre-checks left today, this one counted",
 					"required": []any{"per_day", "remaining", "resets_at"},
 					"properties": object{"per_day": object{"type": "integer"}, "remaining": object{"type": "integer", "minimum": 0},
-						"resets_at": object{"type": "string", "format": "date-time", "description": "the next 00:00 UTC"}, "min_interval_ms": object{"type": "integer"}}},
+						"resets_at": object{"type": "string", "format": "date-time", "description": "the next 00:00 UTC"}, "min_interval_ms": object{"type": "integer"},
+						"counted": object{"enum": []any{"wallet", "address"}, "description": "whose allowance was counted: a wallet proven with SIGN-IN-WITH-X, else the client address"}}},
 				"payment": object{"type": "object", "description": "on paid routes: mode, examined, charged, and once charged network, transaction, payer, price; after a payment was checked and the report not delivered, delivery_marker",
 					"properties": object{"delivery_marker": ref("DeliveryMarker")}},
 				"signature": object{"type": "object", "required": []any{"alg", "key_id", "value"},
@@ -297,6 +328,16 @@ func (s *Server) openAPI() object {
 						"extra": object{"type": "object"}}}},
 				"extensions": object{"type": "object", "description": "bazaar: x402 discovery metadata (info and schema of the route's input and output)"},
 			}},
+		"SignInChallenge": object{"type": "object", "description": "x402 sign-in-with-x (specs/extensions/sign-in-with-x.md): sign info as a SIWS message with the wallet and send it back in SIGN-IN-WITH-X",
+			"required": []any{"info", "supportedChains", "schema"},
+			"properties": object{
+				"info": object{"type": "object", "required": []any{"domain", "uri", "version", "nonce", "issuedAt"},
+					"properties": object{"domain": object{"type": "string"}, "uri": object{"type": "string", "format": "uri"}, "statement": object{"type": "string"},
+						"version": object{"const": "1"}, "nonce": object{"type": "string", "pattern": "^[0-9a-f]{32}$"}, "issuedAt": object{"type": "string", "format": "date-time"},
+						"expirationTime": object{"type": "string", "format": "date-time"}, "resources": object{"type": "array", "items": object{"type": "string", "format": "uri"}}}},
+				"supportedChains": object{"type": "array", "items": object{"type": "object", "required": []any{"chainId", "type"},
+					"properties": object{"chainId": object{"type": "string"}, "type": object{"const": "ed25519"}}}},
+				"schema": object{"type": "object"}}},
 		"JWKS": object{"type": "object", "required": []any{"keys"}, "properties": object{"keys": object{"type": "array", "items": object{"type": "object",
 			"properties": object{"kty": object{"const": "OKP"}, "crv": object{"const": "Ed25519"}, "x": object{"type": "string"}, "kid": object{"type": "string"},
 				"alg": object{"type": "string"}, "use": object{"type": "string"}}}}}},
@@ -311,6 +352,7 @@ func (s *Server) openAPI() object {
 		t := p.Terms()
 		terms = &t
 	}
+	wellKnownOperations(paths, schemas)
 	for _, name := range names {
 		d := s.services[name].Desc
 		schemas[requestSchemaName(name)] = componentSchema(s.services[name].schema, requestSchemaName(name))
@@ -339,6 +381,8 @@ func (s *Server) openAPI() object {
 			"ASSAY-DELIVERY-MARKER": object{"description": "a token that redeems the payment for this report, no second charge", "schema": object{"type": "string"}},
 			"RateLimit-Policy":      object{"description": `the free pre-check allowance (draft-ietf-httpapi-ratelimit-headers): "free-precheck";q=<per day>;w=86400, the window being the UTC day`, "schema": object{"type": "string"}},
 			"RateLimit":             object{"description": `the caller's free pre-checks left: "free-precheck";r=<remaining>;t=<seconds to 00:00 UTC>`, "schema": object{"type": "string"}},
+			"WWW-Authenticate":      object{"description": `Sign-In-With-X realm="free pre-check": the pre-check takes an x402 sign-in-with-x proof`, "schema": object{"type": "string"}},
+			"Link":                  object{"description": `the api-catalog relation (RFC 9727): </.well-known/api-catalog>; rel="api-catalog"`, "schema": object{"type": "string"}},
 		}},
 	}
 }

@@ -296,6 +296,7 @@ func (s *Server) deliver(q *request, pc *paidCall, sess Session, release func())
 	q.paidAs(paySettled)
 	q.note.tx = receipt.TransactionID
 	s.cfg.Metrics.Paid(q.sv.Desc.GetService())
+	s.senderPaid(q)
 	if err := s.write(q, http.StatusOK, signed); err != nil {
 		// issued: the payer has it again by re-sending the same request
 		s.cfg.Logger.Info("paid answer not received; it is kept for a re-send", "service", q.sv.Desc.GetService(), "tx", receipt.TransactionID)

@@ -33,6 +33,7 @@ import (
 	"github.com/assay-audit/assay/host/pluginhost"
 	"github.com/assay-audit/assay/host/ratelog"
 	"github.com/assay-audit/assay/host/readiness"
+	"github.com/assay-audit/assay/host/senderlimit"
 	"github.com/assay-audit/assay/host/servicestate"
 	"github.com/assay-audit/assay/host/signing"
 	"github.com/assay-audit/assay/sdk/envelope"
@@ -102,6 +103,9 @@ func (b FamilyBackend) Open(ctx context.Context) (Session, error) {
 type Service struct {
 	Desc    *pb.FamilyDescription
 	Backend Backend
+	// Build, when set, names the plugin binaries behind the service: the
+	// "build" member of its answers.
+	Build *Build
 }
 
 // Config is everything the server needs.
@@ -139,6 +143,10 @@ type Config struct {
 	// the client (the free tier counts callers without a wallet by
 	// address; behind a proxy every connection is the proxy's).
 	TrustedProxies []netip.Prefix
+	// Senders, when set, makes a client's costly unpaid work cost that
+	// client: its unpaid requests on paid routes, and a hold once its
+	// records keep crashing or hanging a plugin (senders.go).
+	Senders *senderlimit.Limiter
 	// Readiness answers GET /readyz (nil: the services' states and the
 	// keys alone, no store checked).
 	Readiness *readiness.Host
@@ -337,6 +345,8 @@ func New(cfg Config) *Server {
 		s.route("GET /metrics", "", "metrics", cfg.Metrics.Handler("").ServeHTTP)
 	}
 	s.route("GET /openapi.json", "", "openapi", s.openAPIDoc)
+	s.route("GET "+manifestPath, "", "x402_manifest", s.x402ManifestDoc)
+	s.route("GET "+apiCatalogPath, "", "api_catalog", s.apiCatalogDoc)
 	s.route("GET /view", "", "view", viewer.New().ServeHTTP)
 	s.route("/", "", "unmatched", notCovered)
 	return s
@@ -582,6 +592,9 @@ func (q *request) opName() string {
 
 // sendDemand answers with the payment gate's own refusal.
 func (s *Server) sendDemand(q *request, d *payment.Demand) {
+	if d.Status == http.StatusPaymentRequired {
+		s.senderPaymentRefused(q)
+	}
 	answer := s.common(q, envelope.KindRefusal, s.cfg.Now())
 	inner := map[string]any{"code": d.Code, "message": d.Message}
 	for k, v := range d.Facts {
@@ -661,7 +674,11 @@ func (s *Server) assemble(q *request, kind string, familyBody []byte, checkEnd i
 }
 
 func (s *Server) common(q *request, kind string, issued time.Time) map[string]any {
-	return envelope.Common(q.sv.Desc, q.opName(), kind, issued)
+	c := envelope.Common(q.sv.Desc, q.opName(), kind, issued)
+	if q.sv.Build != nil {
+		c["build"] = q.sv.Build.member()
+	}
+	return c
 }
 
 func (s *Server) familyAnswer(q *request, status int, kind string, body []byte, checkEnd int64, paymentFacts map[string]any) {
@@ -740,6 +757,7 @@ func (s *Server) boundaryFailureWith(q *request, err error, paymentFacts map[str
 		// so again): 502, the answer of a gateway whose upstream failed
 		f := fe.Fault
 		s.cfg.Metrics.AdapterFault(f.Format, f.Cause)
+		s.senderFault(q, f.Cause)
 		s.cfg.Logger.Error("format adapter fault: the request failed", "service", q.sv.Desc.GetService(), "op", q.opName(),
 			"format", f.Format, "adapter", f.Plugin, "binary", f.Binary, "version", f.Version, "cause", f.Cause, "detail", f.Detail)
 		s.hostRefusalWith(q, http.StatusBadGateway, codeAdapterFault, map[string]any{"format": f.Format, "cause": f.Cause}, paymentFacts, header)

@@ -36,7 +36,7 @@ type Answer struct {
 // where the case prints it, and deep equality with the expected answer,
 // placeholders substituted (member order ignored, array order kept,
 // numbers by value, no missing and no extra members). The answer's
-// signature member is not compared; checking it is the caller's (a host
+// signature and build members are not compared; checking it is the caller's (a host
 // verifies it against its keys first). Messages hold paths and the
 // corpus's own values only: a corpus is synthetic, never a submission.
 func Compare(tc Case, pin string, a Answer) string {
@@ -58,6 +58,9 @@ func Compare(tc Case, pin string, a Answer) string {
 		return "answer: not an object"
 	}
 	delete(answer, "signature")
+	// the host's build member names its plugin binaries, not the criteria's
+	// measurement: no corpus expects it
+	delete(answer, "build")
 	issued, _ := answer["issued_at"].(string)
 	if !instantRE.MatchString(issued) {
 		return "$.issued_at: not YYYY-MM-DDTHH:MM:SSZ"
@@ -70,6 +73,12 @@ func Compare(tc Case, pin string, a Answer) string {
 			return msg
 		}
 		delete(answer, "free_tier")
+	}
+	if si, ok := answer["sign_in"]; ok && strings.HasSuffix(tc.Request.Path, "/precheck") {
+		if msg := signIn(si); msg != "" {
+			return msg
+		}
+		delete(answer, "sign_in")
 	}
 	exp, err := sdk.DecodeJSON(tc.Expect.Answer)
 	if err != nil {
@@ -91,11 +100,21 @@ func Compare(tc Case, pin string, a Answer) string {
 // count of the caller's free allowance (not the criteria's measurement,
 // so no corpus expects it): per_day at least 1, remaining 0 to per_day,
 // resets_at the 00:00:00Z instant after issued_at, and
-// min_interval_ms 0 or more. "" when it holds.
+// min_interval_ms 0 or more; and, from hosts that prove callers' wallets
+// (sign-in-with-x), counted: "wallet" or "address", whose allowance it
+// is. A host without it is still read (it predates the member). "" when
+// it holds.
 func freeTier(v any, issued string) string {
 	ft, ok := v.(map[string]any)
-	if !ok || len(ft) != 4 {
-		return "$.free_tier: not an object of per_day, remaining, resets_at and min_interval_ms"
+	members := 4
+	if c, has := ft["counted"]; has {
+		if c != "wallet" && c != "address" {
+			return "$.free_tier.counted: not \"wallet\" or \"address\""
+		}
+		members = 5
+	}
+	if !ok || len(ft) != members {
+		return "$.free_tier: not an object of per_day, remaining, resets_at, min_interval_ms and (optional) counted"
 	}
 	num := func(k string) (int64, bool) {
 		n, ok := ft[k].(json.Number)
@@ -118,6 +137,24 @@ func freeTier(v any, issued string) string {
 		// a minute's leeway: the allowance is counted before the family's
 		// check ends, which can fall across midnight
 		return "$.free_tier.resets_at: not the 00:00 UTC after issued_at"
+	}
+	return ""
+}
+
+// signIn checks a pre-check answer's sign_in member, the host's sign-in
+// challenge for the caller's next pre-check (x402's sign-in-with-x
+// extension object; fresh in every answer, so no corpus expects it): an
+// object with an info object and a supportedChains array. "" when it
+// holds.
+func signIn(v any) string {
+	si, ok := v.(map[string]any)
+	if !ok {
+		return "$.sign_in: not an object"
+	}
+	info, _ := si["info"].(map[string]any)
+	chains, _ := si["supportedChains"].([]any)
+	if info == nil || len(chains) == 0 {
+		return "$.sign_in: not a sign-in-with-x challenge (info, supportedChains)"
 	}
 	return ""
 }

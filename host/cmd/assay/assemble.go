@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/netip"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"github.com/assay-audit/assay/host/preflight"
 	"github.com/assay-audit/assay/host/ratelog"
 	"github.com/assay-audit/assay/host/readiness"
+	"github.com/assay-audit/assay/host/senderlimit"
 	"github.com/assay-audit/assay/host/server"
 	"github.com/assay-audit/assay/host/servicestate"
 	"github.com/assay-audit/assay/host/signing"
@@ -86,7 +86,7 @@ func (s serving) assemble(ctx context.Context, id string, front *frontDoor, prox
 	}
 	h.keys = keys
 	front.withKeys(keys)
-	free, err := freetier.New(ctx, st)
+	free, err := freetier.New(ctx, st, freetier.PublicURL(cfg.PublicURL))
 	if err != nil {
 		return h, err
 	}
@@ -134,7 +134,7 @@ func (s serving) assemble(ctx context.Context, id string, front *frontDoor, prox
 	}
 	services := ps.services
 	if len(services) == 0 {
-		return h, errors.New("no family plugin configured: run `make build` (it writes bin/assay.hcl) or pass --config")
+		return h, noFamily(ps)
 	}
 	for i, f := range ps.families {
 		met.PluginRestarts("family", services[i].Desc.GetService(), f.Restarts)
@@ -184,6 +184,7 @@ func (s serving) assemble(ctx context.Context, id string, front *frontDoor, prox
 	handler := server.New(server.Config{Services: services, Keys: keys, Payments: gate, FreeTier: free,
 		Ledger: writer, Metrics: met, Logger: log, CallTimeout: s.timeout,
 		Admission: s.limits, States: board, TrustedProxies: proxies, Readiness: ready, Adapters: ps.router,
+		Senders:    senderlimit.New(senderlimit.Config{UnpaidPerMinute: cfg.UnpaidPerMinute}),
 		AfterIssue: pauseAfterIssue(os.Getenv(EnvPauseAfterIssue), log), MetricsElsewhere: cfg.MetricsListen != ""})
 	if cfg.MetricsListen != "" {
 		stopMetrics, err := metricsListener(cfg.MetricsListen, met, services, log)

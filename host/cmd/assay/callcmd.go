@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"encoding/json"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/assay-audit/assay/host/signing"
+	"github.com/assay-audit/assay/host/siwx"
 	"github.com/assay-audit/assay/host/solana"
 	"github.com/assay-audit/assay/host/solanarpc"
 	"github.com/assay-audit/assay/host/wallet"
@@ -76,8 +78,29 @@ exit status:
 A script that retries: 0 and 3 hold the report; after 5 retry with
 --payment <out>.payment, never with a new payment.
 
+A pre-check URL (…/precheck) is free and never paid: with --wallet the call
+proves the wallet (x402 sign-in-with-x: a challenge the host gives without
+counting anything, signed, sent in SIGN-IN-WITH-X), so the pre-check counts
+against the wallet's free allowance, not this machine's address; the
+signed answer is saved in --out. Exit 0 or 3 as above, 4 for any answer but
+200 (nothing is ever charged).
+
 flags:
 `
+
+// payerNode is the payer's node from --solana-rpc: a URL (its own node),
+// "none" (no node at all, not even the network's public one: a 402
+// without a blockhash is then refused before anything is signed), or ""
+// (the network's public node, only for a 402 without a blockhash).
+func payerNode(flag string) (*solanarpc.Client, map[string]string) {
+	switch flag {
+	case "":
+		return nil, nil
+	case "none":
+		return nil, map[string]string{}
+	}
+	return solanarpc.New(flag), nil
+}
 
 // callError ends `assay call` with the exit status that says whether it
 // paid and whether it holds the report.
@@ -115,7 +138,7 @@ func call(args []string, stdout io.Writer) error {
 	keysURL := fs.String("keys", "", "JWKS to check the answer against (default: the host's /keys)")
 	marker := fs.String("marker", "", "redeem this delivery marker (a 503 gave it) instead of paying")
 	paymentFile := fs.String("payment", "", "send again the payment saved in this file (an earlier call that got no answer wrote it)")
-	rpcURL := fs.String("solana-rpc", os.Getenv("SOLANA_RPC_URL"), "a Solana JSON-RPC node: a blockhash when the 402 has none, and the wallet's balance checked before signing (default: SOLANA_RPC_URL)")
+	rpcURL := fs.String("solana-rpc", os.Getenv("SOLANA_RPC_URL"), "a Solana JSON-RPC node: a blockhash when the 402 has none, and the wallet's balance checked before signing (default: SOLANA_RPC_URL, else the network's public node when a 402 has no blockhash; none: no node at all)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), callUsageText)
 		fs.PrintDefaults()
@@ -134,6 +157,9 @@ func call(args []string, stdout io.Writer) error {
 		return callExit(callUsage, errors.New("call: the URL must be absolute"))
 	}
 	fresh := *marker == "" && *paymentFile == ""
+	if fresh && strings.HasSuffix(target.Path, "/precheck") {
+		return precheckCall(target, fs.Arg(1), *walletPath, *out, *keysURL, stdout)
+	}
 	owed := *out + ".payment"
 	if _, err := os.Lstat(owed); err == nil && fresh {
 		// a wrapper re-running a call that ended with 5 would otherwise pay
@@ -146,21 +172,14 @@ func call(args []string, stdout io.Writer) error {
 			return err
 		}
 	}
-	var body []byte
-	if fs.Arg(1) == "-" {
-		body, err = io.ReadAll(io.LimitReader(os.Stdin, 16<<20))
-	} else {
-		body, err = os.ReadFile(fs.Arg(1))
-	}
+	body, err := readCallBody(fs.Arg(1))
 	if err != nil {
-		return fmt.Errorf("call: read body: %w", err)
+		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	payer := &x402.Payer{Wallet: priv}
-	if *rpcURL != "" {
-		payer.Chain = solanarpc.New(*rpcURL)
-	}
+	payer.Chain, payer.Nodes = payerNode(*rpcURL)
 	var res *x402.Paid
 	switch {
 	case *marker != "":
@@ -334,4 +353,124 @@ func hostSaysCharged(res *x402.Paid) string {
 		return ""
 	}
 	return strconv.FormatBool(*a.Payment.Charged)
+}
+
+// precheckCall is `assay call` on a pre-check URL: never a payment. The
+// wallet is proved (sign-in-with-x) so the host counts the pre-check
+// against its allowance: a challenge asked for (nothing counted), signed,
+// sent with the body; a proof refused (the challenge expired meanwhile)
+// is signed once more over the challenge the refusal carried. A host that
+// gives no challenge is sent the pre-check unproved (it counts it against
+// this machine's address, if it counts at all).
+func precheckCall(target *url.URL, bodyArg, walletPath, out, keysURL string, stdout io.Writer) error {
+	priv, err := wallet.Load(walletPath)
+	if err != nil {
+		return err
+	}
+	body, err := readCallBody(bodyArg)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	client := &http.Client{Timeout: time.Minute}
+	e, err := siwx.AskChallenge(ctx, client, target.String())
+	proved := err == nil
+	if !proved {
+		fmt.Fprintf(stdout, "the host gives no sign-in challenge (%v): the pre-check is sent unproved\n", err)
+	}
+	status, raw, err := postProved(ctx, client, target.String(), body, priv, e, proved)
+	if err == nil && status == http.StatusUnauthorized && proved {
+		if next, ok := siwx.FromAnswer(raw); ok {
+			status, raw, err = postProved(ctx, client, target.String(), body, priv, next, true)
+		}
+	}
+	if err != nil {
+		return callExit(callNotPaid, fmt.Errorf("call: %w; a pre-check charges nothing", err))
+	}
+	var a struct {
+		Error    struct{ Code, Message, Reason string } `json:"error"`
+		FreeTier *struct {
+			PerDay    int64  `json:"per_day"`
+			Remaining int64  `json:"remaining"`
+			ResetsAt  string `json:"resets_at"`
+			Counted   string `json:"counted"`
+		} `json:"free_tier"`
+	}
+	_ = json.Unmarshal(raw, &a)
+	if status != http.StatusOK {
+		reason := ""
+		if a.Error.Reason != "" {
+			reason = " (" + a.Error.Reason + ")"
+		}
+		return callExit(callNotPaid, fmt.Errorf("call: %d %s%s: %s; a pre-check charges nothing", status, a.Error.Code, reason, a.Error.Message))
+	}
+	if err := os.WriteFile(out, raw, 0o600); err != nil {
+		return fmt.Errorf("call: save the answer (%d bytes) to %s: %w", len(raw), out, err)
+	}
+	if ft := a.FreeTier; ft != nil {
+		whose := "this machine's address"
+		if ft.Counted == "wallet" {
+			whose = "wallet " + solana.EncodeBase58(priv.Public().(ed25519.PublicKey))
+		}
+		fmt.Fprintf(stdout, "free pre-check counted against %s: %d of %d left today (resets %s)\n", whose, ft.Remaining, ft.PerDay, ft.ResetsAt)
+	}
+	if keysURL == "" {
+		keysURL = target.Scheme + "://" + target.Host + "/keys"
+	}
+	kid := ""
+	jwks, err := readKeys(keysURL)
+	if err == nil {
+		kid, err = signing.Verify(raw, jwks)
+	}
+	if err != nil {
+		return callExit(callUnverified, fmt.Errorf("call: saved %s, but its signature is not checked: %w; check it later with: assay verify --keys URL %s", out, err, out))
+	}
+	_, err = fmt.Fprintf(stdout, "saved %s (signature checked: key %s)\n", out, kid)
+	return err
+}
+
+// postProved posts a pre-check, with the wallet's proof of e when proved.
+func postProved(ctx context.Context, c *http.Client, target string, body []byte, priv ed25519.PrivateKey, e siwx.Extension, proved bool) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, fmt.Errorf("pre-check: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if proved {
+		p, err := siwx.Sign(e, priv)
+		if err != nil {
+			return 0, nil, err
+		}
+		h, err := p.Encode()
+		if err != nil {
+			return 0, nil, err
+		}
+		req.Header.Set(siwx.Header, h)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, nil, fmt.Errorf("pre-check: %w", err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return 0, nil, fmt.Errorf("pre-check: %w", err)
+	}
+	return resp.StatusCode, raw, nil
+}
+
+// readCallBody is the call's body: the file named, or stdin for "-".
+func readCallBody(arg string) ([]byte, error) {
+	var body []byte
+	var err error
+	if arg == "-" {
+		body, err = io.ReadAll(io.LimitReader(os.Stdin, 16<<20))
+	} else {
+		body, err = os.ReadFile(arg)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("call: read body: %w", err)
+	}
+	return body, nil
 }

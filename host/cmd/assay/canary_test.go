@@ -31,11 +31,13 @@ import (
 // /mcp, no trace on any surface, and then the host serves.
 func TestServeWithCanaryProof(t *testing.T) {
 	bin := testhost.Binary(t, "host/cmd/assay", "assay")
+	// a folder of its own: the one tests build into holds other test
+	// plugins too
+	dir := t.TempDir()
 	for _, p := range []string{"plugins/stream-divergence", "plugins/lifecycle-analytics", "plugins/scope-hygiene", "plugins/context-audit",
 		"plugins/adapter-letta-af", "plugins/adapter-anthropic-messages", "plugins/adapter-generic-message-list"} {
-		testhost.Plugin(t, p)
+		copyPlugin(t, p, dir, "assay-"+filepath.Base(p))
 	}
-	dir := filepath.Dir(testhost.Plugin(t, "plugins/stream-divergence"))
 	var pins bytes.Buffer
 	if err := run([]string{"plugins", "pin", "--dir", dir}, &pins, io.Discard); err != nil {
 		t.Fatal(err)

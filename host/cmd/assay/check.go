@@ -74,7 +74,7 @@ func dryRun(ctx context.Context, cfg config.Config, log hclog.Logger, out io.Wri
 	case err != nil:
 		note("plugins", err)
 	case len(ps.services) == 0:
-		note("plugins", errors.New("no family plugin configured: run `make build` (it writes bin/assay.hcl) or pass --config"))
+		note("plugins", noFamily(ps))
 	default:
 		note(fmt.Sprintf("plugins: %d families, %d adapters, every pin matched", len(ps.services), len(cfg.Plugins)-len(ps.services)), nil)
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,6 +23,7 @@ import (
 	"github.com/assay-audit/assay/host/server"
 	"github.com/assay-audit/assay/host/servicestate"
 	"github.com/assay-audit/assay/host/signing"
+	"github.com/assay-audit/assay/host/siwx"
 	"github.com/assay-audit/assay/host/solana"
 	"github.com/assay-audit/assay/host/store"
 )
@@ -38,12 +41,20 @@ func sdConfig(t testing.TB) string {
 	return cfg
 }
 
-// precheckCode posts a pre-check from a fresh caller and returns the
-// status and error code.
+// precheckCode posts a pre-check from a fresh caller n, signed in with
+// its wallet (SIGN-IN-WITH-X: its own allowance and interval), and
+// returns the status and error code. A host that gives no challenge (a
+// service stopped, a free tier down) is sent the pre-check unproven.
 func precheckCode(t *testing.T, base string, n int) (int, string) {
-	caller := solana.EncodeBase58(bytes.Repeat([]byte{byte(n + 1)}, 32))
-	body := `{"caller":"` + caller + `","streamed_capture":{"chunks":["YQ=="]},"reference_output":{"chunks":["YQ=="]}}`
-	status, code, _ := postCode(t, base+"/stream-divergence/precheck", []byte(body), nil)
+	seed := sha256.Sum256([]byte(fmt.Sprintf("precheck-caller-%d", n)))
+	key := ed25519.NewKeyFromSeed(seed[:])
+	url := base + "/stream-divergence/precheck"
+	body := `{"caller":"` + solana.EncodeBase58(key.Public().(ed25519.PublicKey)) + `","streamed_capture":{"chunks":["YQ=="]},"reference_output":{"chunks":["YQ=="]}}`
+	var header map[string]string
+	if proof, err := siwx.Prove(t.Context(), http.DefaultClient, url, key); err == nil {
+		header = map[string]string{"SIGN-IN-WITH-X": proof}
+	}
+	status, code, _ := postCode(t, url, []byte(body), header)
 	return status, code
 }
 

@@ -13,7 +13,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -21,7 +20,6 @@ import (
 
 	"github.com/assay-audit/assay/host/config"
 	"github.com/assay-audit/assay/host/jsonlog"
-	"github.com/assay-audit/assay/host/pluginhost"
 	"github.com/assay-audit/assay/host/ratelog"
 	"github.com/assay-audit/assay/host/server"
 	"github.com/assay-audit/assay/host/signing"
@@ -49,7 +47,7 @@ const usage = `usage:
   assay mcp <host URL> --wallet FILE [--max-per-call USD] [--max-session USD] [--solana-rpc URL]
   assay store backup --out DIR [--config FILE] [--data-dir DIR] [--store SPEC]
   assay store restore --from DIR --data-dir NEW-DIR
-  assay verify [--keys JWKS-FILE-OR-URL] <answer.json|->
+  assay verify [--keys JWKS-FILE-OR-URL] [--submission BODY --plugins DIR] <answer.json|->
   assay plugins pin [--dir DIR]
   assay plugins reprove [--config FILE] [--data-dir DIR] [--store SPEC]
   assay corpus pin|check [--corpus FILE] [--criteria FILE]
@@ -467,107 +465,4 @@ func absPath(p string) string {
 		return a
 	}
 	return p
-}
-
-func verify(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
-	keysRef := fs.String("keys", "http://127.0.0.1:8402/keys", "JWKS file or URL")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() != 1 {
-		return errors.New("verify: name one answer file, or - for standard input")
-	}
-	var answer []byte
-	var err error
-	if fs.Arg(0) == "-" {
-		answer, err = io.ReadAll(io.LimitReader(os.Stdin, 64<<20))
-	} else {
-		answer, err = os.ReadFile(fs.Arg(0))
-	}
-	if err != nil {
-		return fmt.Errorf("verify: read answer: %w", err)
-	}
-	jwks, err := readKeys(*keysRef)
-	if err != nil {
-		return err
-	}
-	kid, err := signing.Verify(answer, jwks)
-	if err != nil {
-		return fmt.Errorf("verify: %w", err)
-	}
-	_, err = fmt.Fprintf(stdout, "signature valid: key %s\n", kid)
-	return err
-}
-
-func readKeys(ref string) ([]byte, error) {
-	if strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://") {
-		client := &http.Client{Timeout: 10 * time.Second}
-		resp, err := client.Get(ref)
-		if err != nil {
-			return nil, fmt.Errorf("verify: fetch keys: %w", err)
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return nil, fmt.Errorf("verify: fetch keys: status %d", resp.StatusCode)
-		}
-		return io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	}
-	raw, err := os.ReadFile(ref)
-	if err != nil {
-		return nil, fmt.Errorf("verify: read keys: %w", err)
-	}
-	return raw, nil
-}
-
-// pin writes the config that pins every plugin binary in dir: make build
-// runs it so the default config always matches the binaries just built.
-func pin(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("plugins pin", flag.ContinueOnError)
-	dir := fs.String("dir", "bin", "plugin directory")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	entries, err := os.ReadDir(*dir)
-	if err != nil {
-		return fmt.Errorf("plugins pin: %w", err)
-	}
-	var names []string
-	for _, e := range entries {
-		n := e.Name()
-		// the host itself and its configs are expected beside the plugins
-		why := ""
-		switch {
-		case n == "assay" || filepath.Ext(n) == ".hcl":
-			continue
-		case e.IsDir():
-			why = "a directory"
-		case !strings.HasPrefix(n, "assay-"):
-			why = "not named assay-<name> (assay-<family> or assay-adapter-<format>)"
-		case filepath.Ext(n) != "":
-			why = "its name has an extension (" + filepath.Ext(n) + ")"
-		}
-		if why != "" {
-			// stderr: stdout is the config being written
-			fmt.Fprintf(stderr, "plugins pin: skipped %s: %s\n", n, why)
-			continue
-		}
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	var b strings.Builder
-	b.WriteString("# Written by `assay plugins pin`: every plugin beside the host, pinned by SHA-256.\n")
-	for _, n := range names {
-		sum, err := pluginhost.PinOf(filepath.Join(*dir, n))
-		if err != nil {
-			return err
-		}
-		kind, name := "family", strings.TrimPrefix(n, "assay-")
-		if strings.HasPrefix(name, "adapter-") {
-			kind, name = "adapter", strings.TrimPrefix(name, "adapter-")
-		}
-		fmt.Fprintf(&b, "\nplugin %q {\n  kind   = %q\n  path   = %q\n  sha256 = %q\n}\n", name, kind, n, sum)
-	}
-	_, err = io.WriteString(stdout, b.String())
-	return err
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/assay-audit/assay/host/mcplocal"
-	"github.com/assay-audit/assay/host/solanarpc"
 	"github.com/assay-audit/assay/host/version"
 	"github.com/assay-audit/assay/host/wallet"
 	"github.com/assay-audit/assay/host/x402"
@@ -31,7 +30,7 @@ func mcpCmd(args []string) error {
 	walletPath := fs.String("wallet", "", "payer keypair file (assay wallet new): the paid tools pay from it")
 	perCall := fs.String("max-per-call", "0.50", "the most one call may cost, in USD (USDC); a dearer call is refused before anything is signed")
 	session := fs.String("max-session", "5.00", "the most this process may spend in all, in USD (USDC)")
-	rpcURL := fs.String("solana-rpc", os.Getenv("SOLANA_RPC_URL"), "a Solana JSON-RPC node: the wallet's balance checked before signing, a blockhash when a 402 has none (default: SOLANA_RPC_URL)")
+	rpcURL := fs.String("solana-rpc", os.Getenv("SOLANA_RPC_URL"), "a Solana JSON-RPC node: the wallet's balance checked before signing, a blockhash when a 402 has none (default: SOLANA_RPC_URL, else the network's public node when a 402 has no blockhash; none: no node at all)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -56,9 +55,7 @@ func mcpCmd(args []string) error {
 		return err
 	}
 	payer := &x402.Payer{Wallet: priv, Client: nil}
-	if *rpcURL != "" {
-		payer.Chain = solanarpc.New(*rpcURL)
-	}
+	payer.Chain, payer.Nodes = payerNode(*rpcURL)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start, cancel := context.WithTimeout(ctx, 30*time.Second)

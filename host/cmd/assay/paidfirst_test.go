@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -25,7 +26,16 @@ import (
 // and waits until it is ready.
 func floodHost(tb testing.TB) string {
 	bin := testhost.Binary(tb, "host/cmd/assay", "assay")
-	args := []string{"--config", sdConfig(tb), "--payments", "house"}
+	// the flood comes through a proxy the host trusts, each request from
+	// an address of its own (X-Forwarded-For): many clients, each with its
+	// own free allowance, as a botnet's would be
+	cfg := sdConfig(tb)
+	raw, err := os.ReadFile(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	_ = os.WriteFile(cfg, append(raw, []byte("trusted_proxies = [\"127.0.0.1/32\"]\n")...), 0o600)
+	args := []string{"--config", cfg, "--payments", "house"}
 	var url string
 	if t, ok := tb.(*testing.T); ok {
 		p := launch(t, bin, nil, append(args, "--data-dir", t.TempDir())...)
@@ -41,9 +51,9 @@ func floodHost(tb testing.TB) string {
 }
 
 // flood sends free pre-checks from conc connections, each from a new
-// caller wallet and all from one address (a caller rotating wallets to
-// dodge the allowance), until stop closes; it returns the count of
-// answers by status.
+// client address behind the host's trusted proxy (and naming a new
+// caller wallet, which proves nothing: the address is counted), until
+// stop closes; it returns the count of answers by status.
 func flood(url string, conc int, stop <-chan struct{}) func() map[int]int {
 	client := loadClient(conc)
 	var mu sync.Mutex
@@ -61,7 +71,9 @@ func flood(url string, conc int, stop <-chan struct{}) func() map[int]int {
 					return
 				default:
 				}
-				r, _ := post(url+"/stream-divergence/precheck", precheckFrom(caller.Add(1)))
+				n := caller.Add(1)
+				r, _ := post(url+"/stream-divergence/precheck", precheckFrom(n))
+				r.Header.Set("X-Forwarded-For", fmt.Sprintf("10.%d.%d.%d", byte(n>>16), byte(n>>8), byte(n)))
 				resp, err := client.Do(r)
 				if err != nil {
 					continue
@@ -191,8 +203,8 @@ func (c *paidCaller) call(tb testing.TB) (int, string, time.Duration) {
 	return resp.StatusCode, answer.Error.Code, took
 }
 
-// Paid before free: under a flood of free pre-checks from one address
-// with a new wallet each (the host saturated), every paid call is served,
+// Paid before free: under a flood of free pre-checks, each from a new
+// client address (the host saturated), every paid call is served,
 // none refused busy: pre-checks and paid ops hold places of their own, and
 // a place is given back once the family has answered. How long the paid
 // calls take beside the flood is BenchmarkPaidUnderFreeFlood's.

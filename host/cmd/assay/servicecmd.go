@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/assay-audit/assay/host/config"
+	"github.com/assay-audit/assay/host/pluginhost"
 	"github.com/assay-audit/assay/host/readiness"
 	"github.com/assay-audit/assay/host/server"
 	"github.com/assay-audit/assay/host/servicestate"
@@ -80,7 +81,7 @@ func serviceCmd(sub string, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if sub == "status" {
-		return serviceStatus(ctx, st, ps.services, *asJSON, stdout)
+		return serviceStatus(ctx, st, ps, *asJSON, stdout)
 	}
 	var svc *server.Service
 	for i := range ps.services {
@@ -219,11 +220,15 @@ type statusRow struct {
 	Service          string `json:"service"`
 	CriteriaID       string `json:"criteria_id"`
 	CriteriaRevision string `json:"criteria_revision"`
-	State            string `json:"state"`
-	Reason           string `json:"reason,omitempty"`
-	Since            string `json:"since,omitempty"`
-	By               string `json:"by,omitempty"`
-	Configured       bool   `json:"configured"`
+	// Binary and SHA256Prefix name the family binary this config serves
+	// the service with ("" for a version only the store knows).
+	Binary       string `json:"binary,omitempty"`
+	SHA256Prefix string `json:"sha256_prefix,omitempty"`
+	State        string `json:"state"`
+	Reason       string `json:"reason,omitempty"`
+	Since        string `json:"since,omitempty"`
+	By           string `json:"by,omitempty"`
+	Configured   bool   `json:"configured"`
 }
 
 // hostRow is one host as `service status` shows it.
@@ -245,23 +250,32 @@ type hostRow struct {
 type fleetStatus struct {
 	Store    string      `json:"store"`
 	Services []statusRow `json:"services"`
-	Hosts    []hostRow   `json:"hosts"`
+	// Formats are the adapters this config serves each format with.
+	Formats []pluginhost.AdapterStatus `json:"formats"`
+	Hosts   []hostRow                  `json:"hosts"`
 }
 
 // serviceStatus lists every configured service version and every one the
 // store has rows for, with its state for the fleet; then each host's own
 // view (a service a failed launch self-test stopped on one host is listed
 // with that host).
-func serviceStatus(ctx context.Context, st *store.Store, services []server.Service, asJSON bool, stdout io.Writer) error {
-	rows, err := fleetRows(ctx, st, services)
+func serviceStatus(ctx context.Context, st *store.Store, ps *plugins, asJSON bool, stdout io.Writer) error {
+	rows, err := fleetRows(ctx, st, ps.services)
 	if err != nil {
 		return err
+	}
+	for i := range rows {
+		for j, svc := range ps.services {
+			if rows[i].Configured && keyOf(svc) == (servicestate.Key{Service: rows[i].Service, CriteriaID: rows[i].CriteriaID, CriteriaRevision: rows[i].CriteriaRevision}) {
+				rows[i].Binary, rows[i].SHA256Prefix = ps.families[j].Binary(), short(ps.families[j].Pin())
+			}
+		}
 	}
 	hosts, err := st.Hosts(ctx)
 	if err != nil {
 		return err
 	}
-	out := fleetStatus{Store: st.Where(), Services: rows, Hosts: []hostRow{}}
+	out := fleetStatus{Store: st.Where(), Services: rows, Formats: ps.router.Status(), Hosts: []hostRow{}}
 	for _, h := range hosts {
 		out.Hosts = append(out.Hosts, hostRow{HostID: h.HostID, Label: h.Label, Version: h.Version, Started: sdk.Instant(h.Started), Seen: sdk.Instant(h.Seen),
 			Running: time.Since(h.Seen) <= readiness.Live, Ready: h.Ready, Services: h.Services})
@@ -272,16 +286,30 @@ func serviceStatus(ctx context.Context, st *store.Store, services []server.Servi
 		return enc.Encode(out)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 2, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERVICE\tCRITERIA\tSTATE\tSINCE\tBY\tREASON")
+	fmt.Fprintln(tw, "SERVICE\tCRITERIA\tBINARY\tSTATE\tSINCE\tBY\tREASON")
 	for _, r := range rows {
-		since, by := r.Since, r.By
+		since, by, binary := r.Since, r.By, "-"
 		if since == "" {
 			since, by = "-", "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s %s\t%s\t%s\t%s\t%s\n", r.Service, r.CriteriaID, r.CriteriaRevision, r.State, since, by, r.Reason)
+		if r.Binary != "" {
+			binary = r.Binary + " " + r.SHA256Prefix
+		}
+		fmt.Fprintf(tw, "%s\t%s %s\t%s\t%s\t%s\t%s\t%s\n", r.Service, r.CriteriaID, r.CriteriaRevision, binary, r.State, since, by, r.Reason)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if len(out.Formats) > 0 {
+		fmt.Fprintln(stdout)
+		tw = tabwriter.NewWriter(stdout, 0, 2, 2, ' ', 0)
+		fmt.Fprintln(tw, "FORMAT\tADAPTER\tBINARY")
+		for _, f := range out.Formats {
+			fmt.Fprintf(tw, "%s\t%s\t%s %s\n", f.Format, f.Version, f.Binary, f.SHA256Prefix)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 	}
 	if len(out.Hosts) == 0 {
 		_, err := fmt.Fprintln(stdout, "\nno host has written its status to the store")

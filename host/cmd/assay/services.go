@@ -2,10 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/user"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -25,8 +29,9 @@ type plugins struct {
 	families []*pluginhost.Family
 	router   *pluginhost.Router
 	closers  []func()
-	// leftOut are the plugins that could not start (not strict_plugins)
-	leftOut []string
+	// leftOut are the plugins that could not start (not strict_plugins),
+	// each with why
+	leftOut []leftOut
 }
 
 func (p *plugins) Close() {
@@ -55,16 +60,17 @@ func startPlugins(ctx context.Context, cfg config.Config, log hclog.Logger, only
 		}
 		p.closers = append(p.closers, a.Close)
 		if err := router.Add(a); err != nil {
-			// a second adapter for one format is this plugin's problem, not
-			// the host's: the first stays, this one is left out and named
-			if err := p.leaveOut(cfg, log, pl, err); err != nil {
-				return p, err
+			// two adapters for one format: which serves it is the
+			// operator's to say, never the config's order
+			var dup *pluginhost.DuplicateFormatError
+			if errors.As(err, &dup) {
+				return p, ambiguous("adapt format "+strconv.Quote(dup.Format), dup.Kept, dup.KeptBinary, pl, dup.Format)
 			}
-			continue
+			return p, err
 		}
 		log.Info("adapter loaded", "plugin", pl.Name, "format", a.Description().GetFormatId())
 	}
-	seen := map[string]bool{}
+	seen := map[string]config.Plugin{}
 	for _, pl := range cfg.Plugins {
 		if pl.Kind != "family" || only != "" && pl.Name != only {
 			continue
@@ -79,22 +85,41 @@ func startPlugins(ctx context.Context, cfg config.Config, log hclog.Logger, only
 		}
 		p.closers = append(p.closers, f.Close)
 		d := f.Description()
-		if seen[d.GetService()] {
-			if err := p.leaveOut(cfg, log, pl, fmt.Errorf("plugin %s: service %q is already loaded from another plugin", pl.Name, d.GetService())); err != nil {
-				return p, err
-			}
-			continue
+		if first, dup := seen[d.GetService()]; dup {
+			return p, ambiguous("serve "+strconv.Quote(d.GetService()), first.Name, filepath.Base(first.Path), pl, d.GetCriteriaId())
 		}
-		seen[d.GetService()] = true
+		seen[d.GetService()] = pl
 		router.Accept(d.GetFormats()...)
 		p.families = append(p.families, f)
-		p.services = append(p.services, server.Service{Desc: d, Backend: server.FamilyBackend{Family: f}})
+		p.services = append(p.services, server.Service{Desc: d, Backend: server.FamilyBackend{Family: f}, Build: pluginBuild(f.Pin(), d.GetFormats(), router)})
 		log.Info("family loaded", "plugin", pl.Name, "service", d.GetService(), "criteria", d.GetCriteriaId())
 	}
 	if only == "" {
 		warnIdleAdapters(log, router.Status(), p.services)
 	}
 	return p, nil
+}
+
+// ambiguous refuses a config with two plugins for one format or service,
+// naming both binaries and how to choose: a host never picks one by the
+// order of its config (an adapter named to sort first would take a
+// format from the shipped one).
+func ambiguous(what, first, firstBinary string, second config.Plugin, key string) error {
+	return fmt.Errorf("plugins %s (%s) and %s (%s) both %s: one plugin serves it. Keep one of the two plugin blocks in the config; "+
+		"for a config `assay plugins pin` writes, keep one binary in the folder or choose with `assay plugins pin --choose %s=<binary>`",
+		first, firstBinary, second.Name, filepath.Base(second.Path), what, key)
+}
+
+// pluginBuild names a family's binary and the adapters this host serves its
+// formats with, by their pins (a report's build member).
+func pluginBuild(family string, formats []string, router *pluginhost.Router) *server.Build {
+	b := &server.Build{Family: family, Adapters: map[string]string{}}
+	for _, a := range router.Adapters() {
+		if f := a.Description().GetFormatId(); slices.Contains(formats, f) {
+			b.Adapters[f] = a.Pin()
+		}
+	}
+	return b
 }
 
 // warnIdleAdapters names each adapter no loaded criteria will ever call:
@@ -132,8 +157,30 @@ func (p *plugins) leaveOut(cfg config.Config, log hclog.Logger, pl config.Plugin
 	}
 	log.Error("plugin could not start and is left out of this host; the others are served (strict_plugins makes this stop the host)",
 		"plugin", pl.Name, "kind", pl.Kind, "path", pl.Path, "error", err)
-	p.leftOut = append(p.leftOut, pl.Name)
+	p.leftOut = append(p.leftOut, leftOut{plugin: pl, err: err})
 	return nil
+}
+
+// leftOut is a plugin a start left out, and why.
+type leftOut struct {
+	plugin config.Plugin
+	err    error
+}
+
+// noFamily is a start with no family to serve: none configured, or every
+// one configured left out (each named with its cause: a binary that does
+// not match its pin says so).
+func noFamily(p *plugins) error {
+	var why []string
+	for _, l := range p.leftOut {
+		if l.plugin.Kind == "family" {
+			why = append(why, l.plugin.Name+": "+l.err.Error())
+		}
+	}
+	if len(why) == 0 {
+		return errors.New("no family plugin configured: run `make build` (it writes bin/assay.hcl) or pass --config")
+	}
+	return fmt.Errorf("no family plugin could start (%d configured, every one left out): %s", len(why), strings.Join(why, "; "))
 }
 
 // keyOf names a service under its criteria version.

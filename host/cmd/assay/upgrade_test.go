@@ -20,11 +20,11 @@ import (
 )
 
 // previousVersion is the last commit before the store's newest migration
-// (12: the launch proofs a plugin set passed). The rolling upgrade test runs a host
+// (13: the sign-in nonces a fleet spent). The rolling upgrade test runs a host
 // built from it beside this version's on one store. When you add a
 // migration, move this to the last commit before it (docs/operators.md,
 // "Upgrades").
-const previousVersion = "ad2066d9da990e94d2299406a3b8e9b48babe66c"
+const previousVersion = "059e35d6bca668bb0298eed50974cdcaf5352608"
 
 // buildPrevious builds previousVersion's assay binary from the
 // repository's history (git archive: the work tree is not touched). A

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +24,7 @@ import (
 	"github.com/assay-audit/assay/host/metrics"
 	"github.com/assay-audit/assay/host/payment"
 	"github.com/assay-audit/assay/host/pluginhost"
+	"github.com/assay-audit/assay/host/senderlimit"
 	"github.com/assay-audit/assay/host/server"
 	"github.com/assay-audit/assay/host/servicestate"
 	"github.com/assay-audit/assay/host/signing"
@@ -177,6 +179,10 @@ type Options struct {
 	Admission admission.Limits
 	// Board gives the host a stop-serving board over its store (Host.Board).
 	Board bool
+	// Senders limits each client's costly unpaid work (nil: no limit).
+	Senders *senderlimit.Limiter
+	// TrustedProxies are server.Config's.
+	TrustedProxies []netip.Prefix
 }
 
 // memory opens the store, free tier and ledger writer for a test host.
@@ -260,7 +266,7 @@ func Start(tb testing.TB, opts Options, pkgs ...string) *Host {
 	}
 	h.Server = server.New(server.Config{Services: services, Keys: keys, Logger: log, CallTimeout: opts.CallTimeout,
 		FreeTier: free, Ledger: writer, Metrics: h.Metrics, Now: opts.Now, Payments: gate, Admission: opts.Admission, ExplainWithheld: opts.ExplainWithheld,
-		States: h.Board, Adapters: router})
+		States: h.Board, Adapters: router, Senders: opts.Senders, TrustedProxies: opts.TrustedProxies})
 	ts := httptest.NewServer(h.Server)
 	tb.Cleanup(ts.Close)
 	h.URL = ts.URL
