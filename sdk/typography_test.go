@@ -76,6 +76,11 @@ func TestRefusalShape(t *testing.T) {
 	if string(b) != `{"error":{"cap":1024,"code":"chunk_count_cap","message":"m"}}` {
 		t.Errorf("got %s", b)
 	}
+	// a fact named as the code or the message never replaces them
+	b, _ = json.Marshal(Refusal{Code: "c", Message: "m", Facts: map[string]any{"code": "x", "message": "y", "n": 2}})
+	if string(b) != `{"error":{"code":"c","message":"m","n":2}}` {
+		t.Errorf("facts named code and message: got %s", b)
+	}
 }
 
 func TestFoldASCII(t *testing.T) {

@@ -51,6 +51,10 @@ type AdapterFault struct {
 	Detail string
 	// RetryAfter, for CauseRestarting, is when the adapter should be back.
 	RetryAfter time.Duration
+	// Mates, for FaultCrashed, counts the other records the process held
+	// when it died: with none, this record is the one that ended it; with
+	// some, any of them may have.
+	Mates int
 }
 
 // Restarting says the request never reached the adapter: it was being

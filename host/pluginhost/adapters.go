@@ -38,7 +38,7 @@ func StartAdapter(ctx context.Context, spec Spec, opts Options) (*Adapter, error
 			if !ok {
 				return conn{}, false
 			}
-			return conn{handle: ac, exited: ac.Exited}, true
+			return conn{handle: ac, exited: ac.Exited, calls: &callCount{}}, true
 		})
 	err := a.proc.first(ctx, func(ctx context.Context, c conn) error {
 		desc, err := c.handle.(*wire.AdapterConn).Client.Describe(ctx, &pb.DescribeRequest{})
@@ -108,6 +108,7 @@ func (a *Adapter) adaptFrame(ctx context.Context, req *pb.AdaptRequest, rec *hel
 	var f wire.Frame
 	began := time.Now()
 	a.sent.Store(true)
+	defer c.calls.enter()()
 	actx, cancel := callContext(ctx, recordLen)
 	defer cancel()
 	if err := c.handle.(*wire.AdapterConn).Conn.Invoke(actx, pb.Adapter_Adapt_FullMethodName, req, &f,
@@ -191,7 +192,9 @@ func (a *Adapter) callFailed(ctx, actx context.Context, c conn, err error, began
 	case FaultCrashed:
 		a.log.Error("adapter process ended while it held a record; it is restarted, and the request is not sent to it again",
 			"format", a.desc.GetFormatId(), "binary", filepath.Base(a.spec.Path), "version", a.desc.GetAdapterVersion())
-		return a.faulted(a.fault(FaultCrashed, "the adapter's process ended while it held this record"))
+		f := a.fault(FaultCrashed, "the adapter's process ended while it held this record")
+		f.Mates = int(c.calls.mates())
+		return a.faulted(f)
 	case "unavailable":
 		return fmt.Errorf("%w: %s", ErrUnavailable, code)
 	}

@@ -97,6 +97,35 @@ type conn struct {
 	broker *plugin.GRPCBroker
 	// share is this process's shared-body channel (nil: bodies go inline)
 	share *sharedbody.Sender
+	// calls counts this process's calls in flight (adapters), for telling
+	// the one record that was in the process when it died from records
+	// that shared its end
+	calls *callCount
+}
+
+// callCount is one launched process's calls in flight, and how many were
+// in flight when it died (the first failing call reads it: none of the
+// failing calls has left yet).
+type callCount struct {
+	inFlight, atExit atomic.Int64
+}
+
+// enter counts a call in; the func returned counts it out.
+func (c *callCount) enter() func() {
+	if c == nil {
+		return func() {}
+	}
+	c.inFlight.Add(1)
+	return func() { c.inFlight.Add(-1) }
+}
+
+// mates is how many other calls were in the process when it died.
+func (c *callCount) mates() int64 {
+	if c == nil {
+		return 0
+	}
+	c.atExit.CompareAndSwap(0, c.inFlight.Load())
+	return max(c.atExit.Load()-1, 0)
 }
 
 // proc supervises one plugin binary of any kind: start pinned, restart on

@@ -114,11 +114,13 @@ func quoted(d *pb.FamilyDescription) criteriaText {
 
 // curlExample is a copyable request with a body from the corpus.
 func curlExample(path string, body []byte, paid bool) string {
-	b := string(body)
-	if b == "" {
-		b = "{}"
+	data := "'" + strings.ReplaceAll(string(body), "'", `'\''`) + "'"
+	if len(body) == 0 {
+		// no corpus case answered 200 on this route: a made-up body (such
+		// as {}) would be one the family refuses
+		data = "@body.json   # your submission: this family's corpus gives no example of one"
 	}
-	cmd := "curl -s -X POST http://HOST" + path + " -H 'Content-Type: application/json' \\\n  -d '" + strings.ReplaceAll(b, "'", `'\''`) + "'"
+	cmd := "curl -s -X POST http://HOST" + path + " -H 'Content-Type: application/json' \\\n  -d " + data
 	if paid {
 		cmd = "# unpaid: 402 with PAYMENT-REQUIRED; `assay call --wallet payer.json http://HOST" + path + " body.json` pays and saves the report\n" + cmd
 	}

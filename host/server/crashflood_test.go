@@ -52,6 +52,8 @@ func TestACrashFloodCostsItsSender(t *testing.T) {
 		}
 	}()
 	victim := map[string]int{}
+	// out of step with the flood, as two independent clients are
+	time.Sleep(50 * time.Millisecond)
 	for tick := time.NewTicker(200 * time.Millisecond); time.Now().Before(stop); <-tick.C {
 		r := do(t, "POST", url, auditBody("Please list three risks in this plan."), from("10.0.0.77"))
 		victim[strconv.Itoa(r.status)+" "+errorCode(r)]++

@@ -61,9 +61,14 @@ func (s *Server) senderRefusal(q *request, code string, after time.Duration) {
 
 // senderFault counts a crash or hang of a plugin against the client whose
 // record caused it: the restart is everyone's, the hold that follows
-// repeats is that client's alone.
-func (s *Server) senderFault(q *request, cause string) {
-	if s.cfg.Senders == nil || (cause != pluginhost.FaultCrashed && cause != pluginhost.FaultDeadline) {
+// repeats is that client's alone. A crash while the process held other
+// records too is counted against none of them: any one may have caused
+// it, and a client whose good record merely shared the end must never be
+// held (the record that did it crashes the process again, alone, soon).
+func (s *Server) senderFault(q *request, f pluginhost.AdapterFault) {
+	cause := f.Cause
+	if s.cfg.Senders == nil || (cause != pluginhost.FaultCrashed && cause != pluginhost.FaultDeadline) ||
+		cause == pluginhost.FaultCrashed && f.Mates > 0 {
 		return
 	}
 	addr := clientAddr(q.r, s.cfg.TrustedProxies)

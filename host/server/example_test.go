@@ -1,0 +1,52 @@
+package server
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+
+	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
+)
+
+// A route's example body is the smallest JSON object a corpus case sends
+// it and the family answers 200: a body_text case counts when its bytes
+// are a JSON object; refused cases, other routes and texts that are not
+// an object never do. Without one, the catalog's command sends the
+// caller's own file, never a made-up body the family would refuse.
+func TestCorpusExampleTakesBodyTextCases(t *testing.T) {
+	corpus := []byte(`{"cases":[
+		{"request":{"path":"/svc/op","body":{"refused":true,"long":"xxxxxxxxxxxxxxxxxxxx"}},"expect":{"status":400}},
+		{"request":{"path":"/svc/op","body_text":"{ \"keys\" : [1, 2] }"},"expect":{"status":200}},
+		{"request":{"path":"/svc/op","body_text":"not json"},"expect":{"status":200}},
+		{"request":{"path":"/svc/op","body":{"keys":[1,2,3,4,5,6]}},"expect":{"status":200}},
+		{"request":{"path":"/svc/precheck","body":{"k":1}},"expect":{"status":200}}]}`)
+	if got := string(corpusExample(corpus, "/svc/op")); got != `{"keys":[1,2]}` {
+		t.Errorf("the op's example: %s", got)
+	}
+	if got := corpusExample(corpus, "/svc/other"); got != nil {
+		t.Errorf("a route no case sends: %s", got)
+	}
+	onlyRefused := []byte(`{"cases":[{"request":{"path":"/svc/op","body":{}},"expect":{"status":400}}]}`)
+	if got := corpusExample(onlyRefused, "/svc/op"); got != nil {
+		t.Errorf("a route whose cases are all refused: %s", got)
+	}
+	cmd := curlExample("/svc/op", nil, true)
+	if strings.Contains(cmd, "-d '{}'") || !strings.Contains(cmd, "-d @body.json") {
+		t.Errorf("the command without an example: %s", cmd)
+	}
+	if cmd := curlExample("/svc/op", []byte(`{"a":"it's"}`), false); !strings.Contains(cmd, `-d '{"a":"it'\''s"}'`) {
+		t.Errorf("the command with an example: %s", cmd)
+	}
+}
+
+// A paid route with no example is said once at start, naming the
+// service and the op: the author's to fix with a corpus case.
+func TestARouteWithoutAnExampleIsLogged(t *testing.T) {
+	var log strings.Builder
+	d := &pb.FamilyDescription{Service: "svc", CriteriaId: "svc/v1", BodyBytes: 1024, Ops: []*pb.Op{{Name: "op", PriceUsdcUnits: 1000}}}
+	New(Config{Services: []Service{{Desc: d}}, Logger: hclog.New(&hclog.LoggerOptions{Output: &log})})
+	if l := log.String(); !strings.Contains(l, "no case answered 200 on this paid route") || !strings.Contains(l, "service=svc op=op") {
+		t.Errorf("the log: %s", l)
+	}
+}
