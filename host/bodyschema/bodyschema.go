@@ -135,3 +135,34 @@ func rewriteRefs(v any, name string) any {
 func pointerToken(s string) string {
 	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
 }
+
+// FormatEnum is family with its format member's enum set to formats, the
+// criteria's accepted formats: the one list, so a criteria revision that
+// accepts a new format reaches OpenAPI, the 402's discovery metadata and
+// the MCP input schemas with no second list in the family's schema to
+// forget. Family is returned unchanged when member is empty, formats is
+// empty, or family has no such property object.
+func FormatEnum(family []byte, member string, formats []string) []byte {
+	if member == "" || len(formats) == 0 {
+		return family
+	}
+	var root map[string]any
+	if json.Unmarshal(family, &root) != nil {
+		return family
+	}
+	props, _ := root["properties"].(map[string]any)
+	prop, _ := props[member].(map[string]any)
+	if prop == nil {
+		return family
+	}
+	enum := make([]any, len(formats))
+	for i, f := range formats {
+		enum[i] = f
+	}
+	prop["enum"] = enum
+	out, err := json.Marshal(root)
+	if err != nil {
+		return family
+	}
+	return out
+}

@@ -3,6 +3,7 @@ package bodyschema
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -102,5 +103,29 @@ func TestComposeLeavesOtherFamiliesAlone(t *testing.T) {
 		if err != nil || string(out) != family {
 			t.Errorf("%+v: changed the family's schema (%v)", c.rec, err)
 		}
+	}
+}
+
+// The format member's enum is the criteria's accepted formats, whatever
+// the family's schema listed (here one format short); a schema without
+// that member, or no formats, is left as it was.
+func TestFormatEnumIsTheCriteriasList(t *testing.T) {
+	family := []byte(`{"type":"object","properties":{"declared_format_id":{"enum":["a","b"],"description":"d"},"record":{}}}`)
+	out := FormatEnum(family, "declared_format_id", []string{"a", "b", "gemini-generate-content"})
+	var got struct {
+		Properties map[string]struct {
+			Enum        []string `json:"enum"`
+			Description string   `json:"description"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	if e := got.Properties["declared_format_id"]; strings.Join(e.Enum, ",") != "a,b,gemini-generate-content" || e.Description != "d" {
+		t.Errorf("the format member: %+v", e)
+	}
+	if string(FormatEnum(family, "", []string{"x"})) != string(family) || string(FormatEnum(family, "declared_format_id", nil)) != string(family) ||
+		string(FormatEnum(family, "format", []string{"x"})) != string(family) {
+		t.Error("a schema with nothing to set was changed")
 	}
 }

@@ -1,6 +1,9 @@
 package server
 
 import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -48,5 +51,36 @@ func TestARouteWithoutAnExampleIsLogged(t *testing.T) {
 	New(Config{Services: []Service{{Desc: d}}, Logger: hclog.New(&hclog.LoggerOptions{Output: &log})})
 	if l := log.String(); !strings.Contains(l, "no case answered 200 on this paid route") || !strings.Contains(l, "service=svc op=op") {
 		t.Errorf("the log: %s", l)
+	}
+}
+
+// The format member's enum a caller reads (OpenAPI, and the schema the
+// 402s carry) is the criteria's accepted formats, though the family's
+// own schema lists none.
+func TestTheFormatEnumIsTheCriterias(t *testing.T) {
+	d := &pb.FamilyDescription{Service: "svc", CriteriaId: "svc/v1", BodyBytes: 1024, Ops: []*pb.Op{{Name: "op", PriceUsdcUnits: 1000}},
+		RequestSchema: []byte(`{"type":"object","properties":{"fmt":{"type":"string"},"rec":{}}}`),
+		FormatMember:  "fmt", RecordMember: "rec", Formats: []string{"lines", "gemini-generate-content"}}
+	s := New(Config{Services: []Service{{Desc: d}}})
+	want := `"enum":["lines","gemini-generate-content"]`
+	if got := string(s.services["svc"].inputs["op"].Schema); !strings.Contains(got, want) {
+		t.Errorf("the 402's input schema: %s", got)
+	}
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/openapi.json", nil))
+	var doc struct {
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]struct {
+					Enum []string `json:"enum"`
+				} `json:"properties"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if got := doc.Components.Schemas[requestSchemaName("svc")].Properties["fmt"].Enum; strings.Join(got, ",") != "lines,gemini-generate-content" {
+		t.Errorf("/openapi.json's enum for fmt: %v", got)
 	}
 }

@@ -198,8 +198,9 @@ type service struct {
 // bodySchema is the request schema published for d: its record member
 // described, per accepted format, by the loaded adapter's record schema.
 func (s *Server) bodySchema(d *pb.FamilyDescription) []byte {
+	own := familySchema(d)
 	if s.cfg.Adapters == nil || d.GetRecordMember() == "" {
-		return d.GetRequestSchema()
+		return own
 	}
 	formats := map[string][]byte{}
 	for _, id := range d.GetFormats() {
@@ -207,15 +208,21 @@ func (s *Server) bodySchema(d *pb.FamilyDescription) []byte {
 			formats[id] = raw
 		}
 	}
-	out, skipped, err := bodyschema.Compose(d.GetRequestSchema(), bodyschema.Record{FormatMember: d.GetFormatMember(), RecordMember: d.GetRecordMember()}, formats)
+	out, skipped, err := bodyschema.Compose(own, bodyschema.Record{FormatMember: d.GetFormatMember(), RecordMember: d.GetRecordMember()}, formats)
 	if err != nil {
 		s.cfg.Logger.Warn("the request schema keeps the family's own description of the record", "service", d.GetService(), "error", err)
-		return d.GetRequestSchema()
+		return own
 	}
 	for _, id := range skipped {
 		s.cfg.Logger.Warn("an adapter's record schema refers outside itself: its format keeps the family's description", "service", d.GetService(), "format", id)
 	}
 	return out
+}
+
+// familySchema is the family's own request schema with its format
+// member's enum the criteria's accepted formats (bodyschema.FormatEnum).
+func familySchema(d *pb.FamilyDescription) []byte {
+	return bodyschema.FormatEnum(d.GetRequestSchema(), d.GetFormatMember(), d.GetFormats())
 }
 
 // corpusExample is the smallest JSON object body among the corpus cases
@@ -339,7 +346,7 @@ func New(cfg Config) *Server {
 				cfg.Logger.Warn("the family's corpus has no case answered 200 on this paid route: the catalog and the 402's discovery metadata show no example body",
 					"service", svc.Desc.GetService(), "op", op.GetName())
 			}
-			sv.inputs[op.GetName()] = payment.Input{Schema: svc.Desc.GetRequestSchema(), Example: example}
+			sv.inputs[op.GetName()] = payment.Input{Schema: familySchema(svc.Desc), Example: example}
 		}
 		cfg.Metrics.Stopped(svc.Desc.GetService(), svc.Desc.GetCriteriaId(), svc.Desc.GetCriteriaRevision(),
 			func() bool { st := cfg.States.State(sv.key()); return st.Stopped && !st.Starting })
