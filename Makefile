@@ -16,7 +16,7 @@ LDFLAGS := $(if $(VERSION),-X github.com/assay-audit/assay/host/version.stamped=
 # digests can be rebuilt by whoever verifies it (assay verify --submission)
 PLUGIN_FLAGS := -trimpath -buildvcs=false
 
-.PHONY: build run test test-go corpus-test corpus proto bench screenshots fmt vet clean
+.PHONY: build run test test-go corpus-test corpus proto bench bench-compare screenshots fmt vet clean
 
 build:
 	@mkdir -p $(BIN)
@@ -66,6 +66,25 @@ screenshots: build
 bench: build
 	ASSAY_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench . -benchmem -count 6 ./... | tee bench.txt
 	$(GO) run golang.org/x/perf/cmd/benchstat@latest bench.txt
+
+# The hot-path benchmarks at REF and at this checkout, in interleaved
+# rounds (the machine's speed drifts: each round runs both sides back to
+# back), compared with benchstat. For whoever touches the request path:
+#   make bench-compare REF=<commit> [BENCH=<regexp>] [BENCH_PKGS=<packages>] [ROUNDS=3]
+BENCH      ?= ContextAuditMaxRecord|PaidCall|PrecheckRoundTrip|AdapterCall|ProcessHop
+BENCH_PKGS ?= ./host/server ./host/pluginhost
+ROUNDS     ?= 3
+BENCH_RUN   = $(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count 2 $(BENCH_PKGS)
+bench-compare: build
+	@test -n "$(REF)" || { echo "usage: make bench-compare REF=<commit> [BENCH=<regexp>] [BENCH_PKGS=<packages>] [ROUNDS=3]"; exit 2; }
+	@rm -rf .bench && mkdir -p .bench && git worktree prune && git worktree add -q --detach .bench/ref $(REF)
+	cd .bench/ref && $(MAKE) -s build >/dev/null
+	@set -e; for i in $$(seq $(ROUNDS)); do \
+	  echo "round $$i of $(ROUNDS): $(REF)"; (cd .bench/ref && ASSAY_BIN=$(CURDIR)/.bench/ref/$(BIN) $(BENCH_RUN)) >> .bench/ref.txt; \
+	  echo "round $$i of $(ROUNDS): this checkout"; ASSAY_BIN=$(CURDIR)/$(BIN) $(BENCH_RUN) >> .bench/head.txt; \
+	done
+	@git worktree remove --force .bench/ref
+	$(GO) run golang.org/x/perf/cmd/benchstat@latest .bench/ref.txt .bench/head.txt
 
 clean:
 	rm -rf $(BIN)
