@@ -139,7 +139,13 @@ func compareFacts(report, rerun []byte) string {
 		delete(e, k)
 		delete(a, k)
 	}
-	return corpus.Diff(maskInstants(e), maskInstants(a), "$")
+	d := corpus.Diff(maskInstants(e), maskInstants(a), "$")
+	// the path only: a fact's value may be a string the submission chose
+	// (an id, a label), and errors carry no part of a submission
+	if i := strings.Index(d, ": "); i > 0 {
+		d = d[:i]
+	}
+	return d
 }
 
 // maskInstants replaces every instant inside a string with one mark.
@@ -184,18 +190,14 @@ func (r *ranBuild) note() string {
 // pluginFile is a plugin file in the plugin folder, with its pin.
 type pluginFile struct{ name, pin string }
 
-// pluginBinaries lists dir's plugin binaries (assay-<family>,
-// assay-adapter-<format>) with their SHA-256.
+// pluginBinaries lists dir's plugin binaries (as `assay plugins pin`
+// names them: assay-<family>, assay-adapter-<format>) with their SHA-256.
 func pluginBinaries(dir string) (families, adapters []pluginFile, err error) {
-	entries, err := os.ReadDir(dir)
+	names, err := pluginFiles(dir, io.Discard)
 	if err != nil {
-		return nil, nil, fmt.Errorf("verify: the plugin folder: %w", err)
+		return nil, nil, fmt.Errorf("verify: %w", err)
 	}
-	for _, e := range entries {
-		n := e.Name()
-		if e.IsDir() || !strings.HasPrefix(n, "assay-") || filepath.Ext(n) != "" {
-			continue
-		}
+	for _, n := range names {
 		pin, err := pluginhost.PinOf(filepath.Join(dir, n))
 		if err != nil {
 			return nil, nil, fmt.Errorf("verify: %w", err)

@@ -29,13 +29,7 @@ func newVerifyRig(t *testing.T) *verifyRig {
 	r.plugins = filepath.Join(r.dir, "bin")
 	_ = os.Mkdir(r.plugins, 0o755)
 	for _, pkg := range []string{"plugins/context-audit", "plugins/adapter-anthropic-messages", "plugins/adapter-generic-message-list", "plugins/adapter-letta-af"} {
-		raw, err := os.ReadFile(testhost.Plugin(t, pkg))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(r.plugins, "assay-"+filepath.Base(pkg)), raw, 0o755); err != nil {
-			t.Fatal(err)
-		}
+		copyPlugin(t, pkg, r.plugins, "assay-"+filepath.Base(pkg))
 	}
 	var cfg, errs bytes.Buffer
 	if err := pin([]string{"--dir", r.plugins}, &cfg, &errs); err != nil {
@@ -124,7 +118,7 @@ func TestVerifySubmissionRunsTheReportsPlugins(t *testing.T) {
 	tampered, _ := json.Marshal(report)
 	tamperedFile := r.file(t, "tampered.json", string(tampered))
 	out, err = r.verify(r.body, tamperedFile)
-	if !errors.Is(err, ErrReportDiffers) || !strings.Contains(err.Error(), "$.record_bytes") {
+	if !errors.Is(err, ErrReportDiffers) || !strings.HasSuffix(err.Error(), "is $.record_bytes (the rerun answered 200)") {
 		t.Errorf("a tampered report: %v\n%s", err, out)
 	}
 
