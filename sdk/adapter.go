@@ -64,11 +64,13 @@ const (
 	KindRetrieval      Kind = "retrieval"
 )
 
-// RefusalCode is why an adapter refuses a record (AdaptRefusal.code). The
-// host checks only its shape; a family maps it onto a refusal of its own
-// criteria, and the criteria name these codes alone, so an adapter refuses
-// with one of them (context-audit answers any other as
-// RecordDoesNotParse).
+// RefusalCode is why a request is refused: an adapter's reason for a
+// record (AdaptRefusal.code), and a family's refusal code (Refusal.Code,
+// RefuseWith), which a family declares as typed constants of its
+// criteria. The host checks an adapter's only for its shape; a family maps
+// it onto a refusal of its own criteria, and the criteria name the codes
+// below alone, so an adapter refuses with one of them (context-audit
+// answers any other as RecordDoesNotParse).
 type RefusalCode string
 
 // The refusal codes the host and the families understand.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 )
@@ -196,6 +197,32 @@ type Tripwires struct {
 	EstimateNames, EstimateSuffixes []string
 	// Limited ties a headline's LIMITED marker to the factors (nil: none).
 	Limited *LimitedRule
+	// VerdictWaivers lift words of the host's baseline of verdict words
+	// (selfcheck.VerdictWords: score, pass, good, ...) that the criteria
+	// require in an answer, not as a judgement. Each names the word as the
+	// baseline spells it and the reason, the same word and reason the
+	// criteria's ANNEX states. A host refuses a waiver of a word not on
+	// its baseline, or one without a reason.
+	VerdictWaivers []VerdictWaiver
+}
+
+// VerdictWaiver lifts one baseline verdict word for the family's answers,
+// for the reason its criteria's ANNEX states.
+type VerdictWaiver struct {
+	Word, Reason string
+}
+
+// Waivers is the wire's form of waivers, for a family that fills
+// pb.Tripwires itself.
+func Waivers(waivers ...VerdictWaiver) []*pb.VerdictWaiver {
+	if len(waivers) == 0 {
+		return nil
+	}
+	out := make([]*pb.VerdictWaiver, len(waivers))
+	for i, w := range waivers {
+		out[i] = &pb.VerdictWaiver{Word: w.Word, Reason: w.Reason}
+	}
+	return out
 }
 
 // LimitedRule: the string at top-level member Line contains LimitedWord
@@ -207,12 +234,20 @@ type LimitedRule struct {
 	LimitedWord, FullWord                 string
 }
 
-// WithTripwires is the family's tripwires.
+// WithTripwires is the family's tripwires. A verdict waiver without a
+// word or a reason is an error here; one whose word is not on the host's
+// baseline is refused by the host's description check
+// (hostcheck.Description, which familytest and plugintest run).
 func WithTripwires(t Tripwires) DescribeOption {
 	return func(d *pb.FamilyDescription) error {
+		for i, w := range t.VerdictWaivers {
+			if w.Word == "" || strings.TrimSpace(w.Reason) == "" {
+				return fmt.Errorf("verdict waiver %d: a word and the reason the criteria's ANNEX states", i+1)
+			}
+		}
 		d.Tripwires = &pb.Tripwires{AbsentTokens: t.AbsentTokens, ForbiddenPhrases: t.ForbiddenPhrases, ExemptSentences: t.ExemptSentences,
 			ForbiddenMembers: t.ForbiddenMembers, ExemptMembers: t.ExemptMembers, CountNames: t.CountNames, CountSuffixes: t.CountSuffixes,
-			EstimateNames: t.EstimateNames, EstimateSuffixes: t.EstimateSuffixes}
+			EstimateNames: t.EstimateNames, EstimateSuffixes: t.EstimateSuffixes, VerdictWaivers: Waivers(t.VerdictWaivers...)}
 		if l := t.Limited; l != nil {
 			d.Tripwires.Limited = &pb.LimitedRule{Line: l.Line, Factors: l.Factors, IdMember: l.IDMember, StatusMember: l.StatusMember,
 				ExemptIds: l.ExemptIDs, LimitedWord: l.LimitedWord, FullWord: l.FullWord}

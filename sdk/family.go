@@ -85,18 +85,29 @@ type Checked struct {
 type Measurer func(ctx context.Context, clock func() time.Time) (Report, error)
 
 // RefuseRequest is a named free refusal (400): {"error": {...}}.
-func RefuseRequest(r Refusal) Checked { return Checked{outcome: Refused, body: r, code: r.Code} }
+func RefuseRequest(r Refusal) Checked {
+	return Checked{outcome: Refused, body: r, code: string(r.Code)}
+}
 
 // RefuseWith is a refusal with a body of the family's own shape, for a
-// criteria whose refusal carries more than the error member.
-func RefuseWith(code string, body any) Checked {
-	return Checked{outcome: Refused, body: body, code: code}
+// criteria whose refusal carries more than the error member. code is the
+// criteria's refusal code (the host logs and counts it); put it in the
+// body too if callers are to read it.
+func RefuseWith(code RefusalCode, body any) Checked {
+	return Checked{outcome: Refused, body: body, code: string(code)}
 }
+
+// CannotMeasureKind is a criteria's could-not-measure kind: the host
+// counts it (assay_could_not_measure_total{kind}) and logs it. Like a
+// RefusalCode it is a published name from the criteria or the ANNEX,
+// never submission content. A family declares its kinds as constants of
+// this type.
+type CannotMeasureKind string
 
 // CannotMeasure is a signed could-not-measure answer (422), never
 // charged: kind is the criteria's, body the family's members.
-func CannotMeasure(kind string, body any) Checked {
-	return Checked{outcome: CouldNotMeasure, body: body, code: kind}
+func CannotMeasure(kind CannotMeasureKind, body any) Checked {
+	return Checked{outcome: CouldNotMeasure, body: body, code: string(kind)}
 }
 
 // Assessed is an accepted pre-check's answer: the family's members.
@@ -121,7 +132,8 @@ func (c Checked) WithCaller(caller string) Checked {
 // AdaptersUnavailable).
 func (c Checked) Outcome() Outcome { return c.outcome }
 
-// Code is the refusal code or could-not-measure kind.
+// Code is the refusal code (a RefusalCode) or could-not-measure kind (a
+// CannotMeasureKind), as the wire carries it.
 func (c Checked) Code() string { return c.code }
 
 // Body is the answer's members: a pre-check's, a refusal's or a
@@ -166,9 +178,14 @@ type Family interface {
 }
 
 // Refusal is the error member of a refusal answer: a code from the criteria
-// (or the family's ANNEX), a static message, and numeric facts.
+// (or the family's ANNEX), a static message, and numeric facts. Code is
+// the one type of refusal code adapters and families share: a family
+// that refuses a record its adapter refused may answer with the adapter's
+// code (RecordDoesNotParse, RecordRequired, FormatNotAccepted) where its
+// criteria name it. A family declares its own codes as constants of type
+// RefusalCode.
 type Refusal struct {
-	Code    string
+	Code    RefusalCode
 	Message string
 	// Facts are numbers and published names only, never submission content.
 	Facts map[string]any

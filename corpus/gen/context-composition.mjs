@@ -7,9 +7,11 @@
 // adapter for each format the criteria accept (C-8, including letta's API
 // view, the generic stated figures and C-16's lenient shapes; see
 // ADAPTERS), entries = blocks and the entry caps, EM-1 (C-3), axis C (C-4,
-// C-5), axis P with its conflicts (C-9), the pre-check answer (C-6, C-10)
-// and, on the paid route, the signed report member by member (C-12, C-13):
-// header facts M01, M02, M13, factors F-1 to F-12 and the measurement line.
+// C-5), axis P with its conflicts (C-9) from the class lists in
+// criteria/context-composition/class-lists.json (C-9a), the pre-check answer
+// (C-6, C-10) and, on the paid route, the signed report member by member
+// (C-12, C-13): header facts M01, M02, M13, factors F-1 to F-12 and the
+// measurement line.
 // It never calls the Go engine.
 //
 // A case that would need a rule neither the criteria nor the ANNEX decide
@@ -71,7 +73,9 @@ const KNOWN_MEMBERS = new Set([
 
 class JsonError extends Error {}
 
-function parseJson(text) {
+// uniqueNames: refuse an object naming a member twice (records keep the last,
+// as submitted JSON may; the class lists may not).
+function parseJson(text, { uniqueNames = false } = {}) {
   let i = 0;
   const n = text.length;
   const fail = () => { throw new JsonError('invalid JSON'); };
@@ -126,6 +130,7 @@ function parseJson(text) {
         ws();
         if (text[i] !== '"') fail();
         const k = str().v;
+        if (uniqueNames && m.has(k)) throw new JsonError('duplicate member name ' + JSON.stringify(k));
         ws();
         if (text[i] !== ':') fail();
         i++;
@@ -409,17 +414,18 @@ function carriedInteger(node) {
 //
 // SessionRecord: {level, messages: [{role_raw, schema, blocks: [block]}]};
 // block: {role_raw, kind_raw, name, has_args, source, text (string | null =
-// non-serialisable), stated_tokens, schema, retr}. Schema pseudo-message first.
+// non-serialisable), stated_tokens, schema}. Schema pseudo-message first. A
+// tool result's `name` is the called tool's name when the adapter can link
+// the result to its call (C-8; C-9a's result_of_call_named reads it).
 
 const mkBlock = (o) => ({
   role_raw: undefined, kind_raw: undefined, name: undefined, has_args: false, source: undefined,
-  text: null, stated_tokens: undefined, schema: false, retr: false, ...o,
+  text: null, stated_tokens: undefined, schema: false, ...o,
 });
 
 // ---------------------------------------------------------------- letta-af (L2)
 
 const PACKED_TYPES = new Set(['user_message', 'heartbeat', 'login', 'system_alert']);
-const RETRIEVAL_TOOLS = new Set(['archival_memory_search', 'conversation_search']);
 
 // Shape stage: R-4 (agents[] length) and the top-level R-5 tests. The record
 // may be a JSON string holding the file: unwrapped exactly once.
@@ -549,7 +555,10 @@ function lettaAdapt(sh) {
     selected = (sysPos === undefined ? [] : [sysPos]).concat(byTime.filter((k) => k !== sysPos));
   }
 
-  // Retrieval links: call id -> function name, over the whole file.
+  // Result links: call id -> function name, over the whole file. A result
+  // block carries its call's name as `name` (C-8 says so of the API view's
+  // tool_return_message; the stored shape links the same way); which names
+  // make a result P-RETR is the class lists' business (C-9a), not this one's.
   const callName = new Map();
   for (const m of fileMessages) {
     if (typeof m.message_type === 'string') {
@@ -579,9 +588,17 @@ function lettaAdapt(sh) {
     const blocks = [];
     const content = m.content === undefined || m.content === null ? [] : m.content;
     if (!Array.isArray(content)) undecided('letta content that is not an array');
+    // A tool-role message answers one call, named by its `name` or linked by
+    // its `tool_call_id`: its content parts are that call's result and carry
+    // the called tool's name. (The role here is Letta's own field telling a
+    // result message apart, adaptation; a user's or assistant's `name` is a
+    // speaker's, not a tool's.)
+    const answers = role !== 'tool' ? null
+      : typeof m.name === 'string' ? m.name : (typeof m.tool_call_id === 'string' ? callName.get(m.tool_call_id) : undefined);
     const textParts = [];
     for (const part of content) {
       const b = lettaPart(part, role);
+      if (answers !== null) b.name = answers;
       if (b.text !== null) textParts.push(b.text);
       blocks.push(b);
     }
@@ -596,12 +613,9 @@ function lettaAdapt(sh) {
     for (const tr of returns) {
       if (!isPlainObject(tr) || typeof tr.func_response !== 'string') undecided('letta tool return without a string func_response');
       if (textParts.includes(tr.func_response)) continue; // counted once (C-8)
+      // Each stored return names its own call (whatever the message's role).
       const linked = typeof tr.tool_call_id === 'string' ? callName.get(tr.tool_call_id) : undefined;
-      blocks.push(mkBlock({ role_raw: role, kind_raw: 'tool_return', text: tr.func_response, retr: RETRIEVAL_TOOLS.has(linked) }));
-    }
-    if (role === 'tool') {
-      const linked = typeof m.name === 'string' ? m.name : (typeof m.tool_call_id === 'string' ? callName.get(m.tool_call_id) : undefined);
-      for (const b of blocks) if (b.kind_raw !== 'tool_return') b.retr = RETRIEVAL_TOOLS.has(linked);
+      blocks.push(mkBlock({ role_raw: role, kind_raw: 'tool_return', name: linked, text: tr.func_response }));
     }
     messages.push({ role_raw: role, schema: false, blocks });
   }
@@ -691,7 +705,7 @@ function lettaApiMessage(m, callName) {
     case 'tool_return_message': {
       if (typeof m.tool_return !== 'string') undecided('tool_return_message without a string tool_return');
       const name = typeof m.tool_call_id === 'string' ? callName.get(m.tool_call_id) : undefined;
-      blocks = [mkBlock({ role_raw: role, kind_raw: 'tool_return', name, text: m.tool_return, retr: RETRIEVAL_TOOLS.has(name) })];
+      blocks = [mkBlock({ role_raw: role, kind_raw: 'tool_return', name, text: m.tool_return })];
       break;
     }
     default:
@@ -900,50 +914,135 @@ function genericAdapt(rec, recNode) {
   return { level, messages, stated_total: statedTotal };
 }
 
-// ============================================================== axis P (C-9)
+// ============================================================== axis P (C-9, C-9a)
+//
+// C-9's table is data (ANNEX C-9a): class-lists.json beside the criteria,
+// which the engine embeds too. Nothing here holds a role, kind or tool word
+// of its own: a block's column is chosen by its record's format and level,
+// and its classes are the column's tests that fire, tried in the criteria's
+// total order. A revision that maps a new format's words edits that file, not
+// this code. The file is read and checked once per build; a member, class or
+// level the file's format does not define stops the generator (C-9a: rather
+// than drop a rule silently).
 
-const ROLE_CLASSES = [['system', 'P-SYS'], ['user', 'P-USER'], ['assistant', 'P-ASST']];
+// Beside criteria.json, from the repository root this module sits in
+// (corpus/gen/), as gen-corpus.mjs finds criteria.json.
+const CLASS_LISTS_PATH = join(dirname(dirname(dirname(fileURLToPath(import.meta.url)))), 'criteria', criteriaName, 'class-lists.json');
 
-// The L2 tests of C-9 up to P-SYS, one column of its table per format; the
-// classes that fire are pushed in the criteria's total order.
-function lettaAxisP(block, fired) {
-  const role = block.role_raw;
-  const kind = block.kind_raw;
-  if (kind === 'tool_definition') fired.push('P-TDEF');
-  if (role === 'summary' || (block.text !== null && block.text.includes('have been hidden from view due to'))) fired.push('P-CMPT');
-  if (kind === 'tool_call') fired.push('P-TCALL');
-  if (role === 'tool' || kind === 'tool_return') fired.push('P-TRES');
-  if (block.retr) fired.push('P-RETR');
-  if (role === 'system' || kind === 'heartbeat' || kind === 'login' || kind === 'system_alert') fired.push('P-SYS');
-}
+// The vocabulary of the file's format (C-9a): its members, the classes a
+// column may test (never the residual P-OTHER and P-UNK), the levels, the
+// test members and the raw values `reads` may name. READS is also the order
+// P-OTHER prints a block's raw values in (C-13: role_raw before kind_raw).
+const CLASS_LISTS_MEMBERS = ['class_lists', 'decided_in', 'columns'];
+const COLUMN_MEMBERS = ['formats', 'levels', 'reads', 'classes'];
+const TESTABLE_P = ['P-TDEF', 'P-CMPT', 'P-TCALL', 'P-TRES', 'P-RETR', 'P-SYS', 'P-USER', 'P-ASST'];
+const RESIDUAL_P = ['P-OTHER', 'P-UNK'];
+const TEST_MEMBERS = ['role_raw', 'kind_raw', 'schema', 'text_contains', 'result_of_call_named'];
+const READS = ['role_raw', 'kind_raw'];
+const ANY_FORMAT = '*';
 
-function genericAxisP(block, fired) {
-  const role = block.role_raw;
-  const kind = block.kind_raw;
-  if (block.schema || kind === 'tool_definition') fired.push('P-TDEF');
-  if (kind === 'summary') fired.push('P-CMPT');
-  if (kind === 'tool_call') fired.push('P-TCALL');
-  if (kind === 'tool_result') fired.push('P-TRES');
-  if (kind === 'retrieval') fired.push('P-RETR');
-  if (role === 'system') fired.push('P-SYS');
-}
+// The checked class lists of this build (set by build() before any block is
+// classified): {columns: [{formats, levels, reads, tests: [[class, test]] in
+// the criteria's total order, tres: the column's P-TRES test or null}]}.
+let CLASS_LISTS = null;
 
-function classifyP(block, fmt, level) {
-  const fired = [];
-  const role = block.role_raw;
-  const kind = block.kind_raw;
-  if (level !== 'L2') {
-    for (const [r, cls] of ROLE_CLASSES) if (role === r) fired.push(cls);
-    const winner = fired[0] || (nonEmptyString(role) ? 'P-OTHER' : 'P-UNK');
-    return { winner, fired };
+// Read and check class-lists.json. `order` is the criteria's axis-P class
+// list (its total order, the residual last).
+function readClassLists(path, order) {
+  const stop = (what) => {
+    throw new Error(`context-composition: ${path}: ${what}. ANNEX C-9a: class lists the generator cannot read as written `
+      + 'stop it rather than drop a rule silently; fix the file (or the ANNEX and this reader together).');
+  };
+  assert(deepEqual(order.filter((c) => !RESIDUAL_P.includes(c)), TESTABLE_P) && deepEqual(order.slice(-2), RESIDUAL_P),
+    'the criteria\'s axis-P classes are the eight testable ones of C-9a in total order, then P-OTHER and P-UNK');
+  let text;
+  try { text = readFileSync(path, 'utf8'); } catch (e) { stop(`cannot be read (${e.code || e.message})`); }
+  let root;
+  // Duplicate member names are refused: JSON readers keep one of them, which
+  // would drop the other's words without a word.
+  try { root = parseJson(text, { uniqueNames: true }); } catch (e) { if (e instanceof JsonError) stop(`is not one JSON value without duplicate member names (${e.message})`); throw e; }
+  const doc = plain(root);
+  const membersOf = (o, known, at) => {
+    if (!isPlainObject(o)) stop(`${at} is not an object`);
+    for (const k of Object.keys(o)) if (!known.includes(k)) stop(`${at} has the unknown member ${JSON.stringify(k)} (known: ${known.join(', ')})`);
+  };
+  // A list of strings (words are matched exactly, case kept). An empty
+  // list is read as written: a test member with no word never fires, as a
+  // class the column leaves out never does.
+  const strings = (v, at) => {
+    if (!Array.isArray(v) || !v.every((w) => typeof w === 'string')) stop(`${at} is not a list of strings`);
+    if (v.includes('')) stop(`${at} lists an empty word`);
+    return v;
+  };
+  membersOf(doc, CLASS_LISTS_MEMBERS, 'the document');
+  for (const k of ['class_lists', 'decided_in']) if (hasOwn(doc, k) && typeof doc[k] !== 'string') stop(`${k} is not a string`);
+  if (!Array.isArray(doc.columns) || doc.columns.length === 0) stop('columns is not a non-empty list');
+  const columns = doc.columns.map((c, i) => {
+    const at = `columns[${i}]`;
+    membersOf(c, COLUMN_MEMBERS, at);
+    for (const k of COLUMN_MEMBERS) if (!hasOwn(c, k)) stop(`${at} has no ${k}`);
+    const formats = strings(c.formats, `${at}.formats`);
+    const levels = strings(c.levels, `${at}.levels`);
+    for (const l of levels) if (!LEVELS.includes(l)) stop(`${at}.levels names ${JSON.stringify(l)}, not a level (${LEVELS.join(', ')})`);
+    const reads = strings(c.reads, `${at}.reads`);
+    for (const r of reads) if (!READS.includes(r)) stop(`${at}.reads names ${JSON.stringify(r)}; P-OTHER reports only ${READS.join(' and ')}`);
+    if (new Set(reads).size !== reads.length) stop(`${at}.reads names a raw value twice`);
+    if (!reads.includes('role_raw')) stop(`${at}.reads leaves out role_raw, which every column reads`);
+    if (formats.length === 0 || levels.length === 0) stop(`${at} names no format or no level`);
+    if (!isPlainObject(c.classes)) stop(`${at}.classes is not an object`);
+    for (const cls of Object.keys(c.classes)) {
+      if (RESIDUAL_P.includes(cls)) stop(`${at}.classes tests ${cls}, which is the residual (what fires nothing), never a tested class`);
+      if (!TESTABLE_P.includes(cls)) stop(`${at}.classes tests ${JSON.stringify(cls)}, not a testable P class (${TESTABLE_P.join(', ')})`);
+      const test = c.classes[cls];
+      const tat = `${at}.classes.${cls}`;
+      membersOf(test, TEST_MEMBERS, tat);
+      for (const k of ['role_raw', 'kind_raw', 'text_contains', 'result_of_call_named']) if (hasOwn(test, k)) strings(test[k], `${tat}.${k}`);
+      if (hasOwn(test, 'schema') && typeof test.schema !== 'boolean') stop(`${tat}.schema is not a boolean`);
+      // result_of_call_named is defined by the column's P-TRES test: inside
+      // that test itself it would define P-TRES by P-TRES.
+      if (cls === 'P-TRES' && hasOwn(test, 'result_of_call_named')) stop(`${tat} uses result_of_call_named, which C-9a defines by the P-TRES test itself`);
+    }
+    // A column without a P-TRES test fires no result_of_call_named (the block
+    // cannot fire a test the column does not have).
+    const tres = hasOwn(c.classes, 'P-TRES') ? c.classes['P-TRES'] : null;
+    return { formats, levels, reads, tests: order.filter((cls) => hasOwn(c.classes, cls)).map((cls) => [cls, c.classes[cls]]), tres };
+  });
+  // Every level has a "*" column, so every record has one (C-9a).
+  for (const l of LEVELS) {
+    if (!columns.some((c) => c.formats.includes(ANY_FORMAT) && c.levels.includes(l))) stop(`no column for every format ("${ANY_FORMAT}") at ${l}`);
   }
-  const axisP = ADAPTERS[fmt] && ADAPTERS[fmt].axisP;
-  assert(axisP, `no axis-P tests at L2 for the format ${fmt} (ANNEX C-9)`);
-  axisP(block, fired);
-  if (role === 'user') fired.push('P-USER');
-  if (role === 'assistant') fired.push('P-ASST');
-  const winner = fired[0] || (nonEmptyString(role) || nonEmptyString(kind) ? 'P-OTHER' : 'P-UNK');
-  return { winner, fired };
+  return { columns };
+}
+
+// The column a record's blocks are classified by: the first whose formats
+// hold the declared format (or "*") and whose levels hold the record's level.
+function classListColumn(fmt, level) {
+  assert(CLASS_LISTS, 'the class lists are read before a block is classified');
+  const col = CLASS_LISTS.columns.find((c) => (c.formats.includes(fmt) || c.formats.includes(ANY_FORMAT)) && c.levels.includes(level));
+  assert(col, `a class-lists column for ${fmt} at ${level}`);
+  return col;
+}
+
+// A test fires when any of its members does (C-9a). The role tested is the
+// message's: every adapter gives a block its message's role_raw.
+function testFires(col, test, block) {
+  if (hasOwn(test, 'role_raw') && test.role_raw.includes(block.role_raw)) return true;
+  if (hasOwn(test, 'kind_raw') && test.kind_raw.includes(block.kind_raw)) return true;
+  if (test.schema === true && block.schema) return true;
+  if (hasOwn(test, 'text_contains') && typeof block.text === 'string' && test.text_contains.some((s) => block.text.includes(s))) return true;
+  if (hasOwn(test, 'result_of_call_named') && col.tres !== null && testFires(col, col.tres, block) && test.result_of_call_named.includes(block.name)) return true;
+  return false;
+}
+
+// {winner, fired: the classes that fire in total order (two or more is a
+// conflict, the first the winner), raw: the non-empty raw values the column
+// reads, which P-OTHER prints}.
+function classifyP(block, fmt, level) {
+  const col = classListColumn(fmt, level);
+  const fired = col.tests.filter(([, test]) => testFires(col, test, block)).map(([cls]) => cls);
+  const raw = READS.filter((r) => col.reads.includes(r)).map((r) => block[r]).filter(nonEmptyString);
+  const winner = fired[0] || (raw.length > 0 ? 'P-OTHER' : 'P-UNK');
+  return { winner, fired, raw };
 }
 
 // ============================================================== the formats (criteria, C-8, C-9)
@@ -952,9 +1051,11 @@ function classifyP(block, fmt, level) {
 // document's (accepted_formats, format_levels, assessability_matrix): the
 // generator reads it from there. Computing an expected answer for a record
 // in a format needs that format's own rules, which only its adapter here
-// knows: the shape tests (R-4, R-5), the blocks (C-8) and, at L2, the
-// axis-P tests (C-9). `level` is the level the adapter's rules are written
-// for: a fixed level, or 'by-content' when the adapter decides per record.
+// knows: the shape tests (R-4, R-5) and the blocks (C-8). Its axis-P words
+// are not an adapter's: they are the class lists' (C-9a, read above), so an
+// entry has no axis-P member (one still written `axisP: null` is ignored).
+// `level` is the level the adapter's rules are written for: a fixed level,
+// or 'by-content' when the adapter decides per record.
 // shape(recordNode, bodyText) -> {r4} | {r5} | shape; adapt(shape,
 // recordNode) -> {r5} | SessionRecord.
 const ADAPTERS = {
@@ -962,19 +1063,16 @@ const ADAPTERS = {
     level: 'L2',
     shape: (recordNode, bodyText) => lettaShape(recordNode, bodyText),
     adapt: (shape) => lettaAdapt(shape),
-    axisP: lettaAxisP,
   },
   'anthropic-messages': {
     level: 'L0',
     shape: (recordNode) => anthropicShape(recordNode),
     adapt: (shape, recordNode) => anthropicAdapt(plain(recordNode)),
-    axisP: null,
   },
   'generic-message-list': {
     level: 'by-content',
     shape: (recordNode) => genericShape(recordNode),
     adapt: (shape, recordNode) => genericAdapt(plain(recordNode), recordNode),
-    axisP: genericAxisP,
   },
 };
 const LEVELS = ['L0', 'L1', 'L2'];
@@ -1005,14 +1103,14 @@ function acceptedFormats(criteria) {
     if (!adapter) {
       throw new Error(`context-composition: the criteria accept the format "${fmt}" (level ${level}), but corpus/gen/context-composition.mjs has no adapter for it. `
         + `The expected answers for a record in that format need its adaptation rules: write them from the criteria and the ANNEX `
-        + `(C-8: the record's shapes, its R-4 and R-5 refusals, its messages and blocks; C-9: its axis-P tests if it reaches L2), `
-        + `add an entry for "${fmt}" to ADAPTERS, and add cases for it. The generator produces no cases for a format it cannot adapt.`);
+        + `(C-8: the record's shapes, its R-4 and R-5 refusals, its messages and blocks), `
+        + `add an entry for "${fmt}" to ADAPTERS, and add cases for it; its axis-P words, if the "*" columns' are not its own, go in `
+        + `criteria/${criteriaName}/class-lists.json (C-9a). The generator produces no cases for a format it cannot adapt.`);
     }
     if (adapter.level !== level) {
       throw new Error(`context-composition: the criteria give the format "${fmt}" the level ${level}, but the generator's adapter for it implements the rules for ${adapter.level}: `
-        + `update its adaptation rules (ANNEX C-8) and axis-P tests (C-9) in ADAPTERS to the criteria's level.`);
+        + `update its adaptation rules (ANNEX C-8) in ADAPTERS, and its class-lists.json columns (C-9a) if it needs its own, to the criteria's level.`);
     }
-    assert((level === 'L2' || level === 'by-content') === (adapter.axisP !== null), `the ${fmt} adapter has axis-P tests exactly when it can reach L2`);
     // The generator computes every factor from the record and its level; the
     // matrix row must say what that computation gives (C-7, C-9: structural
     // classes are not identifiable below L2, so F-1, F-2b, F-8, F-9 are
@@ -1057,6 +1155,9 @@ export function build({ criteria, annexText }) {
   assert(annexText.includes(`"price": "${PRICE_LINE}"`), 'price line as printed in ANNEX C-6');
   const NEVER = criteria.never_assessable;
   assert(Array.isArray(NEVER) && NEVER.length === 8, 'never_assessable register');
+  // Axis P's words (C-9a), tried in the criteria's total order; read before
+  // any block is classified, and checked whole, so a bad file stops here.
+  CLASS_LISTS = readClassLists(CLASS_LISTS_PATH, criteria.taxonomy.axis_p.classes);
 
   selfTest({ annexText, criteria });
 
@@ -1379,12 +1480,9 @@ export function build({ criteria, annexText }) {
       const row = { class: cls, block_count: bs.length, tokens: est(tok) };
       if (!margin) row.share = shareText(tok, T);
       if (!margin && cls === 'P-OTHER') {
+        // The raw values the block's column reads (C-9a `reads`), role first.
         const seen = [];
-        for (const x of bs) {
-          const vals = [x.block.role_raw];
-          if (L2) vals.push(x.block.kind_raw);
-          for (const v of vals) if (nonEmptyString(v) && !seen.includes(v)) seen.push(v);
-        }
+        for (const x of bs) for (const v of x.p.raw) if (!seen.includes(v)) seen.push(v);
         // C-14: once per distinct printed value (after the cap), in order of
         // first appearance.
         row.raw_values = [...new Set(seen.map(rawCap))];
@@ -1845,7 +1943,7 @@ export function build({ criteria, annexText }) {
           expectNA(['F-10:no stated counts', 'F-11'])(ev, ans);
           const tres = ev.blocks.filter((b) => classifyP(b, 'letta-af', 'L2').winner === 'P-TRES');
           assert(tres.length === 3, 'three P-TRES blocks');
-          assert(tres.filter((b) => b.retr).length === 2, 'search results recorded as P-RETR conflicts');
+          assert(tres.filter((b) => classifyP(b, 'letta-af', 'L2').fired.includes('P-RETR')).length === 2, 'search results recorded as P-RETR conflicts');
         },
       });
     const left = JSON.parse(JSON.stringify(record));

@@ -16,3 +16,10 @@ var Document []byte
 //
 //go:embed request.schema.json
 var RequestSchema []byte
+
+// ClassLists is class-lists.json: the role and kind words each axis-P
+// class reads, per format and level (ANNEX C-9a). The engine and the
+// independent corpus generator both read this one file.
+//
+//go:embed class-lists.json
+var ClassLists []byte

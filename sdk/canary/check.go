@@ -11,6 +11,7 @@ import (
 
 	"github.com/assay-audit/assay/sdk/corpus"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
+	"github.com/assay-audit/assay/sdk/selfcheck"
 )
 
 // Send answers one request as a host would (in process, or over HTTP):
@@ -152,7 +153,9 @@ type Probe struct {
 // a body that is not JSON gives none.
 func TripProbes(tw *pb.Tripwires, body []byte) []Probe {
 	var out []Probe
-	if ps := tw.GetForbiddenPhrases(); len(ps) > 0 && ps[0] != "" {
+	// the family's own phrase first, else a baseline verdict word: every
+	// family has one the host forbids
+	if ps := selfcheck.Phrases(tw); len(ps) > 0 && ps[0] != "" {
 		out = appendProbe(out, "a forbidden phrase in every string", body, func(v any) any { return withPhrase(v, ps[0]) })
 	}
 	if ms := tw.GetForbiddenMembers(); len(ms) > 0 && ms[0] != "" {

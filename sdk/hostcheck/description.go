@@ -5,6 +5,7 @@ import (
 	"regexp"
 
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
+	"github.com/assay-audit/assay/sdk/selfcheck"
 )
 
 // pathName is what a service or op name must be: one URL path segment a
@@ -67,5 +68,9 @@ func Description(d *pb.FamilyDescription) []string {
 			}
 		}
 	}
+	// a waiver lifts a word of the host's baseline of verdict words, for
+	// the reason the criteria's ANNEX states: a word the baseline does not
+	// hold, or no reason, is a waiver the host cannot honour as written
+	out = append(out, selfcheck.WaiverProblems(d.GetTripwires())...)
 	return out
 }

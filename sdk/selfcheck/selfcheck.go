@@ -22,11 +22,14 @@ var ErrTripped = errors.New("answer failed the pre-signing self-check")
 
 // Checker applies one family's tripwires.
 type Checker struct {
+	// phrases matches the family's forbidden phrases and the baseline's
+	// verdict words it does not waive (phrases in verdict.go)
 	phrases *regexp.Regexp
-	// folded is the phrases in ASCII lower case when every one is ASCII
-	// (nil otherwise): an ASCII text holding none of them as a substring,
-	// case aside, cannot match phrases, so the regular expression runs
-	// only on the few texts that might
+	// folded is them in ASCII lower case when every one is ASCII (nil
+	// otherwise), less those holding another (prefilter): an ASCII text
+	// holding none of them as a substring, case aside, cannot match
+	// phrases, so the regular expression runs only on the few texts that
+	// might
 	folded  [][]byte
 	exempt  map[string]bool
 	members map[string]bool
@@ -35,25 +38,27 @@ type Checker struct {
 	t       *pb.Tripwires
 }
 
-// New compiles a family's tripwires.
+// New compiles a family's tripwires, with the host's baseline of verdict
+// words (VerdictWords) added to its ForbiddenPhrases, less the words its
+// VerdictWaivers lift. A nil t is a family with no tripwires of its own:
+// the baseline still applies.
 func New(t *pb.Tripwires) *Checker {
-	c := &Checker{exempt: map[string]bool{}, members: map[string]bool{}, labels: map[string]bool{}, t: t}
 	if t == nil {
-		c.t = &pb.Tripwires{}
-		return c
+		t = &pb.Tripwires{}
 	}
-	if len(t.GetForbiddenPhrases()) > 0 {
-		quoted := make([]string, len(t.GetForbiddenPhrases()))
-		for i, p := range t.GetForbiddenPhrases() {
+	c := &Checker{exempt: map[string]bool{}, members: map[string]bool{}, labels: map[string]bool{}, t: t}
+	if ps := phrases(t); len(ps) > 0 {
+		quoted := make([]string, len(ps))
+		folded := make([]string, 0, len(ps))
+		ascii := true
+		for i, p := range ps {
 			quoted[i] = regexp.QuoteMeta(p)
+			ascii = ascii && p != "" && sdk.IsASCII(p)
+			folded = append(folded, strings.ToLower(p))
 		}
 		c.phrases = regexp.MustCompile(`(?i)\b(` + strings.Join(quoted, "|") + `)\b`)
-		for _, p := range t.GetForbiddenPhrases() {
-			if !sdk.IsASCII(p) || p == "" {
-				c.folded = nil
-				break
-			}
-			c.folded = append(c.folded, []byte(strings.ToLower(p)))
+		if ascii {
+			c.folded = prefilter(folded)
 		}
 	}
 	for _, s := range t.GetExemptSentences() {

@@ -149,7 +149,7 @@ func everyRule() *Checker {
 func TestByteWalkIsTheTreeWalk(t *testing.T) {
 	c := everyRule()
 	names := []string{"value", "reason", "status", "id", "score", "Score", "rail", "tokens", "share", "block_count", "characters", "excess_tokens", "note", "n", "factors", "line"}
-	strs := []string{"NOT-ASSESSABLE", "", " ", "est:~12", "est:~1.50%", "est:~1.5%", "verified", "a\nverified", "\"grade\"", "It is not verified.", "X · FULL — t", "X · LIMITED — t", "F-11", "F-5", "plain", "\u00e9t\u00e9"}
+	strs := []string{"NOT-ASSESSABLE", "", " ", "est:~12", "est:~1.50%", "est:~1.5%", "verified", "a\nverified", "\"grade\"", "It is not verified.", "X · FULL — t", "X · LIMITED — t", "F-11", "F-5", "plain", "\u00e9t\u00e9", "a good one", "goods"}
 	r := rand.New(rand.NewPCG(2, 7))
 	var gen func(depth int) any
 	gen = func(depth int) any {

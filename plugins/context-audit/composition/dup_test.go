@@ -46,7 +46,7 @@ func TestExactAndNearDuplicates(t *testing.T) {
 	for _, s := range texts {
 		blocks = append(blocks, txt("text", "", s))
 	}
-	c := Classify("generic-message-list", &pb.SessionRecord{Level: "L0", Messages: []*pb.Message{{RoleRaw: "user", Blocks: blocks}}})
+	c := Classify(shipped, "generic-message-list", &pb.SessionRecord{Level: "L0", Messages: []*pb.Message{{RoleRaw: "user", Blocks: blocks}}})
 	groups := c.ExactDuplicates()
 	// blocks 0 and 2: N(s) equal; 2 is the excess (E of "...today " = ceil(51/4) = 13)
 	if len(groups) != 1 || !slices.Equal(groups[0].Blocks, []int{0, 2}) || groups[0].ExcessCount != 1 || groups[0].ExcessE != 13 {
@@ -74,7 +74,7 @@ func TestNearListingIsBoundedAndOrdered(t *testing.T) {
 		}
 		blocks = append(blocks, txt("text", "", string(w)))
 	}
-	c := Classify("generic-message-list", &pb.SessionRecord{Level: "L0", Messages: []*pb.Message{{RoleRaw: "user", Blocks: blocks}}})
+	c := Classify(shipped, "generic-message-list", &pb.SessionRecord{Level: "L0", Messages: []*pb.Message{{RoleRaw: "user", Blocks: blocks}}})
 	r := c.NearDuplicates()
 	if r.Count != 435 || len(r.Pairs) != ListingBound {
 		t.Fatalf("count %d, listed %d", r.Count, len(r.Pairs))
@@ -92,7 +92,7 @@ func classifyTexts(texts []string) *Classified {
 	for _, s := range texts {
 		blocks = append(blocks, txt("", "", s))
 	}
-	return Classify("generic-message-list", &pb.SessionRecord{Level: "L0", Messages: []*pb.Message{{RoleRaw: "user", Blocks: blocks}}})
+	return Classify(shipped, "generic-message-list", &pb.SessionRecord{Level: "L0", Messages: []*pb.Message{{RoleRaw: "user", Blocks: blocks}}})
 }
 
 func naiveNear(texts []string) (int64, []nearjoin.Pair) {
@@ -302,7 +302,7 @@ func adversarialBlocks(n int) []*pb.Block {
 // duplicate of every other (n·(n−1)/2 pairs, all counted, 100 listed).
 func BenchmarkNearAdversarial(b *testing.B) {
 	for _, n := range []int{1000, 3000, 10000} {
-		c := Classify("generic-message-list", &pb.SessionRecord{Level: "L0", Messages: []*pb.Message{{RoleRaw: "user", Blocks: adversarialBlocks(n)}}})
+		c := Classify(shipped, "generic-message-list", &pb.SessionRecord{Level: "L0", Messages: []*pb.Message{{RoleRaw: "user", Blocks: adversarialBlocks(n)}}})
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
 			for b.Loop() {
 				if r := c.NearDuplicates(); r.Count != int64(n*(n-1)/2) {
@@ -328,7 +328,7 @@ func BenchmarkNearSmallVocabulary(b *testing.B) {
 		}
 		blocks[i] = txt("", "", w.String())
 	}
-	c := Classify("generic-message-list", &pb.SessionRecord{Level: "L0", Messages: []*pb.Message{{RoleRaw: "user", Blocks: blocks}}})
+	c := Classify(shipped, "generic-message-list", &pb.SessionRecord{Level: "L0", Messages: []*pb.Message{{RoleRaw: "user", Blocks: blocks}}})
 	for b.Loop() {
 		if r := c.NearDuplicates(); r.Count != 0 {
 			b.Fatalf("%d pairs", r.Count)
@@ -537,11 +537,11 @@ func BenchmarkClassifyManyOtherValues(b *testing.B) {
 		rec.Messages = append(rec.Messages, &pb.Message{RoleRaw: "role-" + strconv.Itoa(i),
 			Blocks: []*pb.Block{{KindRaw: "kind-" + strconv.Itoa(i), Content: &pb.Block_Text{Text: "x"}}}})
 	}
-	if n := len(Classify("generic-message-list", rec).OtherRaw); n < 10000 {
+	if n := len(Classify(shipped, "generic-message-list", rec).OtherRaw); n < 10000 {
 		b.Fatalf("%d raw values: not the shape", n)
 	}
 	for b.Loop() {
-		Classify("generic-message-list", rec)
+		Classify(shipped, "generic-message-list", rec)
 	}
 }
 

@@ -20,14 +20,14 @@ const (
 
 // Refusal codes (ANNEX C-2), in order.
 const (
-	CodeMalformedBody  = "malformed_body"
-	CodeEnvelope       = "envelope_version_not_supported"
-	CodeFormat         = "format_not_accepted"
-	CodeRecordRequired = "record_required"
-	CodeStatedCounts   = "stated_counts_invalid"
+	CodeMalformedBody  sdk.RefusalCode = "malformed_body"
+	CodeEnvelope       sdk.RefusalCode = "envelope_version_not_supported"
+	CodeFormat                         = sdk.FormatNotAccepted
+	CodeRecordRequired                 = sdk.RecordRequired
+	CodeStatedCounts   sdk.RefusalCode = "stated_counts_invalid"
 )
 
-var messages = map[string]string{
+var messages = map[sdk.RefusalCode]string{
 	CodeMalformedBody:  "request body is not a JSON object",
 	CodeEnvelope:       "envelope_version is not context-composition-envelope/1",
 	CodeFormat:         "declared_format_id is not an accepted format",
@@ -101,7 +101,7 @@ func ParseEnvelope(body []byte, accepted []string) (*Envelope, *sdk.Refusal) {
 	return e, stated
 }
 
-func refuse(code string, facts map[string]any) *sdk.Refusal {
+func refuse(code sdk.RefusalCode, facts map[string]any) *sdk.Refusal {
 	return &sdk.Refusal{Code: code, Message: messages[code], Facts: facts}
 }
 

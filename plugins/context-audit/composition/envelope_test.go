@@ -3,13 +3,18 @@ package composition
 import (
 	"strings"
 	"testing"
+
+	"github.com/assay-audit/assay/sdk"
 )
 
 var accepted = []string{"letta-af", "anthropic-messages", "generic-message-list"}
 
 func TestEnvelopeRulesInOrder(t *testing.T) {
 	ok := `"envelope_version":"context-composition-envelope/1","declared_format_id":"anthropic-messages"`
-	cases := []struct{ body, code string }{
+	cases := []struct {
+		body string
+		code sdk.RefusalCode
+	}{
 		{`[]`, CodeMalformedBody},
 		{`{"a":"\udc00"}`, CodeMalformedBody},
 		{`{"declared_format_id":"letta-af","record":{}}`, CodeEnvelope},

@@ -16,13 +16,13 @@ import (
 
 // Could-not-measure kinds (ANNEX C-2).
 const (
-	KindTooManyEntries = "too_many_entries"
-	KindEntryTooLarge  = "entry_too_large"
-	KindZeroEntries    = "zero_entries"
-	KindNothing        = "nothing_assessable"
+	KindTooManyEntries sdk.CannotMeasureKind = "too_many_entries"
+	KindEntryTooLarge  sdk.CannotMeasureKind = "entry_too_large"
+	KindZeroEntries    sdk.CannotMeasureKind = "zero_entries"
+	KindNothing        sdk.CannotMeasureKind = "nothing_assessable"
 )
 
-var kindMessages = map[string]string{
+var kindMessages = map[sdk.CannotMeasureKind]string{
 	KindTooManyEntries: "the record has more entries than the published cap",
 	KindEntryTooLarge:  "an entry's adapted text exceeds the published cap",
 	KindZeroEntries:    "the record has no entries",
@@ -40,6 +40,7 @@ type Family struct {
 	label    string
 	f9       string
 	criteria string
+	lists    *ClassLists
 }
 
 type document struct {
@@ -74,6 +75,10 @@ func New() (*Family, error) {
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return nil, fmt.Errorf("criteria: %w", err)
 	}
+	lists, err := ParseClassLists(contextcomposition.ClassLists)
+	if err != nil {
+		return nil, err
+	}
 	desc.Formats = d.Accepted
 	desc.LedgerFields = []*pb.LedgerField{
 		{Name: "op", Type: pb.LedgerField_STRING, Vocabulary: []string{"audit"}},
@@ -99,7 +104,7 @@ func New() (*Family, error) {
 			ExemptIds: []string{"F-11"}, LimitedWord: "· LIMITED —", FullWord: "· FULL —"},
 	}
 	return &Family{desc: desc, accepted: d.Accepted, levels: d.Levels, never: d.Never,
-		price: d.Price.Label + " " + d.Price.Basis, scope: d.Scope, label: d.Method.Labelling, f9: d.F9, criteria: d.ID}, nil
+		price: d.Price.Label + " " + d.Price.Basis, scope: d.Scope, label: d.Method.Labelling, f9: d.F9, criteria: d.ID, lists: lists}, nil
 }
 
 // linePattern is the measurement line's grammar (ANNEX C-13): the ledger
@@ -115,7 +120,7 @@ func linePattern(formats []string) string {
 // Describe returns the family's description.
 func (f *Family) Describe() *pb.FamilyDescription { return f.desc }
 
-func couldNot(kind string, facts map[string]any) sdk.Checked {
+func couldNot(kind sdk.CannotMeasureKind, facts map[string]any) sdk.Checked {
 	inner := map[string]any{"kind": kind, "message": kindMessages[kind]}
 	for k, v := range facts {
 		inner[k] = v
@@ -143,16 +148,16 @@ func (f *Family) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 		// no adapter reachable: the measurement cannot start (503 upstream)
 		return sdk.AdaptersUnavailable()
 	}
-	if r := resp.GetRefusal(); (r == nil || r.GetCode() != CodeRecordRequired) && statedRefusal != nil {
+	if r := resp.GetRefusal(); (r == nil || sdk.RefusalCode(r.GetCode()) != CodeRecordRequired) && statedRefusal != nil {
 		return sdk.RefuseRequest(*statedRefusal)
 	}
 	if r := resp.GetRefusal(); r != nil {
-		code := r.GetCode()
+		code := sdk.RefusalCode(r.GetCode())
 		msg := "the record does not parse as the declared format"
 		if code == CodeRecordRequired {
 			msg = messages[CodeRecordRequired]
 		} else if code != CodeFormat {
-			code = string(sdk.RecordDoesNotParse)
+			code = sdk.RecordDoesNotParse
 		}
 		return sdk.RefuseRequest(sdk.Refusal{Code: code, Message: msg})
 	}
@@ -169,7 +174,7 @@ func (f *Family) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 			entries++
 		}
 	}
-	var kind string
+	var kind sdk.CannotMeasureKind
 	var facts map[string]any
 	switch {
 	case entries > EntriesCap:
@@ -182,7 +187,7 @@ func (f *Family) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 	if kind != "" && req.Route != sdk.Precheck {
 		return couldNot(kind, facts) // nothing more is needed to answer it
 	}
-	c := Classify(env.FormatID, rec)
+	c := Classify(f.lists, env.FormatID, rec)
 	if kind == "" && c.T == 0 {
 		kind = KindNothing
 	}
@@ -230,7 +235,7 @@ func (f *Family) Report(ctx context.Context, env *Envelope, rec *pb.SessionRecor
 	}}, nil
 }
 
-func (f *Family) precheck(env *Envelope, rec *pb.SessionRecord, c *Classified, st Stated, kind string, facts map[string]any) map[string]any {
+func (f *Family) precheck(env *Envelope, rec *pb.SessionRecord, c *Classified, st Stated, kind sdk.CannotMeasureKind, facts map[string]any) map[string]any {
 	headline := Share(c.PEst[PTres], c.T)
 	if rec.GetLevel() != "L2" {
 		headline = sdk.NotStated{Token: sdk.NotAssessable, Reason: "not identifiable at this level"}

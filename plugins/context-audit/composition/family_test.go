@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	contextcomposition "github.com/assay-audit/assay/criteria/context-composition"
 	"github.com/assay-audit/assay/sdk"
 	pb "github.com/assay-audit/assay/sdk/proto/pluginv1"
 )
@@ -42,7 +43,7 @@ func TestAxisP(t *testing.T) {
 		{"generic-message-list", "L0", "", false, txt("", "", "r"), PUnk, nil, nil},
 	}
 	for i, c := range cases {
-		got := ClassifyP(c.format, c.level, c.role, c.schema, c.b)
+		got := shipped.ClassifyP(c.format, c.level, c.role, c.schema, c.b)
 		if got.Class != c.class || !slices.Equal(got.Losers, c.losers) || !slices.Equal(got.Raw, c.raw) {
 			t.Errorf("case %d: %+v, want %s %v %v", i, got, c.class, c.losers, c.raw)
 		}
@@ -152,3 +153,12 @@ func TestPrecheckFiguresWithCouldNotMeasure(t *testing.T) {
 		t.Errorf("nothing assessable: %v %s %s", m["entry_count"], js(m["headline"]), js(m["could_not_measure"]))
 	}
 }
+
+// shipped is the class lists this family embeds (ANNEX C-9a).
+var shipped = func() *ClassLists {
+	l, err := ParseClassLists(contextcomposition.ClassLists)
+	if err != nil {
+		panic(err)
+	}
+	return l
+}()

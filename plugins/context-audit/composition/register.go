@@ -88,12 +88,13 @@ type Classified struct {
 // once per block, every axis-C test and the census once. The per-block
 // work is independent, so the blocks are split between two workers (this
 // host's two cores); the counts are then summed in block order.
-func Classify(format string, rec *pb.SessionRecord) *Classified {
+func Classify(lists *ClassLists, format string, rec *pb.SessionRecord) *Classified {
 	c := &Classified{Format: format, Level: rec.GetLevel(), PCount: map[string]int{}, PEst: map[string]int{},
 		CCount: map[string]int{}, CEst: map[string]int{}, Cross: map[[2]string]int{}, CrossE: map[[2]string]int{}}
 	if c.Level != "L2" {
 		c.NotIdentifiable = Structural
 	}
+	col := lists.column(format, c.Level)
 	type item struct {
 		m *pb.Message
 		b *pb.Block
@@ -128,7 +129,7 @@ func Classify(format string, rec *pb.SessionRecord) *Classified {
 		dict := &dicts[w]
 		ids := shared[region[w]:region[w]:region[w+1]]
 		for i := from; i < to; i++ {
-			c.Blocks[i], c.norms[i] = measureBlock(format, c.Level, items[i].m, items[i].b)
+			c.Blocks[i], c.norms[i] = measureBlock(col, items[i].m, items[i].b)
 			if c.Blocks[i].Sized {
 				forEachToken(c.norms[i], &buf, func(word []byte) {
 					ids = append(ids, dict.id(word))
@@ -251,9 +252,9 @@ func Classify(format string, rec *pb.SessionRecord) *Classified {
 
 // measureBlock is one block's classification and measures, and its N(s)
 // ("" for a non-serialisable block).
-func measureBlock(format, level string, m *pb.Message, b *pb.Block) (BlockFacts, string) {
+func measureBlock(col *column, m *pb.Message, b *pb.Block) (BlockFacts, string) {
 	var f BlockFacts
-	f.P = ClassifyP(format, level, m.GetRoleRaw(), m.GetSchema(), b)
+	f.P = col.classify(m.GetRoleRaw(), m.GetSchema(), b)
 	if b.GetNonSerialisable() {
 		f.C = CUnk
 		return f, ""

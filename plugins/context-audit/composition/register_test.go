@@ -22,7 +22,7 @@ func TestClassifyRecord(t *testing.T) {
 		{RoleRaw: "critic", Blocks: []*pb.Block{txt("text", "", "")}},                                               // empty
 		{RoleRaw: "user", Blocks: []*pb.Block{{KindRaw: "image", Content: &pb.Block_NonSerialisable{NonSerialisable: true}}}},
 	}}
-	c := Classify("letta-af", rec)
+	c := Classify(shipped, "letta-af", rec)
 	if c.Messages != 6 || c.SchemaBlocks != 1 || c.EmptyBlocks != 1 || c.PConflicts != 3 || c.CTotal != 82 || c.T != 22 {
 		// conflicts: heartbeat (P-SYS/P-USER), tool call (P-TCALL/P-ASST), search result (P-TRES/P-RETR)
 		t.Errorf("header facts: %+v", c)
@@ -46,7 +46,7 @@ func TestClassifyRecord(t *testing.T) {
 	if b, ok := c.Largest(); !ok || b.Index != 0 || b.E != 5 {
 		t.Errorf("largest %+v (ties go to the lowest index)", b)
 	}
-	if got := Classify("anthropic-messages", &pb.SessionRecord{Level: "L0"}); len(got.NotIdentifiable) != 5 {
+	if got := Classify(shipped, "anthropic-messages", &pb.SessionRecord{Level: "L0"}); len(got.NotIdentifiable) != 5 {
 		t.Error("structural classes are not identifiable at L0")
 	}
 }

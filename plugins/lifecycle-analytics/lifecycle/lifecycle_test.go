@@ -198,7 +198,7 @@ func TestRefusalsInOrder(t *testing.T) {
 	i := "2026-11-29T10:00:00Z"
 	cases := []struct {
 		body  string
-		code  string
+		code  sdk.RefusalCode
 		facts string
 	}{
 		{`[]`, CodeBodyNotObject, `null`},

@@ -9,14 +9,14 @@ import (
 
 // Refusal codes (ANNEX A-3), in the order they are tried.
 const (
-	CodeBodyNotObject = "body_not_object"
-	CodeLogRequired   = "log_required"
-	CodeAsOfInvalid   = "as_of_invalid"
-	CodeLogEmpty      = "log_empty"
-	CodeNoValidLines  = "no_valid_lines"
+	CodeBodyNotObject sdk.RefusalCode = "body_not_object"
+	CodeLogRequired   sdk.RefusalCode = "log_required"
+	CodeAsOfInvalid   sdk.RefusalCode = "as_of_invalid"
+	CodeLogEmpty      sdk.RefusalCode = "log_empty"
+	CodeNoValidLines  sdk.RefusalCode = "no_valid_lines"
 )
 
-var messages = map[string]string{
+var messages = map[sdk.RefusalCode]string{
 	CodeBodyNotObject: "request body is not a JSON object",
 	CodeLogRequired:   "log is missing or not an array",
 	CodeAsOfInvalid:   "as_of is not a parseable timestamp",
@@ -24,7 +24,7 @@ var messages = map[string]string{
 	CodeNoValidLines:  "every line of the log is malformed",
 }
 
-func refuse(code string, facts map[string]any) *sdk.Refusal {
+func refuse(code sdk.RefusalCode, facts map[string]any) *sdk.Refusal {
 	return &sdk.Refusal{Code: code, Message: messages[code], Facts: facts}
 }
 

@@ -58,12 +58,25 @@ func New() (*Family, error) {
 		ExemptSentences:  []string{d.ScopeText, d.Honesty, d.Retention, UndeclaredLabel, SharedLabel},
 		ForbiddenMembers: []string{"score", "grade", "band", "composite", "content", "content_text", "content_hash", "hash", "source"},
 		ExemptMembers:    []string{"id", "record_ids", "referred_to_scope_conflicts", "scope", "scope_keys", "scope_keys_dropped"},
+		VerdictWaivers:   sdk.Waivers(verdictWaivers...),
 	}
 	for _, op := range desc.Ops {
 		op.PriceLabel = d.Price.Label + " (" + d.Price.Status + ")"
 	}
 	return &Family{desc: desc, doc: d, matrix: d.Matrix,
 		price: map[string]any{"usdc_units": d.Price.Units, "label": d.Price.Label, "status": d.Price.Status}}, nil
+}
+
+// verdictWaivers are the words of the host's baseline of verdict words
+// this family's answers use because the criteria require them, each with
+// the reason its ANNEX states ("Verdict words the host's baseline
+// waives"). The pre-check prints the criteria's assessability matrix row
+// verbatim (ANNEX A-1), whose notes say a factor is "graded" or "grades"
+// ASSESSABLE or NOT ASSESSABLE. The family's own ForbiddenPhrases still
+// forbid "grade".
+var verdictWaivers = []sdk.VerdictWaiver{
+	{Word: "graded", Reason: "The pre-check prints the criteria's assessability matrix row verbatim (A-1); its notes use \"graded\" for the status a factor gets (ASSESSABLE or NOT ASSESSABLE), never for a judgement of the export."},
+	{Word: "grades", Reason: "The pre-check prints the criteria's assessability matrix row verbatim (A-1); its notes use \"grades\" for the status a factor gets (ASSESSABLE or NOT ASSESSABLE), never for a judgement of the export."},
 }
 
 const verdictPattern = `MEMORY SCOPE-HYGIENE — records: [0-9]+ · live: [0-9]+ · unscoped: ([0-9]+\.[0-9]%|NOT ASSESSABLE) · undeclared cross-scope clusters: ([0-9]+|NOT ASSESSABLE) · conflicts: ([0-9]+|NOT ASSESSABLE) · live duplicates: ([0-9]+|NOT ASSESSABLE) — [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z`

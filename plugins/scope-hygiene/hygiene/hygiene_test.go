@@ -263,7 +263,8 @@ func TestRefusalsInOrder(t *testing.T) {
 		many[i] = rec{"id": fmt.Sprint(i), "content_text": "x"}
 	}
 	cases := []struct {
-		body, code string
+		body string
+		code sdk.RefusalCode
 	}{
 		{`[]`, CodeExport},
 		{`{"form":"full_text","records":[]}`, CodeFamilyMissing},

@@ -17,24 +17,24 @@ const RecordsPerAudit = 1000
 
 // Refusal codes, in the order they are tried (ANNEX A-3).
 const (
-	CodeExport        = "export_required"
-	CodeFamilyMissing = "family_required"
-	CodeFamilyUnknown = "family_unknown"
-	CodeForm          = "form_invalid"
-	CodeRecords       = "records_required"
-	CodeRecordsEmpty  = "records_empty"
-	CodeRecordCap     = "record_count_cap"
-	CodeRecordObject  = "record_not_object"
-	CodeRecordID      = "record_id_required"
-	CodeRecordIDDup   = "record_id_duplicate"
-	CodeContentText   = "content_text_required"
-	CodeContentHash   = "content_hash_required"
-	CodeManifest      = "manifest_invalid"
-	CodeDeclaredKeys  = "declared_scope_keys_invalid"
-	CodeVariant       = "variant_unknown"
+	CodeExport        sdk.RefusalCode = "export_required"
+	CodeFamilyMissing sdk.RefusalCode = "family_required"
+	CodeFamilyUnknown sdk.RefusalCode = "family_unknown"
+	CodeForm          sdk.RefusalCode = "form_invalid"
+	CodeRecords       sdk.RefusalCode = "records_required"
+	CodeRecordsEmpty  sdk.RefusalCode = "records_empty"
+	CodeRecordCap     sdk.RefusalCode = "record_count_cap"
+	CodeRecordObject  sdk.RefusalCode = "record_not_object"
+	CodeRecordID      sdk.RefusalCode = "record_id_required"
+	CodeRecordIDDup   sdk.RefusalCode = "record_id_duplicate"
+	CodeContentText   sdk.RefusalCode = "content_text_required"
+	CodeContentHash   sdk.RefusalCode = "content_hash_required"
+	CodeManifest      sdk.RefusalCode = "manifest_invalid"
+	CodeDeclaredKeys  sdk.RefusalCode = "declared_scope_keys_invalid"
+	CodeVariant       sdk.RefusalCode = "variant_unknown"
 )
 
-var messages = map[string]string{
+var messages = map[sdk.RefusalCode]string{
 	CodeExport:        "request body is not a JSON object",
 	CodeFamilyMissing: "family is missing",
 	CodeFamilyUnknown: "family is not one of mem0, zep_graphiti, letta, generic",
@@ -52,7 +52,7 @@ var messages = map[string]string{
 	CodeVariant:       "variant is not published for the declared family",
 }
 
-func refuse(code string, facts map[string]any) *sdk.Refusal {
+func refuse(code sdk.RefusalCode, facts map[string]any) *sdk.Refusal {
 	return &sdk.Refusal{Code: code, Message: messages[code], Facts: facts}
 }
 

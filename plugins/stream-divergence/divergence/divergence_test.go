@@ -101,7 +101,7 @@ func TestParseRefusalsInListedOrder(t *testing.T) {
 	cases := []struct {
 		name  string
 		body  []byte
-		code  string
+		code  sdk.RefusalCode
 		facts map[string]any
 	}{
 		{"not json", []byte(`{`), CodeBodyNotObject, nil},

@@ -39,19 +39,19 @@ type Submission struct {
 
 // Refusal codes: the criteria's, plus body_not_object (ANNEX A-2).
 const (
-	CodeBodyNotObject     = "body_not_object"
-	CodeStreamedRequired  = "streamed_capture_required"
-	CodeReferenceRequired = "reference_output_required"
-	CodeChunksRequired    = "chunks_required"
-	CodeChunkNotString    = "chunk_not_string"
-	CodeChunkNotBase64    = "chunk_not_base64"
-	CodeChunkCountCap     = "chunk_count_cap"
-	CodeChunkBytesCap     = "chunk_bytes_cap"
-	CodeArtefactBytesCap  = "artefact_bytes_cap"
+	CodeBodyNotObject     sdk.RefusalCode = "body_not_object"
+	CodeStreamedRequired  sdk.RefusalCode = "streamed_capture_required"
+	CodeReferenceRequired sdk.RefusalCode = "reference_output_required"
+	CodeChunksRequired    sdk.RefusalCode = "chunks_required"
+	CodeChunkNotString    sdk.RefusalCode = "chunk_not_string"
+	CodeChunkNotBase64    sdk.RefusalCode = "chunk_not_base64"
+	CodeChunkCountCap     sdk.RefusalCode = "chunk_count_cap"
+	CodeChunkBytesCap     sdk.RefusalCode = "chunk_bytes_cap"
+	CodeArtefactBytesCap  sdk.RefusalCode = "artefact_bytes_cap"
 )
 
 // messages are the ANNEX A-3 static strings.
-var messages = map[string]string{
+var messages = map[sdk.RefusalCode]string{
 	CodeBodyNotObject:     "request body is not a JSON object",
 	CodeStreamedRequired:  "streamed_capture is missing or not an object",
 	CodeReferenceRequired: "reference_output is missing or not an object",
@@ -63,7 +63,7 @@ var messages = map[string]string{
 	CodeArtefactBytesCap:  "an artefact decodes to more bytes than the published cap",
 }
 
-func refuse(code string, facts map[string]any) *sdk.Refusal {
+func refuse(code sdk.RefusalCode, facts map[string]any) *sdk.Refusal {
 	return &sdk.Refusal{Code: code, Message: messages[code], Facts: facts}
 }
 
@@ -88,7 +88,7 @@ func Parse(body []byte) (*Submission, *sdk.Refusal) {
 	}
 	sides := []*rawArtefact{{name: Streamed}, {name: Reference}}
 	objs := make([]map[string]json.RawMessage, 2)
-	for i, codeReq := range []string{CodeStreamedRequired, CodeReferenceRequired} {
+	for i, codeReq := range []sdk.RefusalCode{CodeStreamedRequired, CodeReferenceRequired} {
 		raw, ok := top[sides[i].name]
 		if !ok || !isObject(raw) || json.Unmarshal(raw, &objs[i]) != nil || objs[i] == nil {
 			return nil, refuse(codeReq, nil)

@@ -176,7 +176,7 @@ func (x Start_Route) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Start_Route.Descriptor instead.
 func (Start_Route) EnumDescriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{10, 0}
+	return file_plugin_proto_rawDescGZIP(), []int{11, 0}
 }
 
 type AttachRequest struct {
@@ -722,9 +722,15 @@ type Tripwires struct {
 	EstimateSuffixes []string `protobuf:"bytes,9,rep,name=estimate_suffixes,json=estimateSuffixes,proto3" json:"estimate_suffixes,omitempty"`
 	// When set, the answer's line must say limited exactly when a factor
 	// other than the exempt ones is stated absent.
-	Limited       *LimitedRule `protobuf:"bytes,10,opt,name=limited,proto3" json:"limited,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Limited *LimitedRule `protobuf:"bytes,10,opt,name=limited,proto3" json:"limited,omitempty"`
+	// Words of the host's baseline of verdict words (sdk/selfcheck
+	// VerdictWords) this family's answers may use, each with the reason the
+	// criteria require it, stated in the criteria's ANNEX. A host refuses a
+	// description whose waiver names a word not on its baseline or gives no
+	// reason.
+	VerdictWaivers []*VerdictWaiver `protobuf:"bytes,11,rep,name=verdict_waivers,json=verdictWaivers,proto3" json:"verdict_waivers,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Tripwires) Reset() {
@@ -827,6 +833,68 @@ func (x *Tripwires) GetLimited() *LimitedRule {
 	return nil
 }
 
+func (x *Tripwires) GetVerdictWaivers() []*VerdictWaiver {
+	if x != nil {
+		return x.VerdictWaivers
+	}
+	return nil
+}
+
+// VerdictWaiver lifts one word of the host's baseline of verdict words for
+// one family: word is the baseline word as the baseline spells it, reason
+// why the criteria require it in an answer (not as a judgement).
+type VerdictWaiver struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Word          string                 `protobuf:"bytes,1,opt,name=word,proto3" json:"word,omitempty"`
+	Reason        string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VerdictWaiver) Reset() {
+	*x = VerdictWaiver{}
+	mi := &file_plugin_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VerdictWaiver) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VerdictWaiver) ProtoMessage() {}
+
+func (x *VerdictWaiver) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VerdictWaiver.ProtoReflect.Descriptor instead.
+func (*VerdictWaiver) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *VerdictWaiver) GetWord() string {
+	if x != nil {
+		return x.Word
+	}
+	return ""
+}
+
+func (x *VerdictWaiver) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 // LimitedRule ties a headline's LIMITED marker to the factors: the string
 // at top-level member line contains limited_word exactly when some object
 // of the top-level array factors has status_member equal to one of the
@@ -847,7 +915,7 @@ type LimitedRule struct {
 
 func (x *LimitedRule) Reset() {
 	*x = LimitedRule{}
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -859,7 +927,7 @@ func (x *LimitedRule) String() string {
 func (*LimitedRule) ProtoMessage() {}
 
 func (x *LimitedRule) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -872,7 +940,7 @@ func (x *LimitedRule) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LimitedRule.ProtoReflect.Descriptor instead.
 func (*LimitedRule) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{8}
+	return file_plugin_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *LimitedRule) GetLine() string {
@@ -937,7 +1005,7 @@ type HostToFamily struct {
 
 func (x *HostToFamily) Reset() {
 	*x = HostToFamily{}
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -949,7 +1017,7 @@ func (x *HostToFamily) String() string {
 func (*HostToFamily) ProtoMessage() {}
 
 func (x *HostToFamily) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -962,7 +1030,7 @@ func (x *HostToFamily) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostToFamily.ProtoReflect.Descriptor instead.
 func (*HostToFamily) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{9}
+	return file_plugin_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *HostToFamily) GetMsg() isHostToFamily_Msg {
@@ -1032,7 +1100,7 @@ type Start struct {
 
 func (x *Start) Reset() {
 	*x = Start{}
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1044,7 +1112,7 @@ func (x *Start) String() string {
 func (*Start) ProtoMessage() {}
 
 func (x *Start) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1057,7 +1125,7 @@ func (x *Start) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Start.ProtoReflect.Descriptor instead.
 func (*Start) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{10}
+	return file_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Start) GetRoute() Start_Route {
@@ -1123,7 +1191,7 @@ type SharedBody struct {
 
 func (x *SharedBody) Reset() {
 	*x = SharedBody{}
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1135,7 +1203,7 @@ func (x *SharedBody) String() string {
 func (*SharedBody) ProtoMessage() {}
 
 func (x *SharedBody) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1148,7 +1216,7 @@ func (x *SharedBody) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SharedBody.ProtoReflect.Descriptor instead.
 func (*SharedBody) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{11}
+	return file_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SharedBody) GetToken() uint64 {
@@ -1189,7 +1257,7 @@ type Span struct {
 
 func (x *Span) Reset() {
 	*x = Span{}
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1201,7 +1269,7 @@ func (x *Span) String() string {
 func (*Span) ProtoMessage() {}
 
 func (x *Span) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1214,7 +1282,7 @@ func (x *Span) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Span.ProtoReflect.Descriptor instead.
 func (*Span) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{12}
+	return file_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Span) GetOffset() uint64 {
@@ -1246,7 +1314,7 @@ type Proceed struct {
 
 func (x *Proceed) Reset() {
 	*x = Proceed{}
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1258,7 +1326,7 @@ func (x *Proceed) String() string {
 func (*Proceed) ProtoMessage() {}
 
 func (x *Proceed) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1271,7 +1339,7 @@ func (x *Proceed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Proceed.ProtoReflect.Descriptor instead.
 func (*Proceed) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{13}
+	return file_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 type FamilyToHost struct {
@@ -1287,7 +1355,7 @@ type FamilyToHost struct {
 
 func (x *FamilyToHost) Reset() {
 	*x = FamilyToHost{}
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1299,7 +1367,7 @@ func (x *FamilyToHost) String() string {
 func (*FamilyToHost) ProtoMessage() {}
 
 func (x *FamilyToHost) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1312,7 +1380,7 @@ func (x *FamilyToHost) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FamilyToHost.ProtoReflect.Descriptor instead.
 func (*FamilyToHost) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{14}
+	return file_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *FamilyToHost) GetMsg() isFamilyToHost_Msg {
@@ -1376,7 +1444,7 @@ type Validated struct {
 
 func (x *Validated) Reset() {
 	*x = Validated{}
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1388,7 +1456,7 @@ func (x *Validated) String() string {
 func (*Validated) ProtoMessage() {}
 
 func (x *Validated) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1401,7 +1469,7 @@ func (x *Validated) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Validated.ProtoReflect.Descriptor instead.
 func (*Validated) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{15}
+	return file_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Validated) GetOutcome() Outcome {
@@ -1459,7 +1527,7 @@ type Report struct {
 
 func (x *Report) Reset() {
 	*x = Report{}
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1471,7 +1539,7 @@ func (x *Report) String() string {
 func (*Report) ProtoMessage() {}
 
 func (x *Report) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1484,7 +1552,7 @@ func (x *Report) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Report.ProtoReflect.Descriptor instead.
 func (*Report) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{16}
+	return file_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Report) GetBody() []byte {
@@ -1528,7 +1596,7 @@ type AdapterDescription struct {
 
 func (x *AdapterDescription) Reset() {
 	*x = AdapterDescription{}
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1540,7 +1608,7 @@ func (x *AdapterDescription) String() string {
 func (*AdapterDescription) ProtoMessage() {}
 
 func (x *AdapterDescription) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1553,7 +1621,7 @@ func (x *AdapterDescription) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdapterDescription.ProtoReflect.Descriptor instead.
 func (*AdapterDescription) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{17}
+	return file_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *AdapterDescription) GetFamily() string {
@@ -1624,7 +1692,7 @@ type AdaptRequest struct {
 
 func (x *AdaptRequest) Reset() {
 	*x = AdaptRequest{}
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1636,7 +1704,7 @@ func (x *AdaptRequest) String() string {
 func (*AdaptRequest) ProtoMessage() {}
 
 func (x *AdaptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1649,7 +1717,7 @@ func (x *AdaptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdaptRequest.ProtoReflect.Descriptor instead.
 func (*AdaptRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{18}
+	return file_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *AdaptRequest) GetFormatId() string {
@@ -1714,7 +1782,7 @@ type AdaptResponse struct {
 
 func (x *AdaptResponse) Reset() {
 	*x = AdaptResponse{}
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1726,7 +1794,7 @@ func (x *AdaptResponse) String() string {
 func (*AdaptResponse) ProtoMessage() {}
 
 func (x *AdaptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1739,7 +1807,7 @@ func (x *AdaptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdaptResponse.ProtoReflect.Descriptor instead.
 func (*AdaptResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{19}
+	return file_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *AdaptResponse) GetResult() isAdaptResponse_Result {
@@ -1794,7 +1862,7 @@ type AdaptRefusal struct {
 
 func (x *AdaptRefusal) Reset() {
 	*x = AdaptRefusal{}
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1806,7 +1874,7 @@ func (x *AdaptRefusal) String() string {
 func (*AdaptRefusal) ProtoMessage() {}
 
 func (x *AdaptRefusal) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1819,7 +1887,7 @@ func (x *AdaptRefusal) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AdaptRefusal.ProtoReflect.Descriptor instead.
 func (*AdaptRefusal) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{20}
+	return file_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *AdaptRefusal) GetCode() string {
@@ -1854,7 +1922,7 @@ type SessionRecord struct {
 
 func (x *SessionRecord) Reset() {
 	*x = SessionRecord{}
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1866,7 +1934,7 @@ func (x *SessionRecord) String() string {
 func (*SessionRecord) ProtoMessage() {}
 
 func (x *SessionRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1879,7 +1947,7 @@ func (x *SessionRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionRecord.ProtoReflect.Descriptor instead.
 func (*SessionRecord) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{21}
+	return file_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SessionRecord) GetLevel() string {
@@ -1930,7 +1998,7 @@ type Message struct {
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1942,7 +2010,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1955,7 +2023,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{22}
+	return file_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Message) GetRoleRaw() string {
@@ -2005,7 +2073,7 @@ type Block struct {
 
 func (x *Block) Reset() {
 	*x = Block{}
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2017,7 +2085,7 @@ func (x *Block) String() string {
 func (*Block) ProtoMessage() {}
 
 func (x *Block) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2030,7 +2098,7 @@ func (x *Block) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Block.ProtoReflect.Descriptor instead.
 func (*Block) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{23}
+	return file_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Block) GetKindRaw() string {
@@ -2134,7 +2202,7 @@ type Disclosure struct {
 
 func (x *Disclosure) Reset() {
 	*x = Disclosure{}
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2146,7 +2214,7 @@ func (x *Disclosure) String() string {
 func (*Disclosure) ProtoMessage() {}
 
 func (x *Disclosure) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2159,7 +2227,7 @@ func (x *Disclosure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Disclosure.ProtoReflect.Descriptor instead.
 func (*Disclosure) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{24}
+	return file_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Disclosure) GetCode() string {
@@ -2238,7 +2306,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\x06STRING\x10\x03\"K\n" +
 	"\bFreeTier\x12\x17\n" +
 	"\aper_day\x18\x01 \x01(\x03R\x06perDay\x12&\n" +
-	"\x0fmin_interval_ms\x18\x02 \x01(\x03R\rminIntervalMs\"\xb0\x03\n" +
+	"\x0fmin_interval_ms\x18\x02 \x01(\x03R\rminIntervalMs\"\xf9\x03\n" +
 	"\tTripwires\x12#\n" +
 	"\rabsent_tokens\x18\x01 \x03(\tR\fabsentTokens\x12+\n" +
 	"\x11forbidden_phrases\x18\x02 \x03(\tR\x10forbiddenPhrases\x12)\n" +
@@ -2251,7 +2319,11 @@ const file_plugin_proto_rawDesc = "" +
 	"\x0eestimate_names\x18\b \x03(\tR\restimateNames\x12+\n" +
 	"\x11estimate_suffixes\x18\t \x03(\tR\x10estimateSuffixes\x126\n" +
 	"\alimited\x18\n" +
-	" \x01(\v2\x1c.assay.plugin.v1.LimitedRuleR\alimited\"\xdc\x01\n" +
+	" \x01(\v2\x1c.assay.plugin.v1.LimitedRuleR\alimited\x12G\n" +
+	"\x0fverdict_waivers\x18\v \x03(\v2\x1e.assay.plugin.v1.VerdictWaiverR\x0everdictWaivers\";\n" +
+	"\rVerdictWaiver\x12\x12\n" +
+	"\x04word\x18\x01 \x01(\tR\x04word\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\xdc\x01\n" +
 	"\vLimitedRule\x12\x12\n" +
 	"\x04line\x18\x01 \x01(\tR\x04line\x12\x18\n" +
 	"\afactors\x18\x02 \x01(\tR\afactors\x12\x1b\n" +
@@ -2384,7 +2456,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_plugin_proto_goTypes = []any{
 	(Outcome)(0),               // 0: assay.plugin.v1.Outcome
 	(LedgerField_Type)(0),      // 1: assay.plugin.v1.LedgerField.Type
@@ -2397,23 +2469,24 @@ var file_plugin_proto_goTypes = []any{
 	(*LedgerField)(nil),        // 8: assay.plugin.v1.LedgerField
 	(*FreeTier)(nil),           // 9: assay.plugin.v1.FreeTier
 	(*Tripwires)(nil),          // 10: assay.plugin.v1.Tripwires
-	(*LimitedRule)(nil),        // 11: assay.plugin.v1.LimitedRule
-	(*HostToFamily)(nil),       // 12: assay.plugin.v1.HostToFamily
-	(*Start)(nil),              // 13: assay.plugin.v1.Start
-	(*SharedBody)(nil),         // 14: assay.plugin.v1.SharedBody
-	(*Span)(nil),               // 15: assay.plugin.v1.Span
-	(*Proceed)(nil),            // 16: assay.plugin.v1.Proceed
-	(*FamilyToHost)(nil),       // 17: assay.plugin.v1.FamilyToHost
-	(*Validated)(nil),          // 18: assay.plugin.v1.Validated
-	(*Report)(nil),             // 19: assay.plugin.v1.Report
-	(*AdapterDescription)(nil), // 20: assay.plugin.v1.AdapterDescription
-	(*AdaptRequest)(nil),       // 21: assay.plugin.v1.AdaptRequest
-	(*AdaptResponse)(nil),      // 22: assay.plugin.v1.AdaptResponse
-	(*AdaptRefusal)(nil),       // 23: assay.plugin.v1.AdaptRefusal
-	(*SessionRecord)(nil),      // 24: assay.plugin.v1.SessionRecord
-	(*Message)(nil),            // 25: assay.plugin.v1.Message
-	(*Block)(nil),              // 26: assay.plugin.v1.Block
-	(*Disclosure)(nil),         // 27: assay.plugin.v1.Disclosure
+	(*VerdictWaiver)(nil),      // 11: assay.plugin.v1.VerdictWaiver
+	(*LimitedRule)(nil),        // 12: assay.plugin.v1.LimitedRule
+	(*HostToFamily)(nil),       // 13: assay.plugin.v1.HostToFamily
+	(*Start)(nil),              // 14: assay.plugin.v1.Start
+	(*SharedBody)(nil),         // 15: assay.plugin.v1.SharedBody
+	(*Span)(nil),               // 16: assay.plugin.v1.Span
+	(*Proceed)(nil),            // 17: assay.plugin.v1.Proceed
+	(*FamilyToHost)(nil),       // 18: assay.plugin.v1.FamilyToHost
+	(*Validated)(nil),          // 19: assay.plugin.v1.Validated
+	(*Report)(nil),             // 20: assay.plugin.v1.Report
+	(*AdapterDescription)(nil), // 21: assay.plugin.v1.AdapterDescription
+	(*AdaptRequest)(nil),       // 22: assay.plugin.v1.AdaptRequest
+	(*AdaptResponse)(nil),      // 23: assay.plugin.v1.AdaptResponse
+	(*AdaptRefusal)(nil),       // 24: assay.plugin.v1.AdaptRefusal
+	(*SessionRecord)(nil),      // 25: assay.plugin.v1.SessionRecord
+	(*Message)(nil),            // 26: assay.plugin.v1.Message
+	(*Block)(nil),              // 27: assay.plugin.v1.Block
+	(*Disclosure)(nil),         // 28: assay.plugin.v1.Disclosure
 }
 var file_plugin_proto_depIdxs = []int32{
 	7,  // 0: assay.plugin.v1.FamilyDescription.ops:type_name -> assay.plugin.v1.Op
@@ -2421,39 +2494,40 @@ var file_plugin_proto_depIdxs = []int32{
 	9,  // 2: assay.plugin.v1.FamilyDescription.free_tier:type_name -> assay.plugin.v1.FreeTier
 	10, // 3: assay.plugin.v1.FamilyDescription.tripwires:type_name -> assay.plugin.v1.Tripwires
 	1,  // 4: assay.plugin.v1.LedgerField.type:type_name -> assay.plugin.v1.LedgerField.Type
-	11, // 5: assay.plugin.v1.Tripwires.limited:type_name -> assay.plugin.v1.LimitedRule
-	13, // 6: assay.plugin.v1.HostToFamily.start:type_name -> assay.plugin.v1.Start
-	16, // 7: assay.plugin.v1.HostToFamily.proceed:type_name -> assay.plugin.v1.Proceed
-	2,  // 8: assay.plugin.v1.Start.route:type_name -> assay.plugin.v1.Start.Route
-	14, // 9: assay.plugin.v1.Start.shared_body:type_name -> assay.plugin.v1.SharedBody
-	18, // 10: assay.plugin.v1.FamilyToHost.validated:type_name -> assay.plugin.v1.Validated
-	19, // 11: assay.plugin.v1.FamilyToHost.report:type_name -> assay.plugin.v1.Report
-	0,  // 12: assay.plugin.v1.Validated.outcome:type_name -> assay.plugin.v1.Outcome
-	15, // 13: assay.plugin.v1.AdaptRequest.record_span:type_name -> assay.plugin.v1.Span
-	14, // 14: assay.plugin.v1.AdaptRequest.shared_record:type_name -> assay.plugin.v1.SharedBody
-	24, // 15: assay.plugin.v1.AdaptResponse.record:type_name -> assay.plugin.v1.SessionRecord
-	23, // 16: assay.plugin.v1.AdaptResponse.refusal:type_name -> assay.plugin.v1.AdaptRefusal
-	25, // 17: assay.plugin.v1.SessionRecord.messages:type_name -> assay.plugin.v1.Message
-	27, // 18: assay.plugin.v1.SessionRecord.disclosures:type_name -> assay.plugin.v1.Disclosure
-	26, // 19: assay.plugin.v1.Message.blocks:type_name -> assay.plugin.v1.Block
-	15, // 20: assay.plugin.v1.Block.text_span:type_name -> assay.plugin.v1.Span
-	5,  // 21: assay.plugin.v1.Family.Describe:input_type -> assay.plugin.v1.DescribeRequest
-	12, // 22: assay.plugin.v1.Family.Run:input_type -> assay.plugin.v1.HostToFamily
-	3,  // 23: assay.plugin.v1.Family.Attach:input_type -> assay.plugin.v1.AttachRequest
-	5,  // 24: assay.plugin.v1.Adapter.Describe:input_type -> assay.plugin.v1.DescribeRequest
-	21, // 25: assay.plugin.v1.Adapter.Adapt:input_type -> assay.plugin.v1.AdaptRequest
-	21, // 26: assay.plugin.v1.Host.Adapt:input_type -> assay.plugin.v1.AdaptRequest
-	6,  // 27: assay.plugin.v1.Family.Describe:output_type -> assay.plugin.v1.FamilyDescription
-	17, // 28: assay.plugin.v1.Family.Run:output_type -> assay.plugin.v1.FamilyToHost
-	4,  // 29: assay.plugin.v1.Family.Attach:output_type -> assay.plugin.v1.AttachResponse
-	20, // 30: assay.plugin.v1.Adapter.Describe:output_type -> assay.plugin.v1.AdapterDescription
-	22, // 31: assay.plugin.v1.Adapter.Adapt:output_type -> assay.plugin.v1.AdaptResponse
-	22, // 32: assay.plugin.v1.Host.Adapt:output_type -> assay.plugin.v1.AdaptResponse
-	27, // [27:33] is the sub-list for method output_type
-	21, // [21:27] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	12, // 5: assay.plugin.v1.Tripwires.limited:type_name -> assay.plugin.v1.LimitedRule
+	11, // 6: assay.plugin.v1.Tripwires.verdict_waivers:type_name -> assay.plugin.v1.VerdictWaiver
+	14, // 7: assay.plugin.v1.HostToFamily.start:type_name -> assay.plugin.v1.Start
+	17, // 8: assay.plugin.v1.HostToFamily.proceed:type_name -> assay.plugin.v1.Proceed
+	2,  // 9: assay.plugin.v1.Start.route:type_name -> assay.plugin.v1.Start.Route
+	15, // 10: assay.plugin.v1.Start.shared_body:type_name -> assay.plugin.v1.SharedBody
+	19, // 11: assay.plugin.v1.FamilyToHost.validated:type_name -> assay.plugin.v1.Validated
+	20, // 12: assay.plugin.v1.FamilyToHost.report:type_name -> assay.plugin.v1.Report
+	0,  // 13: assay.plugin.v1.Validated.outcome:type_name -> assay.plugin.v1.Outcome
+	16, // 14: assay.plugin.v1.AdaptRequest.record_span:type_name -> assay.plugin.v1.Span
+	15, // 15: assay.plugin.v1.AdaptRequest.shared_record:type_name -> assay.plugin.v1.SharedBody
+	25, // 16: assay.plugin.v1.AdaptResponse.record:type_name -> assay.plugin.v1.SessionRecord
+	24, // 17: assay.plugin.v1.AdaptResponse.refusal:type_name -> assay.plugin.v1.AdaptRefusal
+	26, // 18: assay.plugin.v1.SessionRecord.messages:type_name -> assay.plugin.v1.Message
+	28, // 19: assay.plugin.v1.SessionRecord.disclosures:type_name -> assay.plugin.v1.Disclosure
+	27, // 20: assay.plugin.v1.Message.blocks:type_name -> assay.plugin.v1.Block
+	16, // 21: assay.plugin.v1.Block.text_span:type_name -> assay.plugin.v1.Span
+	5,  // 22: assay.plugin.v1.Family.Describe:input_type -> assay.plugin.v1.DescribeRequest
+	13, // 23: assay.plugin.v1.Family.Run:input_type -> assay.plugin.v1.HostToFamily
+	3,  // 24: assay.plugin.v1.Family.Attach:input_type -> assay.plugin.v1.AttachRequest
+	5,  // 25: assay.plugin.v1.Adapter.Describe:input_type -> assay.plugin.v1.DescribeRequest
+	22, // 26: assay.plugin.v1.Adapter.Adapt:input_type -> assay.plugin.v1.AdaptRequest
+	22, // 27: assay.plugin.v1.Host.Adapt:input_type -> assay.plugin.v1.AdaptRequest
+	6,  // 28: assay.plugin.v1.Family.Describe:output_type -> assay.plugin.v1.FamilyDescription
+	18, // 29: assay.plugin.v1.Family.Run:output_type -> assay.plugin.v1.FamilyToHost
+	4,  // 30: assay.plugin.v1.Family.Attach:output_type -> assay.plugin.v1.AttachResponse
+	21, // 31: assay.plugin.v1.Adapter.Describe:output_type -> assay.plugin.v1.AdapterDescription
+	23, // 32: assay.plugin.v1.Adapter.Adapt:output_type -> assay.plugin.v1.AdaptResponse
+	23, // 33: assay.plugin.v1.Host.Adapt:output_type -> assay.plugin.v1.AdaptResponse
+	28, // [28:34] is the sub-list for method output_type
+	22, // [22:28] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -2461,19 +2535,19 @@ func file_plugin_proto_init() {
 	if File_plugin_proto != nil {
 		return
 	}
-	file_plugin_proto_msgTypes[9].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[10].OneofWrappers = []any{
 		(*HostToFamily_Start)(nil),
 		(*HostToFamily_Proceed)(nil),
 	}
-	file_plugin_proto_msgTypes[14].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[15].OneofWrappers = []any{
 		(*FamilyToHost_Validated)(nil),
 		(*FamilyToHost_Report)(nil),
 	}
-	file_plugin_proto_msgTypes[19].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[20].OneofWrappers = []any{
 		(*AdaptResponse_Record)(nil),
 		(*AdaptResponse_Refusal)(nil),
 	}
-	file_plugin_proto_msgTypes[23].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[24].OneofWrappers = []any{
 		(*Block_Text)(nil),
 		(*Block_NonSerialisable)(nil),
 	}
@@ -2483,7 +2557,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   25,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

@@ -21,6 +21,17 @@ const document = `{"criteria_id":"test-family/v1","criteria_revision":"0.0.1","s
 // Family is the test family.
 type Family struct{ desc *pb.FamilyDescription }
 
+// Its refusal codes and could-not-measure kind.
+const (
+	CodeBodyNotObject  sdk.RefusalCode       = "body_not_object"
+	CodeRefused        sdk.RefusalCode       = "refused"
+	KindTooManyEntries sdk.CannotMeasureKind = "too_many_entries"
+)
+
+// GoodNote is the note a report carries on verdict_word: a baseline
+// verdict word ("good") the family's own tripwires do not list.
+const GoodNote = "every tool has a good description"
+
 // instructions is what a test asks for; every other member is padding.
 type instructions struct {
 	SleepMS int `json:"sleep_ms"`
@@ -31,7 +42,9 @@ type instructions struct {
 	PanicInCheck   string `json:"panic_in_check"`
 	GoroutinePanic string `json:"goroutine_panic"`
 	ForbiddenWord  bool   `json:"forbidden_word"`
-	BadLedger      bool   `json:"bad_ledger"`
+	// VerdictWord puts GoodNote in the report
+	VerdictWord bool `json:"verdict_word"`
+	BadLedger   bool `json:"bad_ledger"`
 	// NilLedger answers with no ledger map at all.
 	NilLedger bool `json:"nil_ledger"`
 	// Adapt names a format: measuring sends Record (or the pad) through
@@ -61,17 +74,17 @@ func (f *Family) Describe() *pb.FamilyDescription { return f.desc }
 func (f *Family) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 	var in instructions
 	if json.Unmarshal(req.Body, &in) != nil {
-		return sdk.RefuseRequest(sdk.Refusal{Code: "body_not_object", Message: "request body is not a JSON object"})
+		return sdk.RefuseRequest(sdk.Refusal{Code: CodeBodyNotObject, Message: "request body is not a JSON object"})
 	}
 	if in.PanicInCheck != "" {
 		panic(in.PanicInCheck)
 	}
 	if in.CouldNot {
-		return sdk.CannotMeasure("too_many_entries",
-			map[string]any{"could_not_measure": map[string]any{"kind": "too_many_entries", "entries": 3}})
+		return sdk.CannotMeasure(KindTooManyEntries,
+			map[string]any{"could_not_measure": map[string]any{"kind": KindTooManyEntries, "entries": 3}})
 	}
 	if in.Refuse {
-		return sdk.RefuseRequest(sdk.Refusal{Code: "refused", Message: "refused on request", Facts: map[string]any{"n": 1}})
+		return sdk.RefuseRequest(sdk.Refusal{Code: CodeRefused, Message: "refused on request", Facts: map[string]any{"n": 1}})
 	}
 	n := len(req.Body)
 	withCaller := func(c sdk.Checked) sdk.Checked {
@@ -150,6 +163,9 @@ func (f *Family) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 		}
 		if in.ForbiddenWord {
 			body["score"] = 7
+		}
+		if in.VerdictWord {
+			body["note"] = GoodNote
 		}
 		fields := map[string]any{"op": "measure"}
 		if in.BadLedger {

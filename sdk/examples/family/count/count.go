@@ -41,7 +41,12 @@ func New() (*Family, error) {
 // Describe says what the family serves.
 func (f *Family) Describe() *pb.FamilyDescription { return f.desc }
 
-func refuse(code, message string) sdk.Checked {
+// CodeBodyNotObject is the criteria's own refusal code (R-1). R-2 refuses
+// with the code the SDK names, sdk.FormatNotAccepted, and R-3 with the
+// adapter's own code: adapters and families share the one type.
+const CodeBodyNotObject sdk.RefusalCode = "body_not_object"
+
+func refuse(code sdk.RefusalCode, message string) sdk.Checked {
 	return sdk.RefuseRequest(sdk.Refusal{Code: code, Message: message})
 }
 
@@ -53,10 +58,10 @@ func (f *Family) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 		Record json.RawMessage `json:"record"`
 	}
 	if json.Unmarshal(req.Body, &body) != nil || body.Format == nil || len(body.Record) == 0 {
-		return refuse("body_not_object", "request body is not a JSON object with declared_format_id and record")
+		return refuse(CodeBodyNotObject, "request body is not a JSON object with declared_format_id and record")
 	}
 	if !slices.Contains(f.desc.GetFormats(), *body.Format) {
-		return refuse("format_not_accepted", "declared_format_id is not one of the criteria's accepted_formats")
+		return refuse(sdk.FormatNotAccepted, "declared_format_id is not one of the criteria's accepted_formats")
 	}
 	if req.Adapters == nil {
 		return sdk.AdaptersUnavailable()
@@ -66,7 +71,7 @@ func (f *Family) Check(ctx context.Context, req sdk.Request) sdk.Checked {
 		return sdk.AdaptersUnavailable() // the host names the adapter's fault
 	}
 	if r := resp.GetRefusal(); r != nil {
-		return refuse(r.GetCode(), r.GetMessage())
+		return refuse(sdk.RefusalCode(r.GetCode()), r.GetMessage())
 	}
 	rec := resp.GetRecord()
 	if req.Route == sdk.Precheck {

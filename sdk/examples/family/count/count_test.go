@@ -55,7 +55,7 @@ func TestRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for body, code := range map[string]string{
+	for body, code := range map[string]sdk.RefusalCode{
 		`[1]`:           "body_not_object",
 		`{"record":[]}`: "body_not_object",
 		`{"declared_format_id":"letta-af","record":[]}`: "format_not_accepted",
@@ -86,7 +86,7 @@ func TestThePrecheckAdaptsAndIgnoresOtherMembers(t *testing.T) {
 	}
 	body := []byte(`{"declared_format_id":"example-lines","record":{"lines":["x"]},"note":"x"}`)
 	c := f.Check(context.Background(), sdk.Request{Route: sdk.Precheck, Body: body, Adapters: sdk.LocalAdapters{"example-lines": refuser{}}})
-	if r, ok := c.Body().(sdk.Refusal); c.Outcome() != sdk.Refused || !ok || sdk.RefusalCode(r.Code) != sdk.RecordDoesNotParse {
+	if r, ok := c.Body().(sdk.Refusal); c.Outcome() != sdk.Refused || !ok || r.Code != sdk.RecordDoesNotParse {
 		t.Errorf("pre-check of a refused record: %+v", c)
 	}
 	c = f.Check(context.Background(), sdk.Request{Route: sdk.Precheck, Body: body, Adapters: sdk.LocalAdapters{"example-lines": fixed{sdk.Record(sdk.L0)}}})
