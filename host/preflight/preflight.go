@@ -8,10 +8,12 @@ package preflight
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/assay-audit/assay/host/solana"
+	"github.com/assay-audit/assay/host/solanarpc"
 )
 
 // Chain is what the checks ask of a Solana node.
@@ -100,8 +102,15 @@ func Run(ctx context.Context, p Params) []Finding {
 		return out
 	}
 	genesis, err := p.Chain.GenesisHash(ctx)
-	if err != nil {
-		return append(out, Finding{What: "the Solana node answers", Err: "no answer to getGenesisHash", Detail: err.Error(),
+	var answered *solanarpc.Error
+	switch {
+	case errors.As(err, &answered):
+		// it answers JSON-RPC, so the URL and its key reach a server: one
+		// that is not a Solana node, or one that does not serve the method
+		return append(out, Finding{What: "the Solana node answers", Err: "the node answers but lacks getGenesisHash", Detail: err.Error(),
+			Fix: "point solana_rpc (ASSAY_SOLANA_RPC_FILE or --solana-rpc) at a Solana JSON-RPC node serving the full API (getGenesisHash, getAccountInfo, getLatestBlockhash, sendTransaction, getSignatureStatuses): this URL reaches a server that does not", Fatal: true})
+	case err != nil:
+		return append(out, Finding{What: "the Solana node answers", Err: "no answer to getGenesisHash (unreachable)", Detail: err.Error(),
 			Fix: "check solana_rpc (ASSAY_SOLANA_RPC_FILE or --solana-rpc): the URL, its API key, and that this host reaches it", Fatal: true, Unreachable: true})
 	}
 	out = append(out, Finding{What: "the Solana node answers"})

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	neturl "net/url"
 	"os"
 )
 
@@ -68,4 +69,55 @@ func InspectSQLite(ctx context.Context, path string) (Snapshot, error) {
 		return snap, fmt.Errorf("store: inspect: schema version %d is newer than this binary's %d: restore it with the Assay that made it", snap.Version, snap.Latest)
 	}
 	return snap, nil
+}
+
+// libpqParams are the connection parameters pg_dump (libpq) takes in a
+// URL. A store URL may carry others that only the host's driver reads
+// (search_path, pool settings); libpq refuses a URL holding any of them.
+var libpqParams = map[string]bool{
+	"host": true, "hostaddr": true, "port": true, "dbname": true, "user": true, "password": true, "passfile": true,
+	"channel_binding": true, "connect_timeout": true, "options": true, "application_name": true,
+	"fallback_application_name": true, "keepalives": true, "keepalives_idle": true, "keepalives_interval": true,
+	"keepalives_count": true, "tcp_user_timeout": true, "sslmode": true, "sslnegotiation": true, "sslcompression": true,
+	"sslcert": true, "sslkey": true, "sslpassword": true, "sslcertmode": true, "sslrootcert": true, "sslcrl": true,
+	"sslcrldir": true, "sslsni": true, "requirepeer": true, "ssl_min_protocol_version": true,
+	"ssl_max_protocol_version": true, "krbsrvname": true, "gsslib": true, "gssdelegation": true, "gssencmode": true,
+	"service": true, "target_session_attrs": true, "load_balance_hosts": true,
+}
+
+// PgDump is how pg_dump backs up a PostgreSQL store: its arguments, with
+// the store's schema (the URL's search_path) as --schema and the URL
+// reduced to what libpq takes, without its password, which goes in
+// Password for PGPASSWORD (never on a command line others can read).
+type PgDump struct {
+	Args     []string
+	Password string
+}
+
+// PgDumpOf is pg_dump's command for the store at url, writing a custom
+// format archive to file (pg_restore reads it).
+func PgDumpOf(url, file string) (PgDump, error) {
+	u, err := neturl.Parse(url)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return PgDump{}, errors.New("store: the store is not a postgres:// URL")
+	}
+	var d PgDump
+	if u.User != nil {
+		d.Password, _ = u.User.Password()
+		u.User = neturl.User(u.User.Username())
+	}
+	schema := searchPathSchema(url)
+	q := neturl.Values{}
+	for k, v := range u.Query() {
+		if libpqParams[k] {
+			q[k] = v
+		}
+	}
+	u.RawQuery = q.Encode()
+	d.Args = []string{"--format=custom", "--file=" + file}
+	if schema != "" {
+		d.Args = append(d.Args, "--schema="+schema)
+	}
+	d.Args = append(d.Args, "--dbname="+u.String())
+	return d, nil
 }

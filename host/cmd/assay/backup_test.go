@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -68,9 +70,17 @@ func TestABackupUnderPaidLoadRestores(t *testing.T) {
 		"postgres": {
 			store: "postgres",
 			backup: func(t *testing.T, c *chainHost) string {
-				dump := filepath.Join(t.TempDir(), "assay.dump")
-				pgTool(t, "pg_dump", "--format=custom", "--schema="+pgSchema(t, c.storeSpec), "--file="+dump, storetest.PostgresBase())
-				return dump
+				// assay store backup runs pg_dump itself: the store's schema,
+				// a URL libpq takes
+				out := filepath.Join(t.TempDir(), "backup")
+				var said bytes.Buffer
+				if err := run([]string{"store", "backup", "--store", c.storeSpec, "--data-dir", c.data, "--out", out}, &said, &said); err != nil {
+					t.Fatalf("assay store backup: %v\n%s", err, said.String())
+				}
+				if !strings.Contains(said.String(), "pg_restore") {
+					t.Errorf("the backup does not say how to restore it: %s", said.String())
+				}
+				return filepath.Join(out, pgDumpFile)
 			},
 			restore: func(t *testing.T, c *chainHost, dump string) (string, string) {
 				db := freshDatabase(t)
@@ -84,7 +94,7 @@ func TestABackupUnderPaidLoadRestores(t *testing.T) {
 			c := newChainHost(t)
 			if bc.store == "postgres" {
 				if _, err := exec.LookPath("pg_dump"); err != nil {
-					t.Skip("no pg_dump on this machine (Debian's postgresql-client)")
+					t.Fatal("needs pg_dump and pg_restore (Debian's postgresql-client; .ci/run installs it)")
 				}
 				c.storeSpec = storetest.PostgresURL(t)
 			}
@@ -259,4 +269,151 @@ func (c *chainHost) startOn(t *testing.T, spec, dataDir string) *proc {
 func (c *chainHost) onChain(t *testing.T, tx string) bool {
 	st, err := c.chain.RPC.SignatureStatus(context.Background(), tx)
 	return err == nil && st != nil && st.Succeeded()
+}
+
+// Without pg_dump on the PATH, `assay store backup` of a PostgreSQL store
+// makes nothing and prints the command instead; that command, run as
+// printed, writes an archive of the store's schema (its tables listed by
+// pg_restore), though the store URL carries what libpq refuses
+// (search_path) and a password, which is never printed.
+func TestPostgresBackupCommandRunsAsPrinted(t *testing.T) {
+	pgDump, err := exec.LookPath("pg_dump")
+	if err != nil {
+		t.Fatal("needs pg_dump and pg_restore (Debian's postgresql-client; .ci/run installs it)")
+	}
+	spec := storetest.PostgresURL(t)
+	st, err := store.Open(context.Background(), spec, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	u, _ := url.Parse(spec)
+	u.User = url.UserPassword(u.User.Username(), "hunter2-not-printed") // trust auth: the server ignores it
+	out := filepath.Join(t.TempDir(), "backup folder")
+	path := os.Getenv("PATH")
+	t.Setenv("PATH", t.TempDir())
+	err = run([]string{"store", "backup", "--store", u.String(), "--data-dir", t.TempDir(), "--out", out}, &bytes.Buffer{}, &bytes.Buffer{})
+	t.Setenv("PATH", path)
+	if err == nil {
+		t.Fatal("a backup without pg_dump on the PATH reported success")
+	}
+	if strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "PGPASSWORD") {
+		t.Errorf("the printed command shows the password, or does not say where it goes: %v", err)
+	}
+	if _, statErr := os.Stat(out); statErr == nil {
+		t.Error("a backup without pg_dump made its folder")
+	}
+	_, command, ok := strings.Cut(err.Error(), ":\n  ")
+	command, _, _ = strings.Cut(command, "\n")
+	if !ok || !strings.Contains(command, "pg_dump ") {
+		t.Fatalf("no command printed: %v", err)
+	}
+	sh := exec.Command("sh", "-c", command)
+	sh.Env = append(os.Environ(), "PGPASSWORD=hunter2-not-printed")
+	if said, err := sh.CombinedOutput(); err != nil {
+		t.Fatalf("the printed command, run as printed: %v\n%s\n%s", err, command, said)
+	}
+	list, err := exec.Command(filepath.Join(filepath.Dir(pgDump), "pg_restore"), "--list", filepath.Join(out, pgDumpFile)).CombinedOutput()
+	if err != nil {
+		t.Fatalf("pg_restore --list: %v\n%s", err, list)
+	}
+	if !strings.Contains(string(list), "TABLE "+pgSchema(t, spec)+" ledger") {
+		t.Errorf("the archive holds no ledger table of the store's schema:\n%s", list)
+	}
+}
+
+// The compose file's scheduled backup (deploy/backup/backup.sh), run as a
+// process with the environment compose gives it: each turn writes a
+// folder named for the UTC time holding the schema's pg_dump and the key
+// secret, the newest BACKUP_KEEP are kept, a dump that fails leaves
+// nothing, and the newest restores (pg_restore into a new database) to a
+// store whose every row equals the source's.
+func TestScheduledBackupRestores(t *testing.T) {
+	if _, err := exec.LookPath("pg_dump"); err != nil {
+		t.Fatal("needs pg_dump and pg_restore (Debian's postgresql-client; .ci/run installs it)")
+	}
+	ctx := context.Background()
+	spec := storetest.PostgresURL(t)
+	st, err := store.Open(ctx, spec, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, key := range []string{"wallet-a", "wallet-b", "wallet-a"} {
+		if _, err := st.AdmitFree(ctx, "precheck", key, time.Date(2026, 12, 8, 1, i*10, 0, 0, time.UTC), 100, time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := st.DumpText(ctx)
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	base, _ := url.Parse(storetest.PostgresBase())
+	secrets, backups := t.TempDir(), filepath.Join(t.TempDir(), "backups")
+	if err := os.WriteFile(filepath.Join(secrets, "pg_password"), []byte("unused-under-trust\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(secrets, "keys_secret"), []byte("the key secret, 32 bytes or more."), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	turn := func(extra ...string) (string, error) {
+		cmd := exec.Command("sh", filepath.Join("..", "..", "..", "deploy", "backup", "backup.sh"))
+		cmd.Env = append(os.Environ(), "PGHOST="+base.Hostname(), "PGPORT="+base.Port(), "PGUSER="+base.User.Username(),
+			"PGDATABASE="+strings.TrimPrefix(base.Path, "/"), "PGSSLMODE=disable", "BACKUP_DIR="+backups,
+			"BACKUP_SCHEMA="+pgSchema(t, spec), "SECRETS_DIR="+secrets, "BACKUP_KEEP=2", "BACKUP_ONCE=1")
+		cmd.Env = append(cmd.Env, extra...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	for i := 0; i < 3; i++ {
+		if i > 0 {
+			time.Sleep(1100 * time.Millisecond) // folder names are whole seconds
+		}
+		if out, err := turn(); err != nil {
+			t.Fatalf("backup.sh: %v\n%s", err, out)
+		}
+	}
+	if out, err := turn("PGPORT=1"); err == nil || !strings.Contains(out, "pg_dump failed") {
+		t.Errorf("a turn whose dump fails: %v\n%s", err, out)
+	}
+	entries, err := os.ReadDir(backups)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, e := range entries {
+		kept = append(kept, e.Name())
+	}
+	if len(kept) != 2 || strings.HasPrefix(kept[0], ".") || strings.HasPrefix(kept[1], ".") {
+		t.Fatalf("after three turns and a failed one with BACKUP_KEEP=2, the backups folder holds %v", kept)
+	}
+	newest := filepath.Join(backups, kept[1])
+	if info, err := os.Stat(newest); err != nil || info.Mode().Perm() != 0o700 {
+		t.Errorf("a backup folder's mode: %v %v", info.Mode(), err)
+	}
+	if raw, err := os.ReadFile(filepath.Join(newest, "keys.secret")); err != nil || !strings.HasPrefix(string(raw), "the key secret") {
+		t.Errorf("the key secret beside the dump: %v", err)
+	}
+
+	db := freshDatabase(t)
+	pgTool(t, "pg_restore", "--no-owner", "--dbname="+db, filepath.Join(newest, "assay.pgdump"))
+	restored, err := store.OpenExisting(ctx, db+"&search_path="+pgSchema(t, spec), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer restored.Close()
+	got, err := restored.DumpText(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the same rows, whatever order the catalog lists the tables in
+	sorted := func(s string) string {
+		lines := strings.Split(s, "\n")
+		slices.Sort(lines)
+		return strings.Join(lines, "\n")
+	}
+	if sorted(got) != sorted(want) || !strings.Contains(got, "wallet-b") {
+		t.Errorf("the restored store differs from the source:\n%s\nwant\n%s", got, want)
+	}
 }

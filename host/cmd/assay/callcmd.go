@@ -25,9 +25,9 @@ import (
 )
 
 func walletNew(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("wallet new", flag.ContinueOnError)
+	fs := newFlags("wallet new")
 	out := fs.String("out", "wallet.json", "keypair file to write (Solana CLI format, mode 0600)")
-	if err := fs.Parse(args); err != nil {
+	if err := parse(fs, args); err != nil {
 		return err
 	}
 	priv, err := wallet.New(*out)
@@ -53,7 +53,8 @@ const (
 
 // callUsageText is `assay call -h`: the exit statuses are the command's
 // contract with a script that runs it.
-const callUsageText = `usage: assay call --wallet FILE | --payment FILE | --marker TOKEN [--out FILE] [--keys JWKS-URL] [--solana-rpc URL] <url> <body.json|->
+const callUsageText = `usage:
+  assay call --wallet FILE | --payment FILE | --marker TOKEN [--out FILE] [--keys JWKS-URL] [--solana-rpc URL] <url> <body.json|->
 
 Pays for one report: POST, read the 402, sign the USDC transfer it asks for,
 send the request again with it, save the signed answer in --out, check its
@@ -119,11 +120,14 @@ func callExit(status int, err error) error { return &callError{status: status, e
 // (or a request for the flags), a call's own status, else 1.
 func exitStatus(err error) int {
 	var ce *callError
+	var ue usageError
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.As(err, &ce):
 		return ce.status
+	case errors.As(err, &ue):
+		return exitUsage
 	}
 	return callFailed
 }
@@ -132,7 +136,7 @@ func exitStatus(err error) int {
 // against the host's published keys; its error's exitStatus tells apart
 // the outcomes callUsageText lists.
 func call(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("call", flag.ContinueOnError)
+	fs := newFlags("call")
 	walletPath := fs.String("wallet", "", "payer keypair file (assay wallet new)")
 	out := fs.String("out", "report.json", "where to save the signed answer (and <out>.payment, a payment that got no answer)")
 	keysURL := fs.String("keys", "", "JWKS to check the answer against (default: the host's /keys)")
@@ -143,7 +147,7 @@ func call(args []string, stdout io.Writer) error {
 		fmt.Fprint(fs.Output(), callUsageText)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -18,10 +17,10 @@ import (
 // those 64 characters change: the criteria document is served byte for
 // byte); check says whether both hold, naming the one that does not.
 func corpusCmd(sub string, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("corpus "+sub, flag.ContinueOnError)
+	fs := newFlags("corpus " + sub)
 	corpusPath := fs.String("corpus", "corpus.json", "the corpus file")
 	criteriaPath := fs.String("criteria", "criteria.json", "the criteria document that pins it")
-	if err := fs.Parse(args); err != nil {
+	if err := parse(fs, args); err != nil {
 		return err
 	}
 	corpusFile, err := os.ReadFile(*corpusPath)

@@ -33,7 +33,7 @@ var ledgerFlags = map[string][]string{
 
 // ledgerCmd runs the operator's ledger commands against the configured store.
 func ledgerCmd(sub string, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("ledger "+sub, flag.ContinueOnError)
+	fs := newFlags("ledger " + sub)
 	cfgPath := fs.String("config", "", "HCL config file (default: assay.hcl beside the binary, if present)")
 	dataDir := fs.String("data-dir", "", "data directory (default ./var)")
 	storeSpec := fs.String("store", "", "sqlite (default), sqlite:PATH, or a postgres:// URL")
@@ -127,7 +127,7 @@ func ledgerCmd(sub string, args []string, stdout, stderr io.Writer) error {
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := parse(fs, args); err != nil {
 			return nil, err
 		}
 		rest := fs.Args()
@@ -240,6 +240,10 @@ func reconcileCmd(ctx context.Context, cfg config.Config, st *store.Store, asJSO
 		return errors.New("ledger reconcile: name a Solana RPC node (--solana-rpc, SOLANA_RPC_URL or the config's solana_rpc)")
 	}
 	asset, payTo, err := seller(cfg, false)
+	if errors.Is(err, os.ErrNotExist) {
+		// no pay_to and no generated seller wallet here: name the flag
+		return errors.New("ledger reconcile: name the seller wallet the payments went to (--pay-to WALLET or the config's pay_to); this data dir holds no generated seller-wallet.json")
+	}
 	if err != nil {
 		return fmt.Errorf("ledger reconcile: %w", err)
 	}

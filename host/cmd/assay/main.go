@@ -31,9 +31,9 @@ import (
 const usage = `usage:
   assay serve [--config FILE] [--listen ADDR] [--data-dir DIR] [--store sqlite|postgres://...] [--payments house|local|off|<facilitator URL>]
               [--keys-secret FILE] [--pay-to WALLET] [--fee-payer-key FILE] [--solana-rpc URL] [--public-url URL] [--trusted-proxies CIDR,...] [--canary-proof]
-              [--log-format text|json] [--log-level trace|debug|info|warn|error] [--metrics-listen ADDR] [--check]
+              [--log-format text|json] [--log-level trace|debug|info|warn|error] [--metrics-listen ADDR] [--strict-plugins] [--shutdown-grace DURATION] [--check]
   assay wallet new [--out FILE]
-  assay call --wallet FILE | --marker TOKEN | --payment FILE [--out FILE] [--keys JWKS-URL] [--solana-rpc URL] <url> <body.json|->
+  assay call --wallet FILE | --payment FILE | --marker TOKEN [--out FILE] [--keys JWKS-URL] [--solana-rpc URL] <url> <body.json|->
   assay keys rotate [--config FILE] [--data-dir DIR] [--store SPEC] [--keys-secret FILE]
   assay keys secret --out FILE
   assay service stop <service> --reason TEXT [--config FILE] [--data-dir DIR] [--store SPEC]
@@ -48,7 +48,7 @@ const usage = `usage:
   assay store backup --out DIR [--config FILE] [--data-dir DIR] [--store SPEC]
   assay store restore --from DIR --data-dir NEW-DIR
   assay verify [--keys JWKS-FILE-OR-URL] [--submission BODY --plugins DIR] <answer.json|->
-  assay plugins pin [--dir DIR]
+  assay plugins pin [--dir DIR] [--choose FORMAT=BINARY ...]
   assay plugins reprove [--config FILE] [--data-dir DIR] [--store SPEC]
   assay corpus pin|check [--corpus FILE] [--criteria FILE]
   assay probe [--timeout DURATION] <url>
@@ -89,64 +89,46 @@ func logStop(log hclog.Logger, err error) error {
 
 func run(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("no command\n" + usage)
+		return usageError{errors.New("no command\n" + usage)}
+	}
+	if answered, err := commandHelp(args); answered {
+		return err
 	}
 	switch args[0] {
 	case "serve":
 		return serve(args[1:], stderr)
 	case "keys":
-		if len(args) < 2 {
-			return errors.New("keys: rotate or secret\n" + usage)
-		}
 		return keysCmd(args[1], args[2:], stdout)
 	case "verify":
 		return verify(args[1:], stdout)
 	case "wallet":
-		if len(args) < 2 || args[1] != "new" {
-			return errors.New("wallet: only `assay wallet new`\n" + usage)
-		}
 		return walletNew(args[2:], stdout)
 	case "call":
 		return call(args[1:], stdout)
 	case "ledger":
-		if len(args) < 2 {
-			return errors.New("ledger: report, export, fill-fmv, refund or reconcile\n" + usage)
-		}
 		return ledgerCmd(args[1], args[2:], stdout, stderr)
 	case "service":
-		if len(args) < 2 {
-			return errors.New("service: stop, resume or status\n" + usage)
-		}
 		return serviceCmd(args[1], args[2:], stdout, stderr)
 	case "mcp":
 		return mcpCmd(args[1:])
 	case "store":
-		if len(args) < 2 {
-			return errors.New("store: backup or restore\n" + usage)
-		}
 		return storeCmd(args[1], args[2:], stdout)
 	case "probe":
 		return probe(args[1:], stderr)
 	case "plugins":
-		switch {
-		case len(args) >= 2 && args[1] == "pin":
+		if args[1] == "pin" {
 			return pin(args[2:], stdout, stderr)
-		case len(args) >= 2 && args[1] == "reprove":
-			return reprove(args[2:], stdout)
 		}
-		return errors.New("plugins: pin or reprove\n" + usage)
+		return reprove(args[2:], stdout)
 	case "corpus":
-		if len(args) < 2 {
-			return errors.New("corpus: pin or check\n" + usage)
-		}
 		return corpusCmd(args[1], args[2:], stdout)
 	case "version":
 		return versionCmd(args[1:], stdout)
-	case "-h", "--help", "help":
+	case "-h", "--help", "-help", "help":
 		_, err := io.WriteString(stdout, usage)
 		return err
 	}
-	return fmt.Errorf("unknown command %q\n%s", args[0], usage)
+	return usageError{fmt.Errorf("unknown command %q\n%s", args[0], usage)}
 }
 
 // mcpBody bounds an MCP request: the largest service's body and room for
@@ -348,13 +330,13 @@ func reloadKeys(ctx context.Context, k *signing.Keyring, every time.Duration, lo
 
 // keysCmd is `assay keys rotate` and `assay keys secret`.
 func keysCmd(sub string, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("keys "+sub, flag.ContinueOnError)
+	fs := newFlags("keys " + sub)
 	cfgPath := fs.String("config", "", "HCL config file (default: assay.hcl beside the binary, if present)")
 	dataDir := fs.String("data-dir", "", "data directory (default ./var)")
 	storeSpec := fs.String("store", "", "sqlite (default), sqlite:PATH, or a postgres:// URL")
 	secretFile := fs.String("keys-secret", "", "the key secret file (default: the config's keys_secret_file)")
 	out := fs.String("out", "", "secret: the file to write")
-	if err := fs.Parse(args); err != nil {
+	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if sub == "secret" {

@@ -8,13 +8,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/assay-audit/assay/host/internal/testhost"
 	"github.com/assay-audit/assay/host/signing"
 	"github.com/assay-audit/assay/host/store"
 )
@@ -194,21 +192,5 @@ func TestCallPrintsOnlyARedeemableMarker(t *testing.T) {
 	err = run([]string{"call", "--marker", "m1", gone.URL + "/x/op", body}, &out, &out)
 	if err == nil || !strings.Contains(err.Error(), "--marker m2") {
 		t.Errorf("re-send lost in transit: %v", err)
-	}
-}
-
-// Asking a command for its flags prints them and exits 0, as asking the
-// binary for its commands does.
-func TestHelpExitsZero(t *testing.T) {
-	bin := testhost.Binary(t, "host/cmd/assay", "assay")
-	for _, c := range []struct {
-		args []string
-		says string
-	}{{[]string{"--help"}, "assay serve"}, {[]string{"serve", "--help"}, "Usage of serve"}, {[]string{"ledger", "report", "-h"}, "Usage of ledger report"},
-		{[]string{"probe", "--help"}, "Usage of probe"}} {
-		out, err := exec.Command(bin, c.args...).CombinedOutput()
-		if err != nil || !strings.Contains(string(out), c.says) {
-			t.Errorf("assay %v: %v, want help saying %q:\n%s", c.args, err, c.says, out)
-		}
 	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"math"
 	"net/url"
@@ -26,7 +25,7 @@ import (
 // agent's own machine that lists the host's tools, pays from the wallet
 // within the caps, and checks every report's signature before returning it.
 func mcpCmd(args []string) error {
-	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
+	fs := newFlags("mcp")
 	walletPath := fs.String("wallet", "", "payer keypair file (assay wallet new): the paid tools pay from it")
 	perCall := fs.String("max-per-call", "0.50", "the most one call may cost, in USD (USDC); a dearer call is refused before anything is signed")
 	session := fs.String("max-session", "5.00", "the most this process may spend in all, in USD (USDC)")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -47,11 +46,11 @@ func (c choices) Set(v string) error {
 // which plugin serves a format is the operator's to say, never the order
 // of file names.
 func pin(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("plugins pin", flag.ContinueOnError)
+	fs := newFlags("plugins pin")
 	dir := fs.String("dir", "bin", "plugin directory")
 	chosen := choices{}
 	fs.Var(chosen, "choose", "FORMAT=BINARY or CRITERIA-ID=BINARY: the binary that serves it where several in the folder do (repeatable)")
-	if err := fs.Parse(args); err != nil {
+	if err := parse(fs, args); err != nil {
 		return err
 	}
 	names, err := pluginFiles(*dir, stderr)

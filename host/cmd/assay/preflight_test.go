@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -45,12 +46,20 @@ func TestPaymentPreflight(t *testing.T) {
 	if _, err := wallet.New(filepath.Join(dir, "fee-payer.json")); err != nil {
 		t.Fatal(err)
 	}
+	// a server that answers JSON-RPC, but not Solana's methods (a proxy
+	// in front of something else): reached, so no "check the URL" advice
+	notSolana := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}`)
+	}))
+	defer notSolana.Close()
 	for _, c := range []struct {
 		name string
 		args []string
 		says string
 	}{
-		{"a node nothing answers", []string{"--solana-rpc", "http://127.0.0.1:1"}, "no answer to getGenesisHash"},
+		{"a node nothing answers", []string{"--solana-rpc", "http://127.0.0.1:1"}, "no answer to getGenesisHash (unreachable)"},
+		{"a server without the method", []string{"--solana-rpc", notSolana.URL}, "the node answers but lacks getGenesisHash"},
 		{"a node of another network", []string{"--solana-rpc", chain.URL, "--network-for-test"}, "its genesis hash begins EtWTRABZaYq6iMfeYKouRu166VU2xqa1"},
 		{"no token account for pay_to", []string{"--solana-rpc", chain.URL}, "no USDC token account"},
 	} {
@@ -64,6 +73,9 @@ func TestPaymentPreflight(t *testing.T) {
 		out, err := check(args...)
 		if err == nil || !strings.Contains(out+err.Error(), c.says) || !strings.Contains(out, "fix: ") {
 			t.Errorf("%s: %v\n%s", c.name, err, out)
+		}
+		if strings.Contains(c.says, "lacks") && (strings.Contains(out, "API key") || !strings.Contains(out, "full API")) {
+			t.Errorf("%s: the fix must not send the operator to the URL and its key:\n%s", c.name, out)
 		}
 	}
 	t.Setenv(EnvNetwork, "")

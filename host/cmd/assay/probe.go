@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,10 +14,10 @@ import (
 // line of static text (the status, or no answer): the body is never read
 // out, so a healthcheck log cannot carry what an endpoint answered.
 func probe(args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("probe", flag.ContinueOnError)
+	fs := newFlags("probe")
 	fs.SetOutput(stderr)
 	timeout := fs.Duration("timeout", 2*time.Second, "how long to wait for the answer; a host that takes longer counts as down")
-	if err := fs.Parse(args); err != nil {
+	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {

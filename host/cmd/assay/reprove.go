@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 
@@ -15,11 +14,11 @@ import (
 // itself; this is for an operator who wants the proof seen again, e.g.
 // after a change to the machine the plugins run on).
 func reprove(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("plugins reprove", flag.ContinueOnError)
+	fs := newFlags("plugins reprove")
 	cfgPath := fs.String("config", "", "HCL config file (default: assay.hcl beside the binary, if present)")
 	dataDir := fs.String("data-dir", "", "data directory (default ./var)")
 	storeSpec := fs.String("store", "", "sqlite (default), sqlite:PATH, or a postgres:// URL")
-	if err := fs.Parse(args); err != nil {
+	if err := parse(fs, args); err != nil {
 		return err
 	}
 	cfg, err := loadConfig(*cfgPath, func(c *config.Config) map[*string]*string {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -32,7 +31,7 @@ type serveFlags struct {
 
 // serveConfig reads assay serve's flags and config.
 func serveConfig(args []string) (config.Config, serveFlags, error) {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs := newFlags("serve")
 	cfgPath := fs.String("config", "", "HCL config file (default: assay.hcl beside the binary, if present)")
 	listen := fs.String("listen", "", "listen address (default 127.0.0.1:8402)")
 	metricsListen := fs.String("metrics-listen", "", "serve /metrics on this address of its own, and not on the public listener (config metrics_listen)")
@@ -51,7 +50,7 @@ func serveConfig(args []string) (config.Config, serveFlags, error) {
 	logLevel := fs.String("log-level", "", "trace, debug, info (default), warn or error (config log_level)")
 	check := fs.Bool("check", false, "validate the config, store, key files and plugins (pins included), print what was checked, and exit without serving")
 	grace := fs.String("shutdown-grace", "", "how long a stopping host lets requests finish before it cuts them (default 60s; config shutdown_grace)")
-	if err := fs.Parse(args); err != nil {
+	if err := parse(fs, args); err != nil {
 		return config.Config{}, serveFlags{}, err
 	}
 	cfg, err := loadConfig(*cfgPath, func(c *config.Config) map[*string]*string {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -26,7 +25,7 @@ import (
 
 // serviceCmd is `assay service stop|resume|status`.
 func serviceCmd(sub string, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("service "+sub, flag.ContinueOnError)
+	fs := newFlags("service " + sub)
 	cfgPath := fs.String("config", "", "HCL config file (default: assay.hcl beside the binary, if present)")
 	dataDir := fs.String("data-dir", "", "data directory (default ./var)")
 	storeSpec := fs.String("store", "", "sqlite (default), sqlite:PATH, or a postgres:// URL (default: "+EnvStore+", else the config's store)")
@@ -38,7 +37,7 @@ func serviceCmd(sub string, args []string, stdout, stderr io.Writer) error {
 		// the service may come before the flags (`stop NAME --reason …`)
 		name, args = args[0], args[1:]
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if name == "" && fs.NArg() == 1 {

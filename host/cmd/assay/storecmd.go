@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -21,13 +21,13 @@ var storeFiles = map[string]bool{"assay.db": true, "assay.db-wal": true, "assay.
 
 // storeCmd is `assay store backup` and `assay store restore`.
 func storeCmd(sub string, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("store "+sub, flag.ContinueOnError)
+	fs := newFlags("store " + sub)
 	cfgPath := fs.String("config", "", "HCL config file (default: assay.hcl beside the binary, if present)")
 	dataDir := fs.String("data-dir", "", "data directory (default ./var); restore: the new one, absent or empty")
 	storeSpec := fs.String("store", "", "sqlite (default), sqlite:PATH, or a postgres:// URL")
 	out := fs.String("out", "", "backup: the folder to write (it must not exist)")
 	from := fs.String("from", "", "restore: the folder a backup wrote")
-	if err := fs.Parse(args); err != nil {
+	if err := parse(fs, args); err != nil {
 		return err
 	}
 	cfg, err := loadConfig(*cfgPath, func(c *config.Config) map[*string]*string {
@@ -65,11 +65,11 @@ func backupStore(ctx context.Context, cfg config.Config, out string, stdout io.W
 		return err
 	}
 	defer st.Close()
-	if st.Dialect() != "sqlite" {
-		return fmt.Errorf("%w: pg_dump --format=custom --schema=<the URL's search_path> --file <file> <the store URL>; keep the key secret file beside it", store.ErrBackupOutside)
-	}
 	if _, err := os.Lstat(out); err == nil {
 		return fmt.Errorf("store backup: %s exists; a backup never overwrites", out)
+	}
+	if st.Dialect() != "sqlite" {
+		return pgBackup(ctx, cfg, out, stdout)
 	}
 	if err := os.MkdirAll(out, 0o700); err != nil {
 		return fmt.Errorf("store backup: %w", err)
@@ -145,4 +145,69 @@ func listOrNone(names []string) string {
 		return "no other file"
 	}
 	return strings.Join(names, ", ")
+}
+
+// pgDumpFile is the archive a PostgreSQL backup folder holds.
+const pgDumpFile = "assay.pgdump"
+
+// pgBackup backs up a PostgreSQL store with pg_dump (a consistent
+// snapshot of the store's schema while hosts write) into a new folder,
+// with the key secret beside it: the store's signing keys are sealed
+// under it. Without pg_dump on the PATH it prints the command, written to
+// run as printed, and makes nothing.
+func pgBackup(ctx context.Context, cfg config.Config, out string, stdout io.Writer) error {
+	dump, err := store.PgDumpOf(cfg.Store, filepath.Join(out, pgDumpFile))
+	if err != nil {
+		return fmt.Errorf("store backup: %w", err)
+	}
+	bin, err := exec.LookPath("pg_dump")
+	if err != nil {
+		pass := ""
+		if dump.Password != "" {
+			pass = " (the store URL's password is left out: set PGPASSWORD or a ~/.pgpass entry first)"
+		}
+		return fmt.Errorf("store backup: pg_dump is not on the PATH (Debian: postgresql-client); install it and run this again, or run%s:\n  mkdir -m 0700 %s && pg_dump %s\nand keep the key secret file (keys_secret_file) beside it",
+			pass, shellQuote(out), strings.Join(quoteAll(dump.Args), " "))
+	}
+	if err := os.MkdirAll(out, 0o700); err != nil {
+		return fmt.Errorf("store backup: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, bin, dump.Args...)
+	cmd.Env = os.Environ()
+	if dump.Password != "" {
+		cmd.Env = append(cmd.Env, "PGPASSWORD="+dump.Password) // never on the command line ps shows
+	}
+	if said, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("store backup: pg_dump: %w: %s", err, strings.TrimSpace(string(said)))
+	}
+	if err := os.Chmod(filepath.Join(out, pgDumpFile), 0o600); err != nil {
+		return fmt.Errorf("store backup: %w", err)
+	}
+	kept := "no key secret (this host signs with the data dir's keys; back the data dir up too)"
+	if cfg.KeysSecretFile != "" {
+		if err := copyFile0600(cfg.KeysSecretFile, filepath.Join(out, filepath.Base(cfg.KeysSecretFile))); err != nil {
+			return fmt.Errorf("store backup: the key secret: %w", err)
+		}
+		kept = "the key secret " + filepath.Base(cfg.KeysSecretFile)
+	}
+	_, err = fmt.Fprintf(stdout, "wrote %s: %s (pg_dump of the store's schema) and %s\n"+
+		"restore: pg_restore --no-owner --dbname=<a database URL> %s, then start a host with its store URL's search_path set to the schema\n",
+		out, pgDumpFile, kept, filepath.Join(out, pgDumpFile))
+	return err
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=./:@,+%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func quoteAll(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = shellQuote(a)
+	}
+	return out
 }

@@ -18,11 +18,11 @@ import (
 // verify is `assay verify`: an answer's signature against a host's keys
 // and, with --submission, its facts against the plugins it names.
 func verify(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
+	fs := newFlags("verify")
 	keysRef := fs.String("keys", "http://127.0.0.1:8402/keys", "JWKS file or URL")
 	submission := fs.String("submission", "", "the request body the report was issued for: run the plugins the report names on it, offline, and compare every fact")
 	pluginDir := fs.String("plugins", "", "with --submission: the folder of plugin binaries (default: the folder this assay binary is in)")
-	if err := fs.Parse(args); err != nil {
+	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {

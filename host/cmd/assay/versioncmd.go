@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"runtime"
@@ -24,9 +23,9 @@ type versionInfo struct {
 // without a config, a store or a data dir, so that it answers on any
 // machine (inside the image too, which has no shell to read a label with).
 func versionCmd(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("version", flag.ContinueOnError)
+	fs := newFlags("version")
 	asJSON := fs.Bool("json", false, "print the version as one JSON object")
-	if err := fs.Parse(args); err != nil {
+	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 0 {
