@@ -71,6 +71,7 @@ bench: build
 # rounds (the machine's speed drifts: each round runs both sides back to
 # back), compared with benchstat. For whoever touches the request path:
 #   make bench-compare REF=<commit> [BENCH=<regexp>] [BENCH_PKGS=<packages>] [ROUNDS=3]
+#   (make expands a $ in BENCH: write $$ for a regexp anchor, BENCH='MaxRecord$$')
 BENCH      ?= ContextAuditMaxRecord|PaidCall|PrecheckRoundTrip|AdapterCall|ProcessHop
 BENCH_PKGS ?= ./host/server ./host/pluginhost
 ROUNDS     ?= 3
