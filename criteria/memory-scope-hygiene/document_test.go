@@ -1,7 +1,6 @@
 package memoryscopehygiene_test
 
 import (
-	"os"
 	"testing"
 
 	memoryscopehygiene "github.com/assay-audit/assay/criteria/memory-scope-hygiene"
@@ -23,9 +22,5 @@ func TestTheFamilysVerdictWaiversAreTheAnnexs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	annex, err := os.ReadFile("ANNEX.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	familytest.WaiversStated(t, f.Describe(), annex)
+	familytest.WaiversStatedIn(t, f.Describe(), "ANNEX.md")
 }

@@ -1,7 +1,6 @@
 package settlementevidence_test
 
 import (
-	"os"
 	"testing"
 
 	settlementevidence "github.com/assay-audit/assay/criteria/settlement-evidence"
@@ -23,9 +22,5 @@ func TestTheFamilysVerdictWaiversAreTheAnnexs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	annex, err := os.ReadFile("ANNEX.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	familytest.WaiversStated(t, f.Describe(), annex)
+	familytest.WaiversStatedIn(t, f.Describe(), "ANNEX.md")
 }

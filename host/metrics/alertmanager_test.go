@@ -27,13 +27,7 @@ const alertmanagerVersion = "v0.28.1"
 // The copies differ from the shipped files only in addresses, file paths
 // and intervals (seconds, not minutes).
 func TestAFiringRuleReachesItsReceiver(t *testing.T) {
-	prom, err := exec.LookPath("prometheus")
-	if err != nil {
-		if os.Getenv("ASSAY_REQUIRE_PROMTOOL") != "" {
-			t.Fatal("prometheus is not installed (apt-get install prometheus) and ASSAY_REQUIRE_PROMTOOL is set")
-		}
-		t.Skip("prometheus is not installed (apt-get install prometheus): alert delivery is not checked")
-	}
+	prom := prometheusTool(t, "prometheus", "alert delivery is not checked")
 	bin := t.TempDir()
 	install := exec.Command("go", "install", "github.com/prometheus/alertmanager/cmd/alertmanager@"+alertmanagerVersion,
 		"github.com/prometheus/alertmanager/cmd/amtool@"+alertmanagerVersion)

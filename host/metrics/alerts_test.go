@@ -59,13 +59,7 @@ func TestAlertRulesQueryExportedMetrics(t *testing.T) {
 // figures count once). Without promtool (Debian's prometheus package) the
 // test skips, saying so, unless ASSAY_REQUIRE_PROMTOOL is set (CI).
 func TestAlertRulesPassPromtool(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("ASSAY_REQUIRE_PROMTOOL") != "" {
-			t.Fatal("promtool is not installed (apt-get install prometheus) and ASSAY_REQUIRE_PROMTOOL is set")
-		}
-		t.Skip("promtool is not installed (apt-get install prometheus): the alert rules are not checked")
-	}
+	promtool := prometheusTool(t, "promtool", "the alert rules are not checked")
 	for _, args := range [][]string{{"check", "config", "prometheus.yml"}, {"check", "rules", "alerts.yml"}, {"test", "rules", "alerts_test.yml"}} {
 		cmd := exec.Command(promtool, args...)
 		cmd.Dir = rulesDir
@@ -73,4 +67,19 @@ func TestAlertRulesPassPromtool(t *testing.T) {
 			t.Errorf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
+}
+
+// prometheusTool is the path of a binary of Debian's prometheus package
+// (promtool, prometheus). Without it the test skips, saying what goes
+// unchecked, unless ASSAY_REQUIRE_PROMTOOL is set (CI installs it).
+func prometheusTool(t *testing.T, name, unchecked string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("ASSAY_REQUIRE_PROMTOOL") != "" {
+			t.Fatalf("%s is not installed (apt-get install prometheus) and ASSAY_REQUIRE_PROMTOOL is set", name)
+		}
+		t.Skipf("%s is not installed (apt-get install prometheus): %s", name, unchecked)
+	}
+	return path
 }

@@ -481,13 +481,7 @@ func TestGrafanaProvisionedAsMounted(t *testing.T) {
 // the revenue panel's figures are paid reports times the price. Without
 // promtool the test skips, unless ASSAY_REQUIRE_PROMTOOL is set.
 func TestDashboardQueriesEvaluate(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("ASSAY_REQUIRE_PROMTOOL") != "" {
-			t.Fatal("promtool is not installed (apt-get install prometheus) and ASSAY_REQUIRE_PROMTOOL is set")
-		}
-		t.Skip("promtool is not installed (apt-get install prometheus): the dashboard's queries are not evaluated")
-	}
+	promtool := prometheusTool(t, "promtool", "the dashboard's queries are not evaluated")
 	body, types := exportedFamilies(t)
 	type series struct {
 		Series string `json:"series"`

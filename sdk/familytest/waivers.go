@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -156,4 +157,15 @@ func WaiversStated(tb testing.TB, d *pb.FamilyDescription, annex []byte) {
 	for _, word := range slices.Sorted(maps.Keys(declared)) {
 		tb.Errorf("the family waives %q, which its ANNEX's section %q does not state", word, WaiversHeading)
 	}
+}
+
+// WaiversStatedIn is WaiversStated with the ANNEX read from path (a
+// criteria folder's ANNEX.md, from the test's package folder).
+func WaiversStatedIn(tb testing.TB, d *pb.FamilyDescription, path string) {
+	tb.Helper()
+	annex, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	WaiversStated(tb, d, annex)
 }
