@@ -1,15 +1,12 @@
 package metrics
 
 import (
-	"io"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 )
 
 // rulesDir is where the shipped Prometheus rules live.
@@ -22,33 +19,13 @@ func TestAlertRulesQueryExportedMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := New()
-	// one of every sample, so every family is in the exposition
-	m.Settlement("s", "settled", time.Second)
-	m.RPCError("getBalance")
-	m.Claims("st", func(string) (int, time.Time, bool) { return 0, time.Time{}, true }, time.Now)
-	m.PaymentPreflight(func() (int, bool) { return 0, true })
-	m.Ready(func() bool { return true })
-	m.FeePayerBalance(func() (uint64, bool) { return 1, true })
-	m.AdapterFault("f", "crash")
-	m.SelfCheckFailed("s", "rule")
-	m.LedgerWriteFailed("s")
-	m.Stopped("s", "c/v1", "1", func() bool { return false })
-	rec := httptest.NewRecorder()
-	m.Handler("").ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
-	body, _ := io.ReadAll(rec.Result().Body)
-	exported := map[string]bool{}
-	for _, line := range strings.Split(string(body), "\n") {
-		if name, ok := strings.CutPrefix(line, "# TYPE "); ok {
-			exported[strings.Fields(name)[0]] = true
-		}
-	}
+	_, exported := exportedFamilies(t) // one of every sample: every family is in the exposition
 	queried := regexp.MustCompile(`\bassay_[a-z_]+\b`).FindAllString(string(raw), -1)
 	if len(queried) < 10 {
 		t.Fatalf("the rules query %d assay metrics; expected the fleet's alerts", len(queried))
 	}
 	for _, name := range queried {
-		if !exported[name] {
+		if exported[name] == "" {
 			t.Errorf("alerts.yml queries %s, which no host exports", name)
 		}
 	}
