@@ -23,7 +23,7 @@ import (
 // client reads it instead of throwing on it. A payment the client sends
 // to the pre-check is never taken: it still buys the paid route after.
 func TestFreeAllowanceForMachines(t *testing.T) {
-	dir := nodeDir(t, "../x402/interop", "@x402/fetch")
+	dir := nodeDir(t, "../internal/testdata/x402-interop", "@x402/fetch")
 	h := startPaid(t, sdPkg)
 	h.clock.mu.Lock()
 	h.clock.t = time.Date(2026, 11, 29, 23, 0, 0, 0, time.UTC) // an hour before the reset

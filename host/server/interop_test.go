@@ -81,7 +81,7 @@ func payMJS(t *testing.T, dir, what string, args ...string) []byte {
 // packages (@x402/fetch, @x402/svm, @x402/core), nobody's code here, is
 // accepted, settled and delivered.
 func TestOfficialClientPays(t *testing.T) {
-	dir := nodeDir(t, "../x402/interop", "@x402/fetch")
+	dir := nodeDir(t, "../internal/testdata/x402-interop", "@x402/fetch")
 	h := startPaid(t, sdPkg)
 	stub := &rpcStub{}
 	rpc := httptest.NewServer(stub)
@@ -125,7 +125,7 @@ func TestOfficialClientPays(t *testing.T) {
 // schema, and the protocol's rules), and extractDiscoveryInfo lists the
 // route with its URL, method, description and MIME type, for every family.
 func TestOfficialDiscoveryReadsThe402(t *testing.T) {
-	dir := nodeDir(t, "../x402/interop", "@x402/fetch")
+	dir := nodeDir(t, "../internal/testdata/x402-interop", "@x402/fetch")
 	h := startPaidWith(t, testhost.Options{Adapters: caAdapters}, sdPkg, lcPkg, shPkg, caPkg)
 	bodies := map[string][]byte{
 		"/stream-divergence/compare":   sdBody([]string{"a"}, []string{"a"}),

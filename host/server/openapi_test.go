@@ -29,7 +29,7 @@ func nodeDir(t *testing.T, rel, module string) string {
 // and nothing else, with every family's request schema; a host with one
 // service describes its root routes too.
 func TestOpenAPIDescribesEveryRoute(t *testing.T) {
-	dir := nodeDir(t, "apicheck", "@readme/openapi-parser")
+	dir := nodeDir(t, "testdata/apicheck", "@readme/openapi-parser")
 	for _, c := range []struct {
 		name string
 		pkgs []string

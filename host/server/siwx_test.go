@@ -307,7 +307,7 @@ func siwxMJS(t *testing.T, dir string, args ...string) []byte {
 // is spent: its retry, proved with the wallet, is the pre-check, counted
 // against the wallet's own allowance; the address's stays spent.
 func TestOfficialClientSignsIn(t *testing.T) {
-	dir := nodeDir(t, "../x402/interop", "@x402/extensions")
+	dir := nodeDir(t, "../internal/testdata/x402-interop", "@x402/extensions")
 	h := startPaid(t, sdPkg)
 	h.clock.mu.Lock()
 	h.clock.t = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)

@@ -67,7 +67,7 @@ func TestViewerInBrowser(t *testing.T) {
 		}
 		t.Skip("no chromium on PATH: the viewer's browser test needs Debian's chromium (apt-get install chromium; .ci/run installs it)")
 	}
-	dir := nodeDir(t, "browsercheck", "playwright-core")
+	dir := nodeDir(t, "testdata/browsercheck", "playwright-core")
 
 	h := testhost.Start(t, testhost.Options{Adapters: caAdapters}, sdPkg, lcPkg, shPkg, caPkg)
 	// a context record as a harness writes it (corpus/realistic: prose,

@@ -19,13 +19,13 @@ import (
 	"github.com/assay-audit/assay/host/x402"
 )
 
-// interopDir is host/x402/interop with its packages installed (npm ci
+// interopDir is host/internal/testdata/x402-interop with its packages installed (npm ci
 // when they are missing). The tests using it start a chain first, which
 // skips them without node unless ASSAY_REQUIRE_CHAIN is set; a failed
 // install fails the test.
 func interopDir(t *testing.T) string {
 	t.Helper()
-	dir, err := filepath.Abs("../../x402/interop")
+	dir, err := filepath.Abs("../../internal/testdata/x402-interop")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 // Package chaintest runs a real Solana runtime for the tests that move
 // tokens: LiteSVM behind the repository's own JSON-RPC server
-// (host/solanarpc/litesvm, node), with helpers that put a USDC mint, token
+// (host/internal/testdata/litesvm, node), with helpers that put a USDC mint, token
 // accounts and SOL on it the way a devnet faucet would.
 package chaintest
 
@@ -45,7 +45,7 @@ func Start(tb testing.TB) *Chain {
 		tb.Skip("node is not installed: the tests on a Solana runtime need it")
 	}
 	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(file), "..", "..", "solanarpc", "litesvm")
+	dir := filepath.Join(filepath.Dir(file), "..", "testdata", "litesvm")
 	nodedeps.Install(tb, dir, "litesvm")
 	requests := filepath.Join(tb.TempDir(), "rpc-requests.log")
 	cmd := exec.Command("node", "server.mjs")

@@ -4,7 +4,7 @@
 // @x402/core, @x402/extensions 2.27.0) plus @solana/kit 5.x for the signer.
 //
 // Setup (Node >= 20.18; @solana/kit 5.5.1 requires it):
-//   cd host/x402/interop && npm ci
+//   cd host/internal/testdata/x402-interop && npm ci
 // Usage:
 //   node pay.mjs --url <paid endpoint URL> --body <json file> \
 //                --wallet <keypair file> --rpc <JSON-RPC http url> \

@@ -6,7 +6,7 @@
 // the signature or the header.
 //
 // Setup (Node >= 20.18):
-//   cd host/x402/interop && npm ci
+//   cd host/internal/testdata/x402-interop && npm ci
 // Usage:
 //   node siwx.mjs --url <pre-check URL> --body <json file> --wallet <keypair file>
 //                 [--mode hook|fetch]

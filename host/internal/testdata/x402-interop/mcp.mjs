@@ -5,7 +5,7 @@
 // with @x402/svm's ExactSvmScheme) to pay, following x402's MCP transport
 // (coinbase/x402 specs/transports-v2/mcp.md).
 //
-// Setup (Node >= 20.18): cd host/x402/interop && npm ci
+// Setup (Node >= 20.18): cd host/internal/testdata/x402-interop && npm ci
 //
 // Usage, a host's /mcp (Streamable HTTP), paying with the official client:
 //   node mcp.mjs --url <host>/mcp --service <name> --op <op> --body <json file> \
