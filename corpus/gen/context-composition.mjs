@@ -588,13 +588,11 @@ function lettaAdapt(sh) {
     const blocks = [];
     const content = m.content === undefined || m.content === null ? [] : m.content;
     if (!Array.isArray(content)) undecided('letta content that is not an array');
-    // A tool-role message answers one call, named by its `name` or linked by
-    // its `tool_call_id`: its content parts are that call's result and carry
-    // the called tool's name. (The role here is Letta's own field telling a
-    // result message apart, adaptation; a user's or assistant's `name` is a
-    // speaker's, not a tool's.)
-    const answers = role !== 'tool' ? null
-      : typeof m.name === 'string' ? m.name : (typeof m.tool_call_id === 'string' ? callName.get(m.tool_call_id) : undefined);
+    // A tool-role message answers the call its `tool_call_id` links to
+    // (ANNEX C-8; its `name` member is not read): its content parts are that
+    // call's result and carry the called tool's name.
+    const ownCall = typeof m.tool_call_id === 'string' ? callName.get(m.tool_call_id) : undefined;
+    const answers = role !== 'tool' ? null : ownCall;
     const textParts = [];
     for (const part of content) {
       const b = lettaPart(part, role);
@@ -613,8 +611,9 @@ function lettaAdapt(sh) {
     for (const tr of returns) {
       if (!isPlainObject(tr) || typeof tr.func_response !== 'string') undecided('letta tool return without a string func_response');
       if (textParts.includes(tr.func_response)) continue; // counted once (C-8)
-      // Each stored return names its own call (whatever the message's role).
-      const linked = typeof tr.tool_call_id === 'string' ? callName.get(tr.tool_call_id) : undefined;
+      // Each stored return names its own call, else its message's (ANNEX
+      // C-8), whatever the message's role.
+      const linked = typeof tr.tool_call_id === 'string' ? callName.get(tr.tool_call_id) : ownCall;
       blocks.push(mkBlock({ role_raw: role, kind_raw: 'tool_return', name: linked, text: tr.func_response }));
     }
     messages.push({ role_raw: role, schema: false, blocks });
@@ -1909,6 +1908,26 @@ export function build({ criteria, annexText }) {
   const callOf = (id, name, args) => ({ id, function: { arguments: args, name }, type: 'function' });
   const cur = (agent, tools, extra = {}) => ({ agents: [{ name: 'synthetic', ...agent }], tools, metadata: {}, ...extra });
   const msg = (id, role, content, extra = {}) => ({ type: 'message', role, content, id, tool_calls: null, tool_call_id: null, tool_returns: [], ...extra });
+
+  {
+    // C-8: a result names its call by id over the whole file. The search
+    // call sits in a message left out of the in-context selection; its
+    // result (a tool message, and a stored return without an id of its own)
+    // is still a search result; a return whose own id links to no call
+    // names nothing.
+    const record = cur({ in_context_message_ids: ['r-user', 'r-ret', 'r-reply'] }, []);
+    record.agents[0].messages = [
+      msg('r-call', 'assistant', [], { tool_calls: [callOf('call-s', 'archival_memory_search', '{"query": "refund policy"}')] }),
+      msg('r-user', 'user', [textPart('What is the refund policy?')]),
+      msg('r-ret', 'tool', [textPart('Refunds within 30 days.')], { tool_call_id: 'call-s', tool_returns: [
+        { status: 'success', stdout: null, stderr: null, func_response: 'Policy page 2: store credit after 30 days.' },
+        { tool_call_id: 'call-none', status: 'success', stdout: null, stderr: null, func_response: 'An orphan result.' }] }),
+      msg('r-reply', 'assistant', [textPart('Refunds are accepted within 30 days.')]),
+    ];
+    aud('audit-letta-result-linked-to-a-call-outside-the-selection',
+      'A tool result whose archival_memory_search call lies outside the in-context selection is still a search result (P-TRES, P-RETR recorded), as is a stored return with no id of its own; a return whose id links to no call is P-TRES alone.',
+      { body: letta(record), expectCode: 'report' });
+  }
 
   {
     const userText = packed({ type: 'user_message', message: 'Where is order 7?', time: '2026-01-02 10:00:00 AM UTC+0000' });

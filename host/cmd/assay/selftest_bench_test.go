@@ -16,7 +16,7 @@ import (
 )
 
 // BenchmarkLaunchSelfTest is what `assay serve` adds to its start: every
-// family's whole corpus (601 cases) against its plugin, the families side
+// family's whole corpus (602 cases) against its plugin, the families side
 // by side, as launchSelfTests runs them.
 func BenchmarkLaunchSelfTest(b *testing.B) {
 	ctx := context.Background()

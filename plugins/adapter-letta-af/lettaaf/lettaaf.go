@@ -193,10 +193,38 @@ func (Adapter) Adapt(_ context.Context, req *pb.AdaptRequest) *pb.AdaptResponse 
 	if len(schema.Blocks) > 0 {
 		rec.Messages = append(rec.Messages, schema)
 	}
+	a.linkCalls(msgs)
 	for _, m := range selected {
 		rec.Messages = append(rec.Messages, a.message(m.f))
 	}
 	return sdk.Adapted(rec)
+}
+
+// linkCalls names every call of the file by its id before any message is
+// adapted: a result carries its call's name wherever the call stands,
+// selected or left out, before or after it, and a repeated id keeps the
+// last call's name in file order (ANNEX C-8).
+func (a *adapter) linkCalls(msgs []message) {
+	var f [nMessage]sdk.Value
+	var call, fn [2]sdk.Value
+	for _, m := range msgs {
+		m.f.Pick(messageMembers, f[:])
+		if mt, api := f[mType].String(); api {
+			if mt == "tool_call_message" {
+				if id, ok := str(f[mToolCall], "tool_call_id"); ok {
+					a.callNames[id], _ = str(f[mToolCall], "name")
+				}
+			}
+			continue
+		}
+		for c := range f[mToolCalls].Elems() {
+			c.Pick(callMembers, call[:])
+			call[1].Pick(functionMembers, fn[:])
+			if id, ok := call[0].String(); ok {
+				a.callNames[id], _ = fn[0].String()
+			}
+		}
+	}
 }
 
 // selectInContext applies the in-context selection and its order (ANNEX
@@ -360,9 +388,6 @@ func (a *adapter) apiMessage(f []sdk.Value, mt string) *pb.Message {
 	case "tool_call_message":
 		tc := f[mToolCall]
 		name, _ := str(tc, "name")
-		if id, ok := str(tc, "tool_call_id"); ok {
-			a.callNames[id] = name
-		}
 		b := a.text(sdk.KindToolCall, name, member(tc, "arguments"))
 		b.HasArgs = true
 		m.Blocks = append(m.Blocks, b)
@@ -433,9 +458,6 @@ func (a *adapter) message(msg sdk.Value) *pb.Message {
 		c.Pick(callMembers, call[:])
 		call[1].Pick(functionMembers, fn[:])
 		name, _ := fn[0].String()
-		if id, ok := call[0].String(); ok {
-			a.callNames[id] = name
-		}
 		b := a.text(sdk.KindToolCall, name, fn[1])
 		b.HasArgs = true
 		m.Blocks = append(m.Blocks, b)
@@ -455,7 +477,12 @@ func (a *adapter) message(msg sdk.Value) *pb.Message {
 				continue // present in the content too: counted once
 			}
 		}
-		m.Blocks = append(m.Blocks, a.text(sdk.KindToolReturn, resultOf, resp))
+		// each stored return names its own call, else its message's
+		of := resultOf
+		if id, ok := str(r, "tool_call_id"); ok {
+			of = a.callNames[id]
+		}
+		m.Blocks = append(m.Blocks, a.text(sdk.KindToolReturn, of, resp))
 	}
 	return m
 }
